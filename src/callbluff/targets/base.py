@@ -1,0 +1,132 @@
+"""The Target contract: what callbluff asks a system under test and what it gets back.
+
+DESIGN.md "Core contracts": ``predict(inputs) -> outputs`` plus a ``fingerprint`` identifying the model
+version (it keys the prediction cache). Scores are numbers on the prompt's scale; QA answers are strings,
+optionally with ranked candidates (for Recall@k, MRR, MAP). A failed prediction is an :class:`Output` with
+``error`` set: never an exception that kills a run and never a silent zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from callbluff.records import Task, canonical_json
+
+
+@dataclass(frozen=True)
+class Input:
+    """One question put to a target.
+
+    ``text`` is the response (scoring tasks) or the question (QA tasks); ``context`` is the paragraph for
+    reading comprehension; ``prompt_id`` tells a per-prompt scorer which model/scale to use.
+    """
+
+    task: Task
+    text: str
+    prompt_id: str | None = None
+    context: str | None = None
+
+    def key(self) -> str:
+        """Stable content hash of this input (the prediction cache key, with the target fingerprint)."""
+        payload = canonical_json([self.task, self.prompt_id, self.context, self.text])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"task": self.task, "text": self.text}
+        if self.prompt_id is not None:
+            d["prompt_id"] = self.prompt_id
+        if self.context is not None:
+            d["context"] = self.context
+        return d
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ranked answer candidate (best first in :attr:`Output.candidates`)."""
+
+    text: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class Output:
+    """A target's answer to one :class:`Input`: a ``score``, an ``answer`` (+ ``candidates``) or an ``error``."""
+
+    score: float | None = None
+    answer: str | None = None
+    candidates: tuple[Candidate, ...] = ()
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.score is not None:
+            d["score"] = self.score
+        if self.answer is not None:
+            d["answer"] = self.answer
+        if self.candidates:
+            d["candidates"] = [[c.text, c.score] for c in self.candidates]
+        if self.error is not None:
+            d["error"] = self.error
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Output:
+        return cls(
+            score=d.get("score"),
+            answer=d.get("answer"),
+            candidates=tuple(Candidate(str(t), float(s)) for t, s in d.get("candidates", [])),
+            error=d.get("error"),
+        )
+
+    @classmethod
+    def failed(cls, cause: str) -> Output:
+        return cls(error=cause)
+
+
+@runtime_checkable
+class Target(Protocol):
+    """Anything with ``fingerprint`` and ``predict``; adapters in this package make one from your system."""
+
+    fingerprint: str
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        """One output per input, in order. Per-input failures are ``Output(error=...)``."""
+        ...
+
+
+@dataclass
+class TargetStats:
+    """Query accounting kept by every target wrapper: calls made, inputs sent, seconds inside the target."""
+
+    calls: int = 0
+    inputs: int = 0
+    seconds: float = 0.0
+    errors: int = 0
+    cache_hits: int = 0
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"calls": self.calls, "inputs": self.inputs, "seconds": round(self.seconds, 6),
+                "errors": self.errors, "cache_hits": self.cache_hits}
+
+
+@dataclass
+class Timer:
+    """Context manager adding elapsed seconds to a :class:`TargetStats`."""
+
+    stats: TargetStats
+    _t0: float = field(default=0.0, init=False)
+
+    def __enter__(self) -> Timer:
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stats.seconds += time.perf_counter() - self._t0
