@@ -8,8 +8,8 @@ VENV="${1:-.venv}"
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
 
-# 1. Debian packages (WordNet database, English hunspell dictionary). Only when missing.
-APT_PKGS=(wordnet-base hunspell-en-us)
+# 1. Debian packages (WordNet database + sense index, English hunspell dictionary). Only when missing.
+APT_PKGS=(wordnet-base wordnet-sense-index hunspell-en-us)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,8 +1,9 @@
 """Make NLTK's WordNet reader work offline from Debian's ``wordnet-base`` package.
 
 NLTK's ``WordNetCorpusReader`` expects ``<nltk_data>/corpora/wordnet/`` holding the WordNet 3.0 database
-files plus ``lexnames``; Debian ships the database in ``/usr/share/wordnet`` but not ``lexnames``, so we
-write it (the 45 lexicographer file names, fixed by WordNet 3.0, see ``lexnames(5WN)``).
+files plus ``lexnames`` and (since NLTK 3.8, for its version mapping) ``index.sense``. Debian ships the
+database in ``/usr/share/wordnet`` (``wordnet-base``; ``index.sense`` comes with ``wordnet-sense-index``)
+but not ``lexnames``, so we write it (the 45 lexicographer file names, fixed by WordNet 3.0, see ``lexnames(5WN)``).
 The data directory is ``<sys.prefix>/nltk_data``, which NLTK searches by default.
 Run ``python -m callbluff.resources.wordnet_setup``; it is idempotent.
 """
@@ -40,11 +41,12 @@ def install(source: Path = DEBIAN_WORDNET, data_dir: Path | None = None) -> Path
     """Copy WordNet into ``data_dir/corpora/wordnet`` and write ``lexnames``; returns the target dir."""
     data_dir = data_dir or Path(sys.prefix) / "nltk_data"
     target = data_dir / "corpora" / "wordnet"
-    if not (source / "data.noun").exists():
-        raise FileNotFoundError(
-            f"WordNet database not found in {source}: install Debian's wordnet-base "
-            "(apt-get install wordnet-base) or pass another source directory"
-        )
+    for needed in ("data.noun", "index.sense"):
+        if not (source / needed).exists():
+            raise FileNotFoundError(
+                f"WordNet file {needed} not found in {source}: install Debian's wordnet-base and "
+                "wordnet-sense-index (apt-get install wordnet-base wordnet-sense-index) or pass another source"
+            )
     target.mkdir(parents=True, exist_ok=True)
     for f in source.iterdir():
         if f.is_file():
