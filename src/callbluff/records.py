@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from dataclasses import field as dc_field
 from typing import Any, Literal, Union
 
 Task = Literal["essay", "content", "reading", "questions"]
@@ -35,7 +36,7 @@ class Prompt:
     source: str | None = None
     score_min: float = 0.0
     score_max: float = 1.0
-    meta: Mapping[str, Any] = field(default_factory=_meta, compare=False, hash=False)
+    meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
     @property
     def score_range(self) -> float:
@@ -58,7 +59,7 @@ class ScoredResponse:
     prompt_id: str
     text: str
     scores: tuple[float, ...] = ()
-    meta: Mapping[str, Any] = field(default_factory=_meta, compare=False, hash=False)
+    meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
     @property
     def gold(self) -> float | None:
@@ -79,7 +80,7 @@ class QAExample:
     answers: tuple[str, ...] = ()
     answer_starts: tuple[int, ...] = ()
     title: str = ""
-    meta: Mapping[str, Any] = field(default_factory=_meta, compare=False, hash=False)
+    meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class OpenQuestion:
     question: str
     answers: tuple[str, ...] = ()
     answer_type: Literal["string", "regex"] = "string"
-    meta: Mapping[str, Any] = field(default_factory=_meta, compare=False, hash=False)
+    meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
 
 Record = Union[ScoredResponse, QAExample, OpenQuestion]
@@ -128,7 +129,7 @@ class Perturbed:
     field: str = "text"
     index: int = 0
     prompt_id: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=_meta, compare=False, hash=False)
+    meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
     @property
     def id(self) -> str:

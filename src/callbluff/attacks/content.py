@@ -1,0 +1,85 @@
+"""Content-scoring adversaries of Ding et al. 2020, "Don't take 'nswvtnvakgxpm' for an answer" (task
+``content``).
+
+Implemented here: ``Shuffle`` (Sec. 2.2, "Shuffle"). The random / n-gram / content-burst / language-model
+generators of Sec. 2.2 belong to the content suite issue and plug in beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import numpy as np
+
+from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.shuffling import changing_permutation
+from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
+from callbluff.resources.context import Resources
+
+DING = "Ding et al. 2020, Don't take 'nswvtnvakgxpm' for an answer"
+_WS_TOKEN = re.compile(r"\S+")
+
+
+class ShuffleParams(AttackParams):
+    """``min_score``: the gold score an answer needs to count as *correct* (default: the top of the prompt's
+    scale, i.e. fully correct answers). ``tokenizer``: ``spacy`` (word and punctuation tokens, as a
+    tokenizer would give) or ``whitespace``."""
+
+    min_score: float | None = None
+    tokenizer: Literal["spacy", "whitespace"] = "spacy"
+
+
+@register
+class Shuffle(StaticAttack):
+    """Shuffle the word tokens of a correct answer (Ding et al. 2020, Sec. 2.2 "Shuffle").
+
+    "We select correct answers from the ASAP-SAS dataset and randomly shuffle word tokens in each answer.
+    The generated set of adversarial answers has exactly the same vocabulary as the source answers, but
+    each answer is syntactically incorrect." A robust scorer gives them the bottom score (ARR, Sec. 3.2).
+
+    Assumptions where the paper is silent: "correct" means a gold score at the top of the prompt's scale
+    (configurable with ``min_score``); tokens are spaCy tokenizer tokens joined by single spaces; the drawn
+    order always differs from the original; answers with fewer than two distinct tokens yield nothing.
+    """
+
+    name = "Shuffle"
+    task = "content"
+    family = "shuffle"
+    paper = DING
+    description = "Shuffle the word tokens of a correct answer (same vocabulary, no syntax)."
+    Params = ShuffleParams
+
+    def threshold(self, prompt: Prompt | None) -> float | None:
+        if self.params.min_score is not None:
+            return self.params.min_score
+        return prompt.score_max if prompt is not None else None
+
+    def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
+        threshold = self.threshold(prompt)
+        if not isinstance(record, ScoredResponse) or record.gold is None or threshold is None:
+            return False
+        return record.gold >= threshold
+
+    def tokens(self, text: str, res: Resources) -> list[str]:
+        if self.params.tokenizer == "whitespace":
+            return _WS_TOKEN.findall(text)
+        return [t.text for t in res.sentencizer.tokenizer(text) if not t.is_space]
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None) -> list[Perturbed]:
+        if not isinstance(record, ScoredResponse):
+            raise TypeError(f"{self.name} attacks scored responses, got {type(record).__name__}")
+        if self.threshold(prompt) is None:
+            raise ValueError(
+                f"{self.name}: record {record.id} has no prompt scale to decide which answers are correct; "
+                "load data with prompts (e.g. asap-sas:...) or set --param min_score=N"
+            )
+        if not self.applies_to(record, prompt):
+            return []
+        tokens = self.tokens(record.text, res)
+        order = changing_permutation(tokens, rng)
+        if order is None:
+            return []
+        return [self.perturbed(record, " ".join(tokens[i] for i in order), order=order, n_tokens=len(tokens),
+                               source_score=record.gold)]
