@@ -16,7 +16,19 @@ from callbluff.records import Prompt, Record, Task
 
 
 class DataError(ValueError):
-    """Bad input data: the message names the file, the line/row or key, what is wrong and the fix."""
+    """Bad input data: the message names the file, the line/row or key, what is wrong and the fix.
+
+    The optional keyword attributes repeat the location for programs: ``path`` (the file), ``line``
+    (1-based line or row number, when the problem has one) and ``key`` (column / JSON key path).
+    """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.key = key
 
 
 @dataclass

@@ -1,0 +1,365 @@
+"""File access shared by the loaders: path checks, gzip, decoding with line numbers, JSON with positions,
+option parsing, column checks and the eager/lazy :class:`~callbluff.datasets.base.Dataset` builder.
+
+Every failure becomes a :class:`~callbluff.datasets.base.DataError` whose message reads
+``FILE: line N: what is wrong. Fix: what to do`` so a user can go straight to the offending byte.
+
+Files are compressed or not by content (the gzip magic bytes ``1f 8b``), not by extension, so a
+``.tsv.gz`` that was decompressed in place or a gzip without the suffix both load.
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from callbluff.datasets.base import Dataset, DataError
+from callbluff.records import Prompt, Record, Task
+
+GZIP_MAGIC = b"\x1f\x8b"
+ENCODING_FIX = "if the file uses another encoding, add ?encoding=latin-1 (or cp1252, utf-16 ...) to the spec"
+
+
+def fail(path: str | Path, where: str | None, problem: str, fix: str | None = None, *,
+         line: int | None = None, key: str | None = None) -> DataError:
+    """Build (not raise) a :class:`DataError` reading ``path: where: problem. Fix: fix``."""
+    msg = f"{path}: {where}: {problem}" if where else f"{path}: {problem}"
+    if fix:
+        msg += f". Fix: {fix}"
+    return DataError(msg, path=str(path), line=line, key=key)
+
+
+# ---------------------------------------------------------------- files
+
+
+def resolve_file(path: str | Path, what: str = "data file") -> Path:
+    """``path`` as an existing, non-empty regular file, or a DataError saying what is there instead."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        hint = f"check the path (relative paths are resolved against {Path.cwd()})"
+        for alt in _near_names(p):
+            if alt.exists():
+                hint = f"did you mean {alt}?"
+                break
+        raise fail(path, None, f"{what} not found", hint)
+    if p.is_dir():
+        raise fail(path, None, f"is a directory, expected a {what}", "give the path of the file itself")
+    if p.stat().st_size == 0:
+        raise fail(path, None, f"empty file (0 bytes), expected a {what}",
+                   "re-download or re-export the file")
+    return p
+
+
+def resolve_dir(path: str | Path, what: str = "data directory") -> Path:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise fail(path, None, f"{what} not found",
+                   f"check the path (relative paths are resolved against {Path.cwd()})")
+    if not p.is_dir():
+        raise fail(path, None, f"is a file, expected a {what}", "give the directory that holds the files")
+    return p
+
+
+def _near_names(p: Path) -> list[Path]:
+    """Likely intended names: with/without ``.gz``, and case-insensitive matches in the same directory."""
+    out = [p.with_name(p.name[:-3])] if p.name.endswith(".gz") else [p.with_name(p.name + ".gz")]
+    parent = p.parent if str(p.parent) else Path(".")
+    if parent.is_dir():
+        try:
+            names = [c.name for c in parent.iterdir()]
+        except OSError:
+            names = []
+        out += [parent / n for n in difflib.get_close_matches(p.name, names, n=2, cutoff=0.75)]
+    return out
+
+
+def check_encoding(encoding: str, path: str | Path) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise fail(path, None, f"unknown encoding {encoding!r}",
+                   "use a Python codec name such as utf-8, latin-1, cp1252 or utf-16") from None
+
+
+def _open_binary(p: Path) -> Any:
+    with open(p, "rb") as fh:
+        magic = fh.read(2)
+    if magic == GZIP_MAGIC:
+        return gzip.open(p, "rb")
+    if p.name.endswith(".gz"):
+        raise fail(p, None, f"named .gz but is not gzip-compressed (starts with {magic!r})",
+                   "re-download the file, or rename it without .gz if it is plain text")
+    return open(p, "rb")
+
+
+def _gzip_fail(p: Path, after_line: int, exc: BaseException) -> DataError:
+    return fail(p, f"line {after_line + 1}" if after_line else None,
+                f"corrupt or truncated gzip data after {after_line} complete lines ({type(exc).__name__}: {exc})",
+                "re-download the file, or check it with `gzip -t`", line=after_line + 1)
+
+
+def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line (1-based, newline and ``\\r`` removed).
+
+    Decoding is per line, so an undecodable byte is reported with its line and column. A UTF-8 byte
+    order mark at the start is dropped. ``path`` must already have passed :func:`resolve_file`.
+    """
+    p = Path(path)
+    enc = check_encoding(encoding, p)
+    decode = codecs.getdecoder(enc)
+    if enc.startswith("utf-16") or enc.startswith("utf-32"):
+        # multi-byte newlines: decode the whole file, then split
+        text = read_text(p, encoding)
+        for n, line in enumerate(text.split("\n"), 1):
+            if n > 1 or line:
+                yield n, line.rstrip("\r")
+        return
+    n = 0
+    with _open_binary(p) as fh:
+        it = iter(fh)
+        while True:
+            try:
+                raw = next(it)
+            except StopIteration:
+                break
+            except (OSError, EOFError, zlib.error) as exc:
+                raise _gzip_fail(p, n, exc) from None
+            n += 1
+            try:
+                line = decode(raw)[0]
+            except UnicodeDecodeError as exc:
+                bad = raw[exc.start:exc.end]
+                raise fail(p, f"line {n}, column {exc.start + 1}",
+                           f"cannot decode byte(s) {bad!r} as {encoding} ({exc.reason})", ENCODING_FIX,
+                           line=n) from None
+            if n == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            yield n, line.rstrip("\n").rstrip("\r")
+    if n == 0:
+        raise fail(p, None, "empty file (no data after decompression)", "re-download or re-export the file")
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """Whole decoded text of a (possibly gzipped) file; decode errors name line and column."""
+    p = Path(path)
+    enc = check_encoding(encoding, p)
+    with _open_binary(p) as fh:
+        try:
+            raw = fh.read()
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _gzip_fail(p, 0, exc) from None
+    if not raw.strip():
+        raise fail(p, None, "empty file (no data after decompression)" if raw == b"" else
+                   "file holds only whitespace", "re-download or re-export the file")
+    try:
+        text = raw.decode(enc)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = raw[exc.start:exc.end]
+        raise fail(p, f"line {line}, column {col}", f"cannot decode byte(s) {bad!r} as {encoding} ({exc.reason})",
+                   ENCODING_FIX, line=line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def load_json(path: str | Path, encoding: str = "utf-8") -> Any:
+    """Parse a JSON file; a syntax error (e.g. a truncated file) names its line and column."""
+    text = read_text(path, encoding)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        truncated = exc.pos >= len(text.rstrip())
+        what = "JSON ends unexpectedly (file truncated?)" if truncated else "invalid JSON"
+        raise fail(path, f"line {exc.lineno}, column {exc.colno}", f"{what}: {exc.msg}",
+                   "re-download or re-export the file; check it with `python -m json.tool FILE`",
+                   line=exc.lineno) from None
+
+
+# ---------------------------------------------------------------- options
+
+
+class Options:
+    """Loader options from a spec query (strings) or Python keywords (any type), checked for typos."""
+
+    def __init__(self, loader: str, path: str | Path, options: Mapping[str, Any]) -> None:
+        self.loader = loader
+        self.path = str(path)
+        self.raw = dict(options)
+        self.used: set[str] = set()
+
+    def _err(self, name: str, problem: str, fix: str) -> DataError:
+        return DataError(f"{self.loader}:{self.path}: option {name!r}: {problem}. Fix: {fix}",
+                         path=self.path, key=name)
+
+    def has(self, name: str) -> bool:
+        self.used.add(name)
+        return name in self.raw and self.raw[name] is not None and self.raw[name] != ""
+
+    def text(self, name: str, default: str | None = None) -> str | None:
+        self.used.add(name)
+        v = self.raw.get(name)
+        return default if v is None or v == "" else str(v)
+
+    def choice(self, name: str, choices: Sequence[str], default: str) -> str:
+        v = (self.text(name, default) or default).strip().lower()
+        if v not in choices:
+            raise self._err(name, f"{v!r} is not one of {', '.join(choices)}", f"use {name}={choices[0]}")
+        return v
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        self.used.add(name)
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return default
+        if isinstance(v, bool):
+            return v
+        s = str(v).strip().lower()
+        if s in ("1", "true", "yes", "on"):
+            return True
+        if s in ("0", "false", "no", "off"):
+            return False
+        raise self._err(name, f"{v!r} is not a boolean", f"use {name}=true or {name}=false")
+
+    def number(self, name: str) -> float | None:
+        self.used.add(name)
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return None
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            raise self._err(name, f"{v!r} is not a number", f"use e.g. {name}=0") from None
+
+    def str_list(self, name: str, default: Sequence[str] = ()) -> list[str]:
+        """Comma-separated string, or a list/tuple, or a single scalar."""
+        self.used.add(name)
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return list(default)
+        items = v if isinstance(v, (list, tuple, set, frozenset)) else str(v).split(",")
+        return [str(x).strip() for x in items if str(x).strip()]
+
+    def int_list(self, name: str) -> list[int] | None:
+        if not self.has(name):
+            return None
+        out = []
+        for s in self.str_list(name):
+            try:
+                out.append(int(float(s)))
+            except ValueError:
+                raise self._err(name, f"{s!r} is not an integer", f"use e.g. {name}=1,2") from None
+        return out
+
+    def finish(self) -> None:
+        """Reject options nobody read (typos), naming the closest known one."""
+        unknown = sorted(set(self.raw) - self.used)
+        if unknown:
+            name = unknown[0]
+            close = difflib.get_close_matches(name, sorted(self.used), n=1)
+            fix = f"did you mean {close[0]!r}?" if close else f"known options: {', '.join(sorted(self.used))}"
+            raise self._err(name, "unknown option", fix)
+
+
+# ---------------------------------------------------------------- columns and values
+
+
+def check_columns(path: str | Path, where: str, found: Sequence[str], expected: Iterable[str],
+                  what: str = "column") -> dict[str, int]:
+    """Index of each expected column in ``found``; missing ones raise listing expected vs found and
+    naming a probably renamed column (case-insensitive or close spelling)."""
+    index = {name: i for i, name in enumerate(found)}
+    expected = list(expected)
+    missing = [c for c in expected if c not in index]
+    if missing:
+        hints = []
+        lower = {c.lower().strip(): c for c in found}
+        for m in missing:
+            cand = lower.get(m.lower()) or next(iter(difflib.get_close_matches(m, list(found), n=1, cutoff=0.6)), None)
+            if cand is not None:
+                hints.append(f"{cand!r} looks like a renamed {m!r}")
+        fix = "; ".join(hints) + "; rename it back" if hints else "check that this is the right file and format"
+        raise fail(path, where, f"missing {what}(s) {', '.join(map(repr, missing))}: expected "
+                   f"{list(expected)}, found {list(found)}", fix, key=missing[0])
+    return {c: index[c] for c in expected}
+
+
+def parse_number(path: str | Path, where: str, column: str, value: Any, *, line: int | None = None) -> float:
+    """A score as float; a non-numeric value raises naming the column and value."""
+    if isinstance(value, bool):
+        raise fail(path, where, f"{column} is a boolean ({value!r}), expected a number",
+                   "store scores as numbers", line=line, key=column)
+    if isinstance(value, (int, float)):
+        x = float(value)
+    else:
+        s = str(value).strip()
+        try:
+            x = float(s)
+        except ValueError:
+            raise fail(path, where, f"{column} is {s!r}, not a number",
+                       "fix the value, or map the right column to the score", line=line, key=column) from None
+    if x != x or x in (float("inf"), float("-inf")):
+        raise fail(path, where, f"{column} is {value!r}, not a finite number",
+                   "fix or drop the row", line=line, key=column)
+    return x
+
+
+def fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def strip_csv_quotes(field: str) -> str:
+    """Undo the CSV quoting left in a field read with quoting disabled (ASAP releases).
+
+    A field that starts *and* ends with ``"`` was written by a CSV writer: drop the outer quotes and turn
+    the doubled ``""`` inside back into ``"``. Anything else is returned unchanged (one ASAP-AES essay,
+    10534, starts with a quotation mark that has no partner; it stays as released).
+    """
+    if len(field) >= 2 and field[0] == '"' and field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
+
+
+# ---------------------------------------------------------------- dataset builder
+
+
+def build_dataset(spec: str, task: Task, prompts: dict[str, Prompt], make_records: Callable[[], Iterator[Record]],
+                  *, lazy: bool = False, meta: dict[str, Any] | None = None) -> Dataset:
+    """A Dataset over ``make_records``.
+
+    Eager (default): the records are parsed once now (every error surfaces at load time) and kept.
+    Lazy: one validating pass now (counts, errors) without keeping records; each iteration re-reads the
+    file, so memory stays flat for data larger than RAM.
+    """
+    meta = meta if meta is not None else {}  # the same dict the generator may add warnings to
+    if lazy:
+        meta["count"] = sum(1 for _ in make_records())
+        factory = make_records
+    else:
+        records = tuple(make_records())
+        meta["count"] = len(records)
+        factory = records.__iter__  # type: ignore[assignment]
+    return Dataset(spec=spec, task=task, prompts=prompts, records_factory=factory, meta=meta)
+
+
+class IdChecker:
+    """Raise on a repeated record id (ids must be stable and unique to trace adversarial examples)."""
+
+    def __init__(self, path: str | Path, column: str) -> None:
+        self.path, self.column = path, column
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, rid: str, where: str, line: int | None = None) -> None:
+        if not rid:
+            raise fail(self.path, where, f"empty id in {self.column}", "give every row an id", line=line,
+                       key=self.column)
+        first = self.seen.get(rid)
+        if first is not None:
+            raise fail(self.path, where, f"duplicate id {rid!r} in {self.column} (first seen at {first})",
+                       "ids must be unique; remove the duplicate row", line=line, key=self.column)
+        self.seen[rid] = where
