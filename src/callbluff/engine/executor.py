@@ -1,0 +1,66 @@
+"""Executors: where the pure, parallel parts of a run (generation) execute.
+
+An :class:`Executor` maps a picklable function over items and yields the results *in input order*, so a
+run's output never depends on the executor or its number of workers. :class:`LocalExecutor` uses worker
+processes; a Ray executor implements the same two methods.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    workers: int
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """``fn`` over ``items``, results in input order."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """In-process for ``workers=1``; a pool of ``workers`` processes otherwise (fork where available)."""
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {workers}")
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method))
+        return self._pool
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        if self.workers == 1:
+            return map(fn, items)
+        return self._get_pool().map(fn, items)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def make_executor(kind: str = "local", workers: int = 1) -> Executor:
+    if kind == "local":
+        return LocalExecutor(workers)
+    if kind == "ray":
+        raise ValueError("the Ray executor is not part of this release yet; use --executor local")
+    raise ValueError(f"unknown executor {kind!r}; allowed: local, ray")

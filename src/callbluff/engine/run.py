@@ -1,0 +1,333 @@
+"""The engine: plan -> generate -> predict originals -> predict adversarials -> metrics -> write.
+
+The only module that wires datasets, attacks, targets and metrics together (DESIGN.md "Data flow").
+Records stream in chunks of ``output.chunk_size``; each finished chunk is written atomically to the run
+directory, and every prediction goes through the SQLite cache as it arrives, so a run killed at any point
+and started again into the same directory recomputes nothing it finished and repeats no cached target
+call (:mod:`callbluff.engine.store`).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from callbluff import __version__
+from callbluff.attacks.base import QueryBudget, SearchAttack, StaticAttack
+from callbluff.datasets.base import Dataset, load
+from callbluff.engine.executor import Executor, LocalExecutor
+from callbluff.engine.generate import (
+    AttackSpec, GenerationTask, chunked, generate_examples, instantiate, split_evenly,
+)
+from callbluff.engine.inputs import adversarial_input, gold_of, original_input
+from callbluff.engine.store import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, RunDir, write_atomic
+from callbluff.engine.suite import Suite, SuiteError
+from callbluff.records import Perturbed, Prompt, Record, canonical_json
+from callbluff.resources.context import default_resources
+from callbluff.seeding import record_rng
+from callbluff.targets.base import Input, Output, Target
+
+PATH_KEYS = ("path", "model_dir", "estimator", "cwd")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    metrics: list[dict[str, Any]]
+    counts: dict[str, int]
+    target_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def build_targets(suite: Suite, cache_path: Path, batch_size: int) -> dict[str, Any]:
+    """The suite's targets, each wrapped with batching and the prediction cache."""
+    from callbluff.targets import CachedTarget, PredictionCache, from_config
+
+    cache = PredictionCache(cache_path)
+    out: dict[str, Any] = {}
+    for i, cfg in enumerate(suite.target):
+        settings = cfg.settings()
+        for k in PATH_KEYS:
+            if isinstance(settings.get(k), str) and cfg.type != "callable":
+                settings[k] = suite.resolve(settings[k])
+        try:
+            inner = from_config(settings)
+        except Exception as e:  # noqa: BLE001 - surfaced as a suite error naming the key
+            raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
+        out[cfg.name] = CachedTarget(inner, cache, batch_size=batch_size)
+    return out
+
+
+def _output_fields(out: Output) -> dict[str, Any]:
+    return {
+        "score": out.score,
+        "answer": out.answer,
+        "candidates": json.dumps([[c.text, c.score] for c in out.candidates]) if out.candidates else None,
+        "error": out.error,
+    }
+
+
+def _search(spec: AttackSpec, attack: SearchAttack, records: Sequence[Record], prompts: dict[str, Prompt],
+            target: Target, seed: int, errors: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
+    """Run a model-in-the-loop attack on each record against ``target``; (example, queries spent)."""
+    res = default_resources()
+    found: list[tuple[Perturbed, int]] = []
+    for record in records:
+        pid = getattr(record, "prompt_id", None)
+        prompt = prompts.get(pid) if pid is not None else None
+        if not attack.applies_to(record, prompt):
+            continue
+        budget = QueryBudget(spec.query_budget)
+        rng = record_rng(seed, record.id, attack.name, attack.params_dict)
+        try:
+            for ex in attack.search(record, target, rng, res, budget, prompt):
+                found.append((ex, budget.used))
+        except Exception as e:  # noqa: BLE001 - recorded per record
+            errors.append({"stage": "search", "source_id": record.id, "attack": attack.name,
+                           "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"})
+    return found
+
+
+class Engine:
+    """Runs one suite into one run directory."""
+
+    def __init__(self, suite: Suite, out_dir: str | Path, *, executor: Executor | None = None,
+                 limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
+                 targets: dict[str, Target] | None = None) -> None:
+        self.suite = suite
+        self.run = RunDir(out_dir)
+        self.executor = executor or LocalExecutor(1)
+        self.limit = limit if limit is not None else suite.limit
+        self.progress = progress or (lambda stage, done, total: None)
+        self._given_targets = targets
+        specs = []
+        for a in suite.attack:
+            for point in a.expand():
+                specs.append(AttackSpec.make(a.name, point, a.query_budget))
+        self.specs = specs
+        self.static_specs = [s for s in specs if isinstance(instantiate(s), StaticAttack)]
+        self.search_specs = [s for s in specs if isinstance(instantiate(s), SearchAttack)]
+
+    # ------------------------------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{self.suite.fingerprint()}|limit={self.limit}".encode()).hexdigest()[:16]
+
+    def _check_resume(self) -> dict[str, Any] | None:
+        meta = self.run.read_meta()
+        if meta is None:
+            return None
+        if meta.get("fingerprint") != self.fingerprint():
+            raise SuiteError(
+                f"{self.run.path} holds a run of a different suite (or --limit): its fingerprint is "
+                f"{meta.get('fingerprint')}, this suite's is {self.fingerprint()}. Use another --out "
+                "directory, or delete that one to start over."
+            )
+        return meta
+
+    def execute(self) -> RunResult:
+        dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
+        self._check_tasks(dataset)
+        previous = self._check_resume()
+        self.run.create()
+        cache_path = Path(self.suite.resolve(self.suite.output.cache)) if self.suite.output.cache else self.run.cache
+        if self._given_targets:
+            from callbluff.targets import CachedTarget, PredictionCache
+
+            cache = PredictionCache(cache_path)
+            targets = {k: CachedTarget(t, cache, batch_size=self.suite.output.batch_size)
+                       for k, t in self._given_targets.items()}
+        else:
+            targets = build_targets(self.suite, cache_path, self.suite.output.batch_size)
+        started = datetime.now(timezone.utc).isoformat()
+        meta: dict[str, Any] = {
+            "suite": self.suite.model_dump(exclude={"base_dir"}),
+            "name": self.suite.name,
+            "seed": self.suite.seed,
+            "limit": self.limit,
+            "fingerprint": self.fingerprint(),
+            "dataset": {"spec": self.suite.dataset.spec, "task": dataset.task, "prompts": sorted(dataset.prompts)},
+            "attacks": [{"name": s.name, "params": instantiate(s).params_dict} for s in self.specs],
+            "targets": {name: {"fingerprint": t.fingerprint, "type": cfg_type(self.suite, name)}
+                        for name, t in targets.items()},
+            "versions": versions(),
+            "started": (previous or {}).get("started", started),
+            "resumed": previous is not None,
+            "status": "running",
+            "executor": {"kind": type(self.executor).__name__, "workers": self.executor.workers},
+        }
+        self.run.write_meta(meta)
+        t0 = time.perf_counter()
+        chunks_skipped = 0
+        try:
+            for idx, records in enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit)):
+                if self.run.chunk_done(idx):
+                    chunks_skipped += 1
+                    self.progress("chunk", idx + 1, None)
+                    continue
+                self._run_chunk(idx, records, dataset, targets)
+                self.progress("chunk", idx + 1, None)
+        finally:
+            for t in targets.values():
+                close = getattr(t, "close", None)
+                if close:
+                    close()
+        result = self.finalize(dataset)
+        meta.update(
+            status="finished", finished=datetime.now(timezone.utc).isoformat(),
+            seconds_this_session=round(time.perf_counter() - t0, 3), chunks_resumed=chunks_skipped,
+            counts=result.counts,
+            target_stats={name: t.stats.to_dict() for name, t in targets.items()},
+        )
+        result.target_stats = meta["target_stats"]
+        self.run.write_meta(meta)
+        if self.suite.output.report:
+            from callbluff.report.html import write_report
+
+            write_report(self.run.path)
+        return result
+
+    def _check_tasks(self, dataset: Dataset) -> None:
+        for s in self.specs:
+            attack = instantiate(s)
+            if attack.task != dataset.task:
+                raise SuiteError(
+                    f"attack {attack.name} is for task {attack.task!r} but dataset {self.suite.dataset.spec} "
+                    f"is {dataset.task!r}; pick attacks listed for {dataset.task!r} by `callbluff list`"
+                )
+
+    def _run_chunk(self, idx: int, records: list[Record], dataset: Dataset, targets: dict[str, Any]) -> None:
+        task = dataset.task
+        prompts = dataset.prompts
+        work = [GenerationTask(part, {p: prompts[p] for p in {getattr(r, "prompt_id", None) for r in part}
+                                       if p in prompts}, self.static_specs, self.suite.seed)
+                for part in split_evenly(records, self.executor.workers * 2)]
+        static: list[Perturbed] = []
+        errors: list[dict[str, Any]] = []
+        for res in self.executor.map(generate_examples, work):
+            static.extend(res.examples)
+            errors.extend(res.errors)
+        by_id = {r.id: r for r in records}
+        originals_rows: list[dict[str, Any]] = []
+        example_rows: list[dict[str, Any]] = []
+        for tname, target in targets.items():
+            outs = target.predict([original_input(r, task) for r in records])
+            orig_by_id: dict[str, Output] = {}
+            for r, out in zip(records, outs):
+                orig_by_id[r.id] = out
+                gold, answers, answer_type = gold_of(r)
+                f = _output_fields(out)
+                originals_rows.append({
+                    "source_id": r.id, "prompt_id": getattr(r, "prompt_id", None), "task": task, "gold": gold,
+                    "gold_answers": json.dumps(answers) if answers else None, "answer_type": answer_type,
+                    "target": tname, **f, "chunk": idx,
+                })
+            searched: list[tuple[Perturbed, int]] = [(ex, 0) for ex in static]
+            for spec in self.search_specs:
+                attack = instantiate(spec)
+                assert isinstance(attack, SearchAttack)
+                searched.extend(_search(spec, attack, records, prompts, target, self.suite.seed, errors))
+            adv_inputs: list[Input] = []
+            for ex, _ in searched:
+                adv_inputs.append(adversarial_input(ex, by_id[ex.source_id], task))
+            adv_outs = target.predict(adv_inputs) if adv_inputs else []
+            for (ex, queries), out in zip(searched, adv_outs):
+                src = by_id[ex.source_id]
+                gold, answers, _ = gold_of(src)
+                o = _output_fields(orig_by_id[ex.source_id])
+                a = _output_fields(out)
+                example_rows.append({
+                    "example_id": ex.id, "source_id": ex.source_id, "prompt_id": ex.prompt_id, "task": task,
+                    "attack": ex.attack, "params": canonical_json(dict(ex.params)), "index": ex.index,
+                    "field": ex.field, "original_text": getattr(src, ex.field),
+                    "adversarial_text": ex.text, "meta": canonical_json(dict(ex.meta)), "gold": gold,
+                    "gold_answers": json.dumps(answers) if answers else None, "target": tname,
+                    "orig_score": o["score"], "adv_score": a["score"], "orig_answer": o["answer"],
+                    "adv_answer": a["answer"], "orig_candidates": o["candidates"], "adv_candidates": a["candidates"],
+                    "orig_error": o["error"], "adv_error": a["error"], "queries": queries, "chunk": idx,
+                })
+        if errors:
+            write_atomic(self.run.part_path(idx, "generr").with_suffix(".json"), json.dumps(errors))
+        self.run.write_chunk(idx, originals_rows, example_rows)
+
+    def finalize(self, dataset: Dataset) -> RunResult:
+        """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json."""
+        from callbluff.engine.metrics_rows import compute_metrics
+        from callbluff.engine.store import write_parquet_atomic
+
+        examples = self.run.merge("examples", EXAMPLE_COLUMNS)
+        originals = self.run.merge("originals", ORIGINAL_COLUMNS)
+        write_parquet_atomic(self.run.examples, examples)
+        write_parquet_atomic(self.run.originals, originals)
+        n_err = self._write_errors(examples, originals)
+        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task)
+        write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
+        counts = {
+            "records": int(originals["source_id"].nunique()) if len(originals) else 0,
+            "examples": int(examples["example_id"].nunique()) if len(examples) else 0,
+            "predictions": int(len(originals) + len(examples)),
+            "errors": n_err,
+            "chunks": len(self.run.done_chunks()),
+        }
+        return RunResult(self.run.path, metrics, counts)
+
+    def _write_errors(self, examples: Any, originals: Any) -> int:
+        lines: list[str] = []
+        for idx in self.run.done_chunks():
+            p = self.run.part_path(idx, "generr").with_suffix(".json")
+            if p.exists():
+                lines.extend(json.dumps(e, sort_keys=True) for e in json.loads(p.read_text()))
+        for row in originals[originals["error"].notna()].itertuples():
+            lines.append(json.dumps({"stage": "predict_original", "source_id": row.source_id, "target": row.target,
+                                     "cause": row.error}, sort_keys=True))
+        for row in examples[examples["adv_error"].notna()].itertuples():
+            lines.append(json.dumps({"stage": "predict_adversarial", "example_id": row.example_id,
+                                     "source_id": row.source_id, "attack": row.attack, "target": row.target,
+                                     "cause": row.adv_error}, sort_keys=True))
+        write_atomic(self.run.errors, "".join(line + "\n" for line in lines))
+        return len(lines)
+
+
+def _json_default(o: Any) -> Any:
+    import math
+
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        v = float(o)
+        return None if math.isnan(v) else v
+    return str(o)
+
+
+def cfg_type(suite: Suite, name: str) -> str:
+    for t in suite.target:
+        if t.name == name:
+            return t.type
+    return "python"
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"callbluff": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "pandas", "scikit-learn", "spacy", "torch", "transformers", "httpx"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,
+              progress: Callable[[str, int, int | None], None] | None = None) -> RunResult:
+    """Run ``suite`` into ``out_dir`` with a local executor of ``workers`` processes (resumes if possible)."""
+    with LocalExecutor(workers) as ex:
+        return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress).execute()

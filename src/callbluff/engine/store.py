@@ -1,0 +1,108 @@
+"""The run directory (DESIGN.md "Runs").
+
+``run.json`` (suite, seed, versions, target fingerprints, timings, counts; never secrets),
+``parts/`` (one finished chunk = ``NNNNNN.originals.parquet`` + ``NNNNNN.examples.parquet``, each written
+atomically, examples last, so a chunk whose examples part exists is complete), ``examples.parquet`` (all
+parts merged), ``predictions.sqlite`` (the prediction cache), ``errors.jsonl``, ``metrics.json`` and
+``report.html``. Re-running the same suite into the same directory skips finished chunks, and the cache
+answers every prediction made before an interruption.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+EXAMPLE_COLUMNS = [
+    "example_id", "source_id", "prompt_id", "task", "attack", "params", "index", "field", "original_text",
+    "adversarial_text", "meta", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
+    "adv_answer", "orig_candidates", "adv_candidates", "orig_error", "adv_error", "queries", "chunk",
+]
+ORIGINAL_COLUMNS = [
+    "source_id", "prompt_id", "task", "gold", "gold_answers", "answer_type", "target", "score", "answer",
+    "candidates", "error", "chunk",
+]
+
+
+class RunDir:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.parts = self.path / "parts"
+
+    def create(self) -> None:
+        self.parts.mkdir(parents=True, exist_ok=True)
+
+    # --- files -----------------------------------------------------------------------------------------
+    @property
+    def run_json(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def examples(self) -> Path:
+        return self.path / "examples.parquet"
+
+    @property
+    def originals(self) -> Path:
+        return self.path / "originals.parquet"
+
+    @property
+    def metrics(self) -> Path:
+        return self.path / "metrics.json"
+
+    @property
+    def errors(self) -> Path:
+        return self.path / "errors.jsonl"
+
+    @property
+    def report(self) -> Path:
+        return self.path / "report.html"
+
+    @property
+    def cache(self) -> Path:
+        return self.path / "predictions.sqlite"
+
+    # --- run.json -----------------------------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any] | None:
+        if not self.run_json.exists():
+            return None
+        return json.loads(self.run_json.read_text())
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        write_atomic(self.run_json, json.dumps(meta, indent=2, sort_keys=True, default=str))
+
+    # --- chunk parts ---------------------------------------------------------------------------------------
+    def part_path(self, chunk: int, kind: str) -> Path:
+        return self.parts / f"{chunk:06d}.{kind}.parquet"
+
+    def chunk_done(self, chunk: int) -> bool:
+        return self.part_path(chunk, "examples").exists()
+
+    def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]]) -> None:
+        write_parquet_atomic(self.part_path(chunk, "originals"), pd.DataFrame(originals, columns=ORIGINAL_COLUMNS))
+        write_parquet_atomic(self.part_path(chunk, "examples"), pd.DataFrame(examples, columns=EXAMPLE_COLUMNS))
+
+    def done_chunks(self) -> list[int]:
+        return sorted(int(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))
+
+    def merge(self, kind: str, columns: list[str]) -> pd.DataFrame:
+        frames = [pd.read_parquet(self.part_path(c, kind)) for c in self.done_chunks()]
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return pd.DataFrame(columns=columns)
+        return pd.concat(frames, ignore_index=True)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_parquet_atomic(path: Path, df: pd.DataFrame) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)

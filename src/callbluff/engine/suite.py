@@ -1,0 +1,180 @@
+"""Suites: a TOML file saying which data, which targets, which attacks (with parameter grids), which seed.
+
+Example (see ``examples/*.toml``)::
+
+    name = "content-shuffle"
+    seed = 7
+    limit = 500                       # optional: first N records
+
+    [dataset]
+    spec = "asap-sas:../data/train.tsv.gz?prompts=1,2"   # paths are relative to this file
+
+    [[target]]
+    name = "shallow"
+    type = "model"                    # callable | sklearn | http | command | hf | model
+    path = "../models/content-scorer"
+
+    [[attack]]
+    name = "Shuffle"
+    params = { tokenizer = "spacy" }  # fixed parameters
+    grid = { min_score = [2, 3] }     # each grid point is one configuration
+
+    [output]
+    chunk_size = 256
+
+Validation errors name the key and say what is allowed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from callbluff.records import canonical_json
+
+
+class SuiteError(ValueError):
+    """A suite that cannot run: the message names the file, the key and the fix."""
+
+
+class DatasetConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    spec: str = Field(description="dataset spec NAME:PATH[?options], e.g. asap-sas:train.tsv.gz")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class TargetConfig(BaseModel):
+    """One system under test. ``type`` picks the adapter; the other keys are the adapter's settings."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    type: str
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, v: str) -> str:
+        allowed = ("callable", "sklearn", "http", "command", "hf", "model")
+        if v not in allowed:
+            raise ValueError(f"unknown target type {v!r}; allowed: {', '.join(allowed)}")
+        return v
+
+    def settings(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class AttackConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    query_budget: int = Field(200, ge=1, description="queries a model-in-the-loop attack may spend per record")
+
+    def expand(self) -> list[dict[str, Any]]:
+        """One parameter dict per grid point (the cartesian product of ``grid`` over ``params``)."""
+        if not self.grid:
+            return [dict(self.params)]
+        keys = sorted(self.grid)
+        points = []
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            points.append({**self.params, **dict(zip(keys, values))})
+        return points
+
+
+class OutputConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    chunk_size: int = Field(256, ge=1, description="records per chunk (the unit of streaming and resume)")
+    batch_size: int = Field(32, ge=1, description="inputs per target call")
+    cache: str | None = Field(None, description="prediction cache path shared across runs "
+                                                "(default: predictions.sqlite in the run directory)")
+    report: bool = True
+    examples_in_report: int = Field(12, ge=0)
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "suite"
+    seed: int = 0
+    limit: int | None = Field(None, ge=1)
+    dataset: DatasetConfig
+    target: list[TargetConfig] = Field(default_factory=list)
+    attack: list[AttackConfig] = Field(default_factory=list)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    base_dir: str = Field(".", description="directory relative paths resolve against (set by load_suite)")
+
+    def resolve(self, path: str) -> str:
+        """``path`` made absolute against the suite file's directory (absolute paths pass through)."""
+        p = Path(path).expanduser()
+        return str(p if p.is_absolute() else (Path(self.base_dir) / p).resolve())
+
+    def dataset_spec(self) -> str:
+        """The dataset spec with its path resolved (built-in specs such as ``demo:content`` are unchanged)."""
+        from callbluff.datasets.base import parse_spec
+
+        name, path, _ = parse_spec(self.dataset.spec)
+        if name == "demo" or not path:
+            return self.dataset.spec
+        rest = self.dataset.spec.split(":", 1)[1]
+        query = rest[len(path):]
+        return f"{name}:{self.resolve(path)}{query}"
+
+    def fingerprint(self) -> str:
+        """What must match for a run directory to be resumed (everything that changes the results)."""
+        import hashlib
+
+        d = self.model_dump(exclude={"base_dir", "output"})
+        d["dataset_spec"] = self.dataset_spec()
+        d["chunk_size"] = self.output.chunk_size
+        return hashlib.sha256(canonical_json(d).encode()).hexdigest()[:16]
+
+
+def _format_validation(path: str, e: ValidationError) -> str:
+    lines = []
+    for err in e.errors():
+        loc = ".".join(str(x) if not isinstance(x, int) else f"[{x}]" for x in err["loc"]).replace(".[", "[")
+        lines.append(f"  key `{loc or '(top level)'}`: {err['msg']}")
+    allowed = ", ".join(sorted(Suite.model_fields))
+    return f"{path}: invalid suite:\n" + "\n".join(lines) + f"\n(top-level keys allowed: {allowed})"
+
+
+def parse_suite(data: dict[str, Any], *, source: str = "<suite>", base_dir: str | Path = ".") -> Suite:
+    try:
+        suite = Suite(**{**data, "base_dir": str(Path(base_dir).resolve())})
+    except ValidationError as e:
+        raise SuiteError(_format_validation(source, e)) from None
+    _check_attacks(suite, source)
+    return suite
+
+
+def _check_attacks(suite: Suite, source: str) -> None:
+    from callbluff.attacks.base import get_attack
+
+    for i, a in enumerate(suite.attack):
+        try:
+            cls = get_attack(a.name)
+        except KeyError as e:
+            raise SuiteError(f"{source}: key `attack[{i}].name`: {e.args[0]}") from None
+        for point in a.expand():
+            try:
+                cls(**point)
+            except ValueError as e:
+                raise SuiteError(f"{source}: key `attack[{i}]` ({a.name}): {e}") from None
+    names = [t.name for t in suite.target]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise SuiteError(f"{source}: key `target[].name`: names must be unique, repeated: {', '.join(sorted(dup))}")
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and validate a suite TOML file."""
+    p = Path(path)
+    if not p.exists():
+        raise SuiteError(f"{p}: suite file not found")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise SuiteError(f"{p}: not valid TOML: {e}") from None
+    return parse_suite(data, source=str(p), base_dir=p.parent)

@@ -1,0 +1,73 @@
+"""A self-contained ``report.html`` for a run directory (no external assets; the full report with plots
+and annotation sheets builds on this)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+SCORING_FIELDS = ["n", "qwk", "neg_pct", "pos_pct", "mean_diff_pct", "abs_mean_diff_pct", "std_diff_pct",
+                  "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr", "n_errors"]
+READING_FIELDS = ["n", "em", "f1", "em_adv", "f1_adv", "queries_mean", "n_errors"]
+QUESTION_FIELDS = ["n", "success_rate", "recall_at_5", "recall_at_5_adv", "recall_at_20", "recall_at_20_adv",
+                   "mrr", "mrr_adv", "map", "map_adv", "n_errors"]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 0.01 and v != 0 else f"{v:.3f}".rstrip("0").rstrip(".")
+    return str(v)
+
+
+def _fields_for(task: str, rows: list[dict[str, Any]]) -> list[str]:
+    base = {"essay": SCORING_FIELDS, "content": SCORING_FIELDS, "reading": READING_FIELDS}.get(task, QUESTION_FIELDS)
+    present = {k for r in rows for k, v in r.items() if v is not None}
+    return [f for f in base if f in present]
+
+
+def _examples(run_dir: Path, per_attack: int) -> list[dict[str, Any]]:
+    path = run_dir / "examples.parquet"
+    if not path.exists() or per_attack == 0:
+        return []
+    df = pd.read_parquet(path)
+    if not len(df):
+        return []
+    out = []
+    for (_attack, _params), g in df.groupby(["attack", "params"], sort=True):
+        g = g.copy()
+        if g["adv_score"].notna().any():
+            # most telling first: adversarial inputs whose score did not drop
+            g["_delta"] = g["adv_score"] - g["orig_score"]
+            g = g.sort_values(["_delta", "example_id"], ascending=[False, True])
+        for row in g.head(per_attack).to_dict("records"):
+            out.append(row)
+    return out
+
+
+def write_report(run_dir: str | Path, per_attack: int = 3) -> Path:
+    """Render ``report.html`` from run.json, metrics.json, examples.parquet and errors.jsonl."""
+    run_dir = Path(run_dir)
+    meta = json.loads((run_dir / "run.json").read_text())
+    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else []
+    errors = []
+    if (run_dir / "errors.jsonl").exists():
+        errors = [json.loads(line) for line in (run_dir / "errors.jsonl").read_text().splitlines() if line]
+    task = meta.get("dataset", {}).get("task", "content")
+    env = Environment(loader=PackageLoader("callbluff.report", "templates"),
+                      autoescape=select_autoescape(["html"]))
+    env.filters["fmt"] = _fmt
+    html = env.get_template("report.html.j2").render(
+        meta=meta, metrics=metrics, fields=_fields_for(task, metrics), task=task,
+        examples=_examples(run_dir, per_attack), errors=errors[:50], n_errors=len(errors),
+    )
+    out = run_dir / "report.html"
+    out.write_text(html, encoding="utf-8")
+    return out
