@@ -32,12 +32,11 @@ def load_english(mode: str = "full") -> Language:
             last_error = e
             continue
         if mode == "sentences":
+            # en_core_web_sm's senter has its own embedding layer, so nothing else is needed
             nlp = module.load(exclude=["parser", "ner", "lemmatizer", "attribute_ruler", "tagger", "tok2vec"])
-            if "senter" not in nlp.pipe_names:
-                nlp = module.load(exclude=["parser", "ner", "lemmatizer"])
-                nlp.enable_pipe("senter")
-            else:
-                nlp.enable_pipe("senter")
+            if "senter" not in nlp.component_names:
+                raise RuntimeError(f"spaCy pipeline {name} has no 'senter' component for sentence splitting")
+            nlp.enable_pipe("senter")
             return nlp
         return module.load()
     raise RuntimeError(

@@ -1,0 +1,259 @@
+"""The ``callbluff`` command (Typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="callbluff: call the bluff of NLP systems that grade or answer. "
+    "Generate adversarial inputs from the papers, run them against your system, measure what the papers measure.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command("list")
+def list_attacks(task: Annotated[Optional[str], typer.Option(help="only attacks for this task")] = None) -> None:
+    """List the attacks: name, task, family, one-line description and the paper it comes from."""
+    from callbluff.attacks.base import attack_classes
+
+    table = Table(title="callbluff attacks")
+    for col in ("name", "task", "family", "description", "paper", "kind"):
+        table.add_column(col)
+    for cls in attack_classes():
+        if task and cls.task != task:
+            continue
+        table.add_row(cls.name, cls.task, cls.family, cls.description, cls.paper,
+                      "model-in-the-loop" if cls.model_in_the_loop else "static")
+    out.print(table)
+
+
+def _parse_params(items: list[str] | None) -> dict[str, Any]:
+    from callbluff.attacks.base import parse_params
+
+    try:
+        return parse_params(items or [])
+    except ValueError as e:
+        fail(str(e))
+        raise
+
+
+@app.command()
+def generate(
+    attack: Annotated[str, typer.Option(help="attack name (see `callbluff list`)")],
+    data: Annotated[str, typer.Option(help="dataset spec, e.g. asap-aes:training_set_rel3.tsv.gz")],
+    out_file: Annotated[Path, typer.Option("--out", help="output JSON-lines file")],
+    param: Annotated[Optional[list[str]], typer.Option(help="attack parameter key=value (repeatable)")] = None,
+    seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N records")] = None,
+    workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+) -> None:
+    """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
+    from callbluff.attacks.base import SearchAttack, get_attack
+    from callbluff.datasets import DataError, load
+    from callbluff.engine.executor import LocalExecutor
+    from callbluff.engine.generate import AttackSpec, GenerationTask, chunked, generate_examples, split_evenly
+
+    params = _parse_params(param)
+    try:
+        cls = get_attack(attack)
+        instance = cls(**params)
+    except (KeyError, ValueError) as e:
+        fail(str(e.args[0]))
+        raise
+    if isinstance(instance, SearchAttack):
+        fail(f"{cls.name} is model-in-the-loop: it needs a target; use `callbluff run` with a suite")
+    try:
+        ds = load(data)
+    except (DataError, FileNotFoundError) as e:
+        fail(str(e))
+        raise
+    if ds.task != cls.task:
+        fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
+    spec = AttackSpec.make(cls.name, params)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_file.with_name(out_file.name + ".tmp")
+    n_ex = n_err = n_rec = 0
+    with LocalExecutor(workers) as ex, open(tmp, "w", encoding="utf-8") as fh:
+        for records in chunked(ds, 256, limit):
+            n_rec += len(records)
+            tasks = [GenerationTask(part, ds.prompts, [spec], seed) for part in split_evenly(records, workers * 2)]
+            for res in ex.map(generate_examples, tasks):
+                for p in res.examples:
+                    fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
+                    n_ex += 1
+                for err in res.errors:
+                    console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
+                    n_err += 1
+    os.replace(tmp, out_file)
+    console.print(f"{n_ex} adversarial examples from {n_rec} records -> {out_file}"
+                  + (f" ({n_err} records failed, listed above)" if n_err else ""))
+
+
+def _progress(stage: str, done: int, total: int | None) -> None:
+    console.print(f"  {stage} {done} done", highlight=False)
+
+
+def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
+    from callbluff.report.html import _fields_for, _fmt
+
+    if not rows:
+        out.print("(no metric rows)")
+        return
+    fields = _fields_for(rows[0]["task"], rows)
+    table = Table(title=title)
+    for col in ["attack", "params", "prompt", "target", *fields]:
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(str(r["attack"]), str(r["params"]), str(r["prompt"]), str(r["target"]),
+                      *[_fmt(r.get(f)) for f in fields])
+    out.print(table)
+
+
+@app.command()
+def run(
+    suite_file: Annotated[Path, typer.Argument(help="suite TOML file", metavar="SUITE.toml")],
+    out_dir: Annotated[Path, typer.Option("--out", help="run directory (re-running into it resumes)")],
+    workers: Annotated[int, typer.Option(help="worker processes for generation")] = 1,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N records (overrides the suite)")] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress lines")] = False,
+) -> None:
+    """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
+    from callbluff.datasets import DataError
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import SuiteError, load_suite
+
+    try:
+        suite = load_suite(suite_file)
+        result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=None if quiet else _progress)
+    except (SuiteError, DataError, FileNotFoundError) as e:
+        fail(str(e))
+        raise
+    print_metrics(result.metrics, title=f"{suite.name}: metrics")
+    console.print(f"counts: {result.counts}")
+    console.print(f"run directory: [bold]{out_dir}[/] (report: {out_dir / 'report.html'})")
+
+
+def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
+    """``TYPE:VALUE`` (model:DIR, sklearn:FILE, hf:DIR, http:URL, command:"argv", callable:mod:attr)."""
+    if ":" not in spec:
+        fail(f"--target {spec!r}: expected TYPE:VALUE, e.g. model:models/content-scorer or http://host/score")
+    kind, value = spec.split(":", 1)
+    if kind in ("http", "https"):
+        kind, value = "http", spec
+    key = {"model": "path", "sklearn": "path", "hf": "model_dir", "http": "url", "command": "argv",
+           "callable": "function"}.get(kind)
+    if key is None:
+        fail(f"--target {spec!r}: unknown type {kind!r}; allowed: model, sklearn, hf, http(s), command, callable")
+    cfg: dict[str, Any] = {"name": kind, "type": kind, key: value}
+    if kind == "command":
+        import shlex
+
+        cfg["argv"] = shlex.split(value)
+    cfg.update(_parse_params(options))
+    return cfg
+
+
+@app.command()
+def evaluate(
+    target: Annotated[str, typer.Option(help="TYPE:VALUE, e.g. model:DIR, hf:DIR, http://127.0.0.1:8000/score")],
+    data: Annotated[str, typer.Option(help="dataset spec")],
+    target_option: Annotated[Optional[list[str]], typer.Option(help="target setting key=value (repeatable)")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="run directory (default: a temporary one)")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N records")] = None,
+) -> None:
+    """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
+    import tempfile
+
+    from callbluff.datasets import DataError
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import SuiteError, parse_suite
+
+    cfg = target_from_spec(target, target_option)
+    try:
+        suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
+                             "output": {"report": out_dir is not None}}, source="evaluate", base_dir=Path.cwd())
+        run_dir = out_dir or Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
+        result = run_suite(suite, run_dir, limit=limit)
+    except (SuiteError, DataError, FileNotFoundError) as e:
+        fail(str(e))
+        raise
+    print_metrics(result.metrics, title=f"clean metrics on {data}")
+    console.print(f"counts: {result.counts}; run directory: {run_dir}")
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    """(Re)build report.html of a run directory and print its metrics."""
+    from callbluff.report.html import write_report
+
+    if not (run_dir / "run.json").exists():
+        fail(f"{run_dir}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {run_dir}` first")
+    path = write_report(run_dir)
+    if (run_dir / "metrics.json").exists():
+        print_metrics(json.loads((run_dir / "metrics.json").read_text()))
+    console.print(f"report: {path}")
+
+
+TRAINABLE = ("content-scorer", "essay-scorer", "neural-scorer", "retriever")
+
+
+@app.command()
+def train(
+    kind: Annotated[str, typer.Argument(help=f"one of {', '.join(TRAINABLE)}")],
+    data: Annotated[str, typer.Option(help="training data spec (retriever: a SQuAD JSON spec or a text corpus)")],
+    out_dir: Annotated[Path, typer.Option("--out", help="directory to save the model (with model.json metadata)")],
+    prompt: Annotated[Optional[list[str]], typer.Option(help="only these prompt ids (repeatable)")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="model setting key=value (repeatable)")] = None,
+) -> None:
+    """Train a reference system to attack (saved with its metadata and clean metrics)."""
+    from callbluff.models import train_model
+
+    if kind not in TRAINABLE:
+        fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
+    try:
+        summary = train_model(kind, data, out_dir, prompts=prompt or None, **_parse_params(param))
+    except (ValueError, FileNotFoundError) as e:
+        fail(str(e))
+        raise
+    out.print_json(json.dumps(summary, default=str))
+    console.print(f"saved {kind} to {out_dir}")
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="where the demo writes its models and run directories")] = Path(
+        "demo-run"),
+    workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+) -> None:
+    """The main job on built-in data: train reference scorers, attack them through the engine, write reports."""
+    from callbluff.demo import run_demo
+
+    try:
+        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print)
+    except Exception as e:  # noqa: BLE001 - the demo must say what went wrong
+        fail(f"demo failed: {type(e).__name__}: {e}", code=1)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
