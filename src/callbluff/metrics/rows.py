@@ -1,0 +1,62 @@
+"""The ``metrics.json`` row: who was attacked how, plus any metric fields a suite computes.
+
+Every row has the keys :data:`ROW_KEYS` (``task``, ``attack``, ``params``, ``prompt``, ``target``) followed
+by metric fields named as in :mod:`callbluff.metrics` (``qwk``, ``neg_pct``, ``arr``, ``em_adv``,
+``recall_at_5``, ...). Suites add fields freely; a field may not reuse a key of the row schema.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from callbluff.records import TASKS
+
+ROW_KEYS: tuple[str, ...] = ("task", "attack", "params", "prompt", "target")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars -> Python numbers, NaN/inf -> None (undefined; keeps metrics.json strict JSON)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def metric_row(
+    task: str,
+    attack: str | None,
+    params: Mapping[str, Any] | None,
+    prompt: str | None,
+    target: str | None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """One ``metrics.json`` row.
+
+    ``attack`` is None for rows about original inputs only (e.g. ``qwk`` on real answers); ``prompt`` is
+    None for rows over a whole dataset; ``target`` names the system under test. Metric values are made
+    JSON-ready: numpy numbers become Python numbers and NaN (undefined, e.g. no valid pair) becomes None.
+
+    Raises:
+        ValueError: for an unknown task.
+    """
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+    row: dict[str, Any] = {
+        "task": task,
+        "attack": attack,
+        "params": _plain(dict(sorted((params or {}).items()))),
+        "prompt": None if prompt is None else str(prompt),
+        "target": target,
+    }
+    for key, value in fields.items():
+        row[key] = _plain(value)
+    return row
