@@ -114,7 +114,10 @@ def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-def _ranked(answer: Any, candidates: Any) -> list[str]:
+def _ranked(answer: Any, candidates: Any, error: Any) -> list[str] | None:
+    """The ranked answers of one prediction; None for a failed prediction (left out, never a miss)."""
+    if isinstance(error, str):
+        return None
     if isinstance(candidates, str):
         ranked = [c[0] for c in json.loads(candidates)]
         if ranked:
@@ -125,34 +128,35 @@ def _ranked(answer: Any, candidates: Any) -> list[str]:
 def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
-    def ranking(answers: pd.Series, cands: pd.Series, golds: list[list[str]], types: list[str], sfx: str) -> dict:
-        ranked = [_ranked(a, c) for a, c in zip(answers, cands)]
-        out: dict[str, Any] = {}
-        for k in (1, 5, 20):
-            out[f"recall_at_{k}{sfx}"] = M.recall_at_k(ranked, golds, k, answer_types=types)
-        out[f"mrr{sfx}"] = M.mrr(ranked, golds, answer_types=types)
-        out[f"map{sfx}"] = M.map_score(ranked, golds, answer_types=types)
-        return out
+    def ranking(answers: pd.Series, cands: pd.Series, errors: pd.Series, golds: list[list[str]],
+                types: list[str], sfx: str) -> dict:
+        ranked = [_ranked(a, c, e) for a, c, e in zip(answers, cands, errors)]
+        if all(r is None for r in ranked):
+            return {}
+        fields = M.ranking_metrics(ranked, golds, ks=(1, 5, 20), suffix=sfx, answer_type=types)
+        fields.pop(f"n{sfx}", None)
+        return fields
 
     for target, orig_t in orig.groupby("target", sort=True):
         golds = _golds(orig_t["gold_answers"])
         types = list(orig_t["answer_type"])
         rows.append({"task": "questions", "attack": "clean", "params": "{}", "prompt": ALL, "target": target,
-                     "n": len(orig_t), **ranking(orig_t["answer"], orig_t["candidates"], golds, types, ""),
+                     "n": len(orig_t), **ranking(orig_t["answer"], orig_t["candidates"], orig_t["error"], golds, types, ""),
                      "n_errors": int(orig_t["error"].notna().sum())})
         type_of = dict(zip(orig_t["source_id"], orig_t["answer_type"]))
         ex_t = ex[ex["target"] == target]
         for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
             g_golds = _golds(g["gold_answers"])
             g_types = [type_of.get(s, "string") for s in g["source_id"]]
-            orig_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else False
+            # None = failed prediction: excluded from the success rate, never counted as a wrong answer
+            orig_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else None
                        for a, gl, t in zip(g["orig_answer"], g_golds, g_types)]
-            adv_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else False
+            adv_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else None
                       for a, gl, t in zip(g["adv_answer"], g_golds, g_types)]
             rows.append({"task": "questions", "attack": attack, "params": params, "prompt": ALL, "target": target,
                          "n": len(g), "success_rate": M.success_rate(orig_ok, adv_ok),
-                         **ranking(g["orig_answer"], g["orig_candidates"], g_golds, g_types, ""),
-                         **ranking(g["adv_answer"], g["adv_candidates"], g_golds, g_types, "_adv"),
+                         **ranking(g["orig_answer"], g["orig_candidates"], g["orig_error"], g_golds, g_types, ""),
+                         **ranking(g["adv_answer"], g["adv_candidates"], g["adv_error"], g_golds, g_types, "_adv"),
                          "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
                          "n_errors": int(g["adv_error"].notna().sum())})
     return rows
