@@ -1,8 +1,9 @@
 """Dataset loaders addressable by spec strings (see :mod:`callbluff.datasets.base`)."""
 
-from callbluff.datasets.base import Dataset, DataError, load, loader_names, parse_spec, register_loader
+from callbluff.datasets.base import DataError, Dataset, load, loader_names, parse_spec, register_loader
 
 # importing the loader modules registers their spec prefixes
-from callbluff.datasets import asap  # noqa: E402,F401  isort: skip
+from callbluff.datasets import asap, generic, mohler, openqa, squad  # noqa: F401  isort: skip
+from callbluff.datasets.generic import from_hf
 
-__all__ = ["Dataset", "DataError", "load", "loader_names", "parse_spec", "register_loader"]
+__all__ = ["DataError", "Dataset", "from_hf", "load", "loader_names", "parse_spec", "register_loader"]

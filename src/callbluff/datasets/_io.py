@@ -11,15 +11,17 @@ Files are compressed or not by content (the gzip magic bytes ``1f 8b``), not by 
 from __future__ import annotations
 
 import codecs
+import csv
 import difflib
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from callbluff.datasets.base import Dataset, DataError
+from callbluff.datasets.base import DataError, Dataset
 from callbluff.records import Prompt, Record, Task
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -104,21 +106,25 @@ def _gzip_fail(p: Path, after_line: int, exc: BaseException) -> DataError:
                 "re-download the file, or check it with `gzip -t`", line=after_line + 1)
 
 
-def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, encoding: str = "utf-8", keepends: bool = False) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line (1-based, newline and ``\\r`` removed).
 
     Decoding is per line, so an undecodable byte is reported with its line and column. A UTF-8 byte
-    order mark at the start is dropped. ``path`` must already have passed :func:`resolve_file`.
+    order mark at the start is dropped. ``keepends=True`` keeps the line terminator (what the ``csv``
+    module needs to keep line breaks inside quoted fields). ``path`` must already have passed :func:`resolve_file`.
     """
     p = Path(path)
     enc = check_encoding(encoding, p)
     decode = codecs.getdecoder(enc)
-    if enc.startswith("utf-16") or enc.startswith("utf-32"):
+    if enc.startswith(("utf-16", "utf-32")):
         # multi-byte newlines: decode the whole file, then split
         text = read_text(p, encoding)
-        for n, line in enumerate(text.split("\n"), 1):
-            if n > 1 or line:
-                yield n, line.rstrip("\r")
+        parts = text.split("\n")
+        last = len(parts) - 1
+        for n, line in enumerate(parts, 1):
+            if n - 1 == last and not line:
+                break
+            yield n, (line + "\n" if n - 1 < last else line) if keepends else line.rstrip("\r")
         return
     n = 0
     with _open_binary(p) as fh:
@@ -140,9 +146,38 @@ def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int,
                            line=n) from None
             if n == 1 and line.startswith("\ufeff"):
                 line = line[1:]
-            yield n, line.rstrip("\n").rstrip("\r")
+            yield n, line if keepends else line.rstrip("\n").rstrip("\r")
     if n == 0:
         raise fail(p, None, "empty file (no data after decompression)", "re-download or re-export the file")
+
+
+# Essays can exceed the csv module's default 128 KiB field limit.
+csv.field_size_limit(2**31 - 1)
+
+
+def iter_csv(path: str | Path, encoding: str = "utf-8", delimiter: str = ",",
+             quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line, fields)`` for each CSV record, ``line`` being the 1-based line where it starts.
+
+    Quoted fields may span lines; malformed quoting (e.g. an unclosed quote at the end of the file)
+    raises naming the line. Blank lines are skipped.
+    """
+    lines = iter_lines(path, encoding, keepends=True)
+    reader = csv.reader((text for _, text in lines), delimiter=delimiter, quoting=quoting, strict=True)
+    prev = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise fail(path, f"line {prev + 1}", f"CSV syntax error ({exc}) in the record starting here",
+                       "close the quote or escape quotes inside fields by doubling them (\"\"); for files "
+                       "written without CSV quoting add ?quoting=none", line=prev + 1) from None
+        start, prev = prev + 1, reader.line_num
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        yield start, row
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
@@ -165,7 +200,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
         bad = raw[exc.start:exc.end]
         raise fail(p, f"line {line}, column {col}", f"cannot decode byte(s) {bad!r} as {encoding} ({exc.reason})",
                    ENCODING_FIX, line=line) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def load_json(path: str | Path, encoding: str = "utf-8") -> Any:
@@ -277,16 +312,25 @@ def check_columns(path: str | Path, where: str, found: Sequence[str], expected: 
     expected = list(expected)
     missing = [c for c in expected if c not in index]
     if missing:
-        hints = []
-        lower = {c.lower().strip(): c for c in found}
-        for m in missing:
-            cand = lower.get(m.lower()) or next(iter(difflib.get_close_matches(m, list(found), n=1, cutoff=0.6)), None)
-            if cand is not None:
-                hints.append(f"{cand!r} looks like a renamed {m!r}")
-        fix = "; ".join(hints) + "; rename it back" if hints else "check that this is the right file and format"
+        fix = rename_hints(missing, found) or "check that this is the right file and format"
         raise fail(path, where, f"missing {what}(s) {', '.join(map(repr, missing))}: expected "
                    f"{list(expected)}, found {list(found)}", fix, key=missing[0])
     return {c: index[c] for c in expected}
+
+
+def rename_hints(missing: Iterable[str], found: Sequence[str], mapped: bool = False) -> str:
+    """Hints for near-miss column names (``'Essay' looks like a renamed 'essay'``; with ``mapped``, for a
+    misspelt column mapping, ``did you mean 'answer' instead of 'answr'?``), else ``""``."""
+    hints = []
+    lower = {c.lower().strip(): c for c in found}
+    for m in missing:
+        cand = lower.get(m.lower()) or next(iter(difflib.get_close_matches(m, list(found), n=1, cutoff=0.6)), None)
+        if cand is not None:
+            hints.append(f"did you mean {cand!r} instead of {m!r}?" if mapped else
+                         f"{cand!r} looks like a renamed {m!r}: rename it back")
+    if len(found) == 1 and any(ch in found[0] for ch in "\t,;|"):
+        hints.append(f"only one column {found[0][:40]!r} was found: is the delimiter right? (?delimiter=tab)")
+    return "; ".join(hints)
 
 
 def parse_number(path: str | Path, where: str, column: str, value: Any, *, line: int | None = None) -> float:
@@ -303,7 +347,7 @@ def parse_number(path: str | Path, where: str, column: str, value: Any, *, line:
         except ValueError:
             raise fail(path, where, f"{column} is {s!r}, not a number",
                        "fix the value, or map the right column to the score", line=line, key=column) from None
-    if x != x or x in (float("inf"), float("-inf")):
+    if not math.isfinite(x):
         raise fail(path, where, f"{column} is {value!r}, not a finite number",
                    "fix or drop the row", line=line, key=column)
     return x

@@ -14,7 +14,6 @@ ASAP-SAS sets 1, 2, 5, 6: 0-3, sets 3, 4, 7, 8, 9, 10: 0-2.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,12 +26,13 @@ from callbluff.datasets._io import (
     check_columns,
     fail,
     fmt_num,
+    iter_csv,
     iter_lines,
     parse_number,
     resolve_file,
     strip_csv_quotes,
 )
-from callbluff.datasets.base import Dataset, DataError, register_loader
+from callbluff.datasets.base import DataError, Dataset, register_loader
 from callbluff.records import Prompt, ScoredResponse
 
 #: ``domain1_score`` range per essay set (the competition's resolved score).
@@ -174,8 +174,7 @@ def _sas_solution_for(p: Path) -> Path | None:
     """
     name = p.name
     for suffix in (".gz", ".tsv", ".txt"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
+        name = name.removesuffix(suffix)
     stem = _REL.sub("", name)
     found = [c for c in (p.parent / f"{stem}_solution.csv", p.parent / f"{stem}_solution.csv.gz") if c.is_file()]
     return found[0] if len(found) == 1 else None
@@ -183,19 +182,15 @@ def _sas_solution_for(p: Path) -> Path | None:
 
 def _read_sas_solution(sol: Path, encoding: str) -> dict[str, tuple[int, int, float, str]]:
     """Solution CSV -> {id: (line, essay_set, essay_score, Usage)}."""
-    lines = iter_lines(sol, encoding)
-    reader = csv.reader(line for _, line in lines)
+    rows = iter_csv(sol, encoding)
     out: dict[str, tuple[int, int, float, str]] = {}
     try:
-        header = next(reader)
+        hn, header = next(rows)
     except StopIteration:
         raise fail(sol, None, "empty solution file", "re-download the file") from None
-    idx = check_columns(sol, "line 1 (header)", header, SAS_SOLUTION_COLUMNS)
+    idx = check_columns(sol, f"line {hn} (header)", header, SAS_SOLUTION_COLUMNS)
     i_use = header.index("Usage") if "Usage" in header else None
-    for row in reader:
-        n = reader.line_num
-        if not row:
-            continue
+    for n, row in rows:
         where = f"line {n}"
         if len(row) != len(header):
             raise fail(sol, where, f"expected {len(header)} comma-separated fields, found {len(row)}",
