@@ -53,7 +53,7 @@ def resolve_file(path: str | Path, what: str = "data file") -> Path:
     if p.is_dir():
         raise fail(path, None, f"is a directory, expected a {what}", "give the path of the file itself")
     if p.stat().st_size == 0:
-        raise fail(path, None, f"empty file (0 bytes), expected a {what}",
+        raise fail(path, None, f"empty file (0 bytes); expected: {what}",
                    "re-download or re-export the file")
     return p
 
@@ -312,7 +312,8 @@ def check_columns(path: str | Path, where: str, found: Sequence[str], expected: 
     expected = list(expected)
     missing = [c for c in expected if c not in index]
     if missing:
-        fix = rename_hints(missing, found) or "check that this is the right file and format"
+        spare = [c for c in found if c not in expected]
+        fix = rename_hints(missing, spare) or "check that this is the right file and format"
         raise fail(path, where, f"missing {what}(s) {', '.join(map(repr, missing))}: expected "
                    f"{list(expected)}, found {list(found)}", fix, key=missing[0])
     return {c: index[c] for c in expected}

@@ -188,7 +188,7 @@ class ColumnMapper:
         v = self._get(row, col, where, line)
         if _missing(v):
             if required:
-                raise fail(self.source, where, f"empty text in column {col!r} ({field})",
+                raise fail(self.source, where, f"empty text in column {col!r}" + (f" ({field})" if col != field else ""),
                            "fill in the text or drop the row", line=line, key=col)
             return ""
         if not isinstance(v, str):
