@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import shared_path
 
 from callbluff.datasets import load
 from callbluff.records import OpenQuestion, QAExample, ScoredResponse
+from conftest import shared_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
