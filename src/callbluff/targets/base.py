@@ -111,10 +111,11 @@ class TargetStats:
     seconds: float = 0.0
     errors: int = 0
     cache_hits: int = 0
+    retries: int = 0  # repeated attempts after a transient failure (HTTP), not counted in ``calls``
 
     def to_dict(self) -> dict[str, float | int]:
         return {"calls": self.calls, "inputs": self.inputs, "seconds": round(self.seconds, 6),
-                "errors": self.errors, "cache_hits": self.cache_hits}
+                "errors": self.errors, "cache_hits": self.cache_hits, "retries": self.retries}
 
 
 @dataclass

@@ -1,0 +1,183 @@
+"""The prediction cache: SQLite in WAL mode keyed by (target fingerprint, input key) (issue 3 item 2).
+
+One row per prediction: ``fingerprint`` (:attr:`Target.fingerprint`), ``key`` (:meth:`Input.key`, a hash of
+task, prompt, context and text), the :class:`Output` as JSON and the time it was stored. Only successful
+outputs belong here (:class:`~callbluff.targets.wrappers.CachedTarget` never stores errors, so a later run
+retries them).
+
+Concurrency: WAL lets readers work while one process writes; ``busy_timeout`` makes a writer wait for the
+lock instead of failing, and writes use ``BEGIN IMMEDIATE`` so two writers never deadlock on a lock upgrade.
+Each process (and each thread) gets its own connection, opened lazily, so a cache object can be handed to
+worker processes (it pickles as its path) and survives ``fork``. The same file can be shared across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from callbluff.targets.base import Output
+
+SCHEMA_VERSION = 1
+_CHUNK = 500  # keys per SELECT (well under SQLite's host-parameter limit)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS predictions (
+    fingerprint TEXT NOT NULL,
+    key TEXT NOT NULL,
+    output TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (fingerprint, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class PredictionCache:
+    """A SQLite prediction cache at ``path`` (created with its parent directory if missing).
+
+    ``busy_timeout`` is how long (seconds) a write waits for another process's lock before failing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.busy_timeout = float(busy_timeout)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._conn()  # create the schema now, so errors (bad path, not a database) surface here
+
+    # -- connections ---------------------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # forked: never reuse the parent's connections
+            self._local = threading.local()
+            self._conns = []
+            self._conns_lock = threading.Lock()
+            self._pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError as exc:
+            raise sqlite3.DatabaseError(
+                f"prediction cache {self.path}: {exc} (is it a callbluff predictions.sqlite? delete or move "
+                "it to start a fresh cache)") from exc
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(
+                f"prediction cache {self.path}: cannot switch to WAL mode (got {mode!r}); put the cache on a "
+                "local file system")
+        self._local.conn = conn
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path, "busy_timeout": self.busy_timeout}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.path = state["path"]
+        self.busy_timeout = state["busy_timeout"]
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._conns = []
+        self._conns_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close this process's connections (the cache reopens on next use)."""
+        if self._pid != os.getpid():
+            return
+        with self._conns_lock:
+            for conn in self._conns:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._conns.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> PredictionCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PredictionCache({str(self.path)!r})"
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Output]:
+        """The cached outputs among ``keys`` (missing keys are absent from the result)."""
+        conn = self._conn()
+        uniq = list(dict.fromkeys(keys))
+        found: dict[str, Output] = {}
+        for k in range(0, len(uniq), _CHUNK):
+            part = uniq[k:k + _CHUNK]
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT key, output FROM predictions WHERE fingerprint = ? AND key IN ({marks})",
+                [fingerprint, *part]).fetchall()
+            for key, text in rows:
+                found[key] = Output.from_dict(json.loads(text))
+        return found
+
+    def get(self, fingerprint: str, key: str) -> Output | None:
+        return self.get_many(fingerprint, [key]).get(key)
+
+    def count(self, fingerprint: str | None = None) -> int:
+        """Number of cached predictions (for one target fingerprint, or all)."""
+        conn = self._conn()
+        if fingerprint is None:
+            return int(conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+        return int(conn.execute("SELECT COUNT(*) FROM predictions WHERE fingerprint = ?",
+                                (fingerprint,)).fetchone()[0])
+
+    def fingerprints(self) -> dict[str, int]:
+        """Every fingerprint in the cache with its number of predictions."""
+        rows = self._conn().execute("SELECT fingerprint, COUNT(*) FROM predictions GROUP BY fingerprint")
+        return {fp: int(n) for fp, n in rows}
+
+    # -- writes --------------------------------------------------------------------------------------------
+    def put_many(self, fingerprint: str, items: Mapping[str, Output] | Sequence[tuple[str, Output]]) -> int:
+        """Store outputs (one transaction); error outputs are refused. Returns the number of rows written."""
+        pairs = list(items.items()) if isinstance(items, Mapping) else list(items)
+        bad = [k for k, o in pairs if o.error is not None]
+        if bad:
+            raise ValueError(f"PredictionCache.put_many: {len(bad)} error outputs (e.g. key {bad[0][:12]}...); "
+                             "errors are never cached so that a later run retries them")
+        if not pairs:
+            return 0
+        now = time.time()
+        rows = [(fingerprint, k, json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")), now)
+                for k, o in pairs]
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return len(rows)
+
+    def put(self, fingerprint: str, key: str, output: Output) -> None:
+        self.put_many(fingerprint, [(key, output)])
+
+    def delete(self, fingerprint: str) -> int:
+        """Forget every prediction of one target fingerprint; returns how many rows went."""
+        conn = self._conn()
+        cur = conn.execute("DELETE FROM predictions WHERE fingerprint = ?", (fingerprint,))
+        return int(cur.rowcount)

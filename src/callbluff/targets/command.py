@@ -1,0 +1,281 @@
+"""A long-running subprocess speaking JSON lines as a target (issue 3 "command" adapter).
+
+Protocol (one line each way per input, in order, UTF-8):
+
+* we write ``{"id": N, "task": ..., "text": ..., "prompt_id": ..., "context": ...}`` (``id`` counts up for
+  the life of the process);
+* the process answers ``{"score": 3}``, or ``{"answer": "...", "candidates": [[text, score], ...]}``, or
+  ``{"error": "why"}``; it may echo ``"id"`` (an answer carrying another id is ignored as stale); extra keys
+  are ignored. Lines that are not JSON objects (stray prints) are skipped and quoted in a later error if the
+  answer never comes.
+
+The process is started on first use and kept alive across ``predict`` calls. If it exits while answering,
+that input gets ``Output(error="command exited with code C while answering (stderr: ...)")`` and the process
+is restarted for the next input. If no answer arrives within ``timeout`` seconds (``startup_timeout`` for
+the first answer after a start, to allow for loading a model) the process is killed, the input gets
+``"timeout after Ts (command restarted)"`` and the next input starts a fresh process. When five fresh
+processes in a row exit without answering anything, with the same error (a crash at start-up, say), the
+remaining inputs of the call fail fast (``"not sent: the command exited 5 times in a row ..."``) instead of
+paying a start-up each; errors are never cached, so a later run retries them.
+
+``env`` is added to the current environment (values are never written to ``to_config``); the default
+fingerprint hashes ``argv``, ``cwd`` and the content of every argv element that names a small file (the
+scorer script, a model file), so editing the script invalidates cached predictions.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from callbluff.targets._common import (
+    OUTPUT_KINDS,
+    CoercionError,
+    TargetBase,
+    coerce_output,
+    config_hash,
+    exception_cause,
+    file_sha256,
+)
+from callbluff.targets.base import Input, Output, TargetStats
+
+_MAX_HASHED_FILE = 64 * 1024 * 1024
+_EOF = object()
+_FAIL_FAST = 5
+
+
+class _Proc:
+    """A started process with reader threads draining stdout (to a queue) and stderr (last lines)."""
+
+    def __init__(self, argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
+        self.popen = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+            text=True, encoding="utf-8", errors="replace", bufsize=1)
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self.stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self.answered = 0
+        self.next_id = 0
+        threading.Thread(target=self._drain_out, daemon=True, name="callbluff-cmd-out").start()
+        threading.Thread(target=self._drain_err, daemon=True, name="callbluff-cmd-err").start()
+
+    def _drain_out(self) -> None:
+        assert self.popen.stdout is not None
+        try:
+            for line in self.popen.stdout:
+                self.lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self.lines.put(_EOF)
+
+    def _drain_err(self) -> None:
+        assert self.popen.stderr is not None
+        try:
+            for line in self.popen.stderr:
+                self.stderr.append(line.rstrip("\n"))
+        except (OSError, ValueError):
+            pass
+
+    def stderr_tail(self, limit: int = 400) -> str:
+        text = " | ".join(s for s in self.stderr if s.strip())
+        return text if len(text) <= limit else "..." + text[-(limit - 3):]
+
+    def kill(self) -> None:
+        try:
+            self.popen.kill()
+        except OSError:
+            pass
+        try:
+            self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class CommandTarget(TargetBase):
+    """Drive a JSON-lines subprocess (see the module docstring for the protocol and failure handling)."""
+
+    def __init__(self, argv: Sequence[str] | str, *, cwd: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] | None = None, timeout: float = 30.0, startup_timeout: float = 60.0,
+                 output: str = "auto", name: str | None = None, fingerprint: str | None = None) -> None:
+        self.argv = shlex.split(argv) if isinstance(argv, str) else [str(a) for a in argv]
+        if not self.argv:
+            raise ValueError("CommandTarget: argv is empty; give the command to run, e.g. ['python', 'scorer.py']")
+        if output not in OUTPUT_KINDS:
+            raise ValueError(f"CommandTarget: output must be one of {OUTPUT_KINDS}, got {output!r}")
+        if timeout <= 0:
+            raise ValueError(f"CommandTarget: timeout must be > 0 seconds, got {timeout!r}")
+        self.cwd = None if cwd is None else str(cwd)
+        self.env = {str(k): str(v) for k, v in (env or {}).items()}
+        self.timeout = float(timeout)
+        self.startup_timeout = max(float(startup_timeout), self.timeout)
+        self.output = output
+        self.name = name or " ".join(Path(self.argv[0]).name if i == 0 else a for i, a in enumerate(self.argv))
+        self.fingerprint = fingerprint or "command:" + config_hash([self.argv, self.cwd, self._file_hashes()])
+        self.stats = TargetStats()
+        self.restarts = 0
+        self._proc: _Proc | None = None
+        self._lock = threading.Lock()
+
+    def _file_hashes(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for arg in self.argv[1:]:
+            p = Path(self.cwd or ".", arg) if not os.path.isabs(arg) else Path(arg)
+            try:
+                if p.is_file() and p.stat().st_size <= _MAX_HASHED_FILE:
+                    out[arg] = file_sha256(p)
+            except OSError:
+                continue
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_proc", "_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._proc = None
+        self._lock = threading.Lock()
+
+    def to_config(self) -> dict[str, Any]:
+        return {"type": "command", "name": self.name, "argv": list(self.argv), "cwd": self.cwd,
+                "env_keys": sorted(self.env), "timeout": self.timeout, "startup_timeout": self.startup_timeout,
+                "output": self.output, "fingerprint": self.fingerprint}
+
+    @property
+    def pid(self) -> int | None:
+        """The running process id (None when not started)."""
+        return None if self._proc is None else self._proc.popen.pid
+
+    def _start(self) -> _Proc:
+        env = {**os.environ, **self.env} if self.env else None
+        if self._proc is not None and self._proc.popen.pid and self._proc.popen.poll() is None:
+            return self._proc
+        if self._proc is not None:
+            self._proc.kill()
+            self.restarts += 1
+        self._proc = _Proc(self.argv, self.cwd, env)
+        return self._proc
+
+    def _ask(self, inp: Input) -> tuple[Output, bool]:
+        """One round trip. Returns (output, process_failed)."""
+        try:
+            proc = self._start()
+        except (OSError, ValueError) as exc:
+            return Output(error=f"cannot start command {self.argv!r}: {exception_cause(exc)}"), True
+        msg_id = proc.next_id
+        proc.next_id += 1
+        fresh = proc.answered == 0
+        payload = {"id": msg_id, **inp.to_dict()}
+        payload.setdefault("prompt_id", None)
+        payload.setdefault("context", None)
+        self.stats.calls += 1
+        assert proc.popen.stdin is not None
+        try:
+            proc.popen.stdin.write(json.dumps(payload, ensure_ascii=False) + "\n")
+            proc.popen.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return self._died(proc), True
+        limit = self.startup_timeout if fresh else self.timeout
+        deadline = time.monotonic() + limit
+        noise: list[str] = []
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                line = proc.lines.get(timeout=max(remaining, 0.0)) if remaining > 0 else proc.lines.get_nowait()
+            except queue.Empty:
+                proc.kill()
+                self._proc = None
+                self.restarts += 1
+                extra = f"; ignored output: {noise[-1][:120]!r}" if noise else ""
+                return Output(error=f"timeout after {limit:g}s (command restarted){extra}"), False
+            if line is _EOF:
+                return self._died(proc), True
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:
+                noise.append(text)
+                continue
+            if not isinstance(data, dict):
+                noise.append(text)
+                continue
+            if "id" in data and data["id"] != msg_id:
+                continue  # a stale answer
+            proc.answered += 1
+            try:
+                return coerce_output(data, self.output), False
+            except CoercionError as exc:
+                return Output(error=f"unreadable answer from command: {exc}"), False
+
+    def _died(self, proc: _Proc) -> Output:
+        try:
+            code = proc.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        time.sleep(0.01)  # let the stderr reader catch the last lines
+        tail = proc.stderr_tail()
+        proc.kill()
+        self._proc = None
+        self.restarts += 1
+        err = f" (stderr: {tail})" if tail else ""
+        return Output(error=f"command exited with code {code} while answering{err}")
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        outs: list[Output] = []
+        t0 = time.perf_counter()
+        with self._lock:
+            try:
+                streak: list[str] = []  # errors of consecutive fresh processes that died without answering
+                for inp in inputs:
+                    if len(streak) >= _FAIL_FAST and len(set(streak[-_FAIL_FAST:])) == 1:
+                        outs.append(Output(error=f"not sent: the command exited {len(streak)} times in a row "
+                                                 f"without answering (last: {streak[-1]})"))
+                        continue
+                    was_fresh = self._proc is None or self._proc.answered == 0
+                    out, failed = self._ask(inp)
+                    if failed and was_fresh:
+                        streak.append(out.error or "")
+                    else:
+                        streak.clear()
+                    outs.append(out)
+            finally:
+                self.stats.seconds += time.perf_counter() - t0
+        self.stats.inputs += len(inputs)
+        self.stats.errors += sum(1 for o in outs if o.error is not None)
+        return outs
+
+    def close(self) -> None:
+        """End the process: close its stdin (a well-behaved process exits), kill it after 2 s otherwise."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            assert proc.popen.stdin is not None
+            proc.popen.stdin.close()
+            proc.popen.wait(timeout=2)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        proc.kill()
+
+    def __del__(self) -> None:
+        try:
+            if getattr(self, "_proc", None) is not None:
+                self._proc.kill()  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass

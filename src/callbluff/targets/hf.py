@@ -1,0 +1,298 @@
+"""Hugging Face models from a local directory as targets (extra ``hf``: torch + transformers).
+
+Tasks: ``question-answering`` (extractive reading comprehension, SQuAD-style), ``text-classification``
+and ``text-regression``. Models are loaded with ``AutoTokenizer``/``AutoModelFor*`` from the directory only
+(``local_files_only=True`` and ``HF_HUB_OFFLINE=1``: nothing is downloaded), on CPU, lazily on first
+``predict`` (so building or pickling a target to worker processes is cheap).
+
+Extractive QA decoding (:func:`qa_predict`, shared with :mod:`callbluff.models`) follows the standard SQuAD
+recipe (Devlin et al. 2019; the Hugging Face ``run_qa`` post-processing): contexts longer than the window
+are split into overlapping features (``max_length`` tokens, ``stride`` tokens of overlap, question first and
+truncated to ``max_query_length`` tokens); in every feature the ``n_best`` highest start and end logits over
+*context* tokens are paired into spans with ``start <= end`` and at most ``max_answer_len`` tokens; a span's
+score is ``start_logit + end_logit``; spans from all features of an example are ranked together,
+duplicates (same text) keep their best score, and the candidates' scores are turned into probabilities by a
+softmax over the ranked list (as ``run_qa`` does), of which the ``top_k`` best are returned. An example with
+no valid span gets no candidates (answer ``""``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
+from callbluff.targets.base import Candidate, Input, Output, TargetStats
+
+HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression")
+_HASHED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
+           "merges.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model")
+_WEIGHTS = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def _require_hf() -> tuple[Any, Any]:
+    """Import torch and transformers, or explain how to install them."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ImportError(f"Hugging Face targets need the 'hf' extra ({exc}); install it with "
+                          "pip install 'callbluff[hf]' (CPU torch + transformers)") from exc
+    return torch, transformers
+
+
+def _check_dir(model_dir: str | os.PathLike[str]) -> Path:
+    path = Path(model_dir)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"no Hugging Face model at {path} (expected config.json, weights and tokenizer "
+                                "files saved with save_pretrained)")
+    return path
+
+
+def model_dir_hash(model_dir: str | os.PathLike[str]) -> str:
+    """SHA-256 over the weights, config and tokenizer files of a model directory (its content identity)."""
+    import hashlib
+
+    path = _check_dir(model_dir)
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if f.is_file() and (f.name in _HASHED or f.suffix in _WEIGHTS):
+            h.update(f.name.encode())
+            h.update(file_sha256(f).encode())
+    return h.hexdigest()
+
+
+def load_qa(model_dir: str | os.PathLike[str]) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for extractive QA from a local directory, on CPU, in eval mode."""
+    _, transformers = _require_hf()
+    path = _check_dir(model_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{path}: QA decoding needs a fast tokenizer (tokenizer.json) for offsets and overflow")
+    model = transformers.AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
+    model.eval()
+    return model, tokenizer
+
+
+def _truncate_questions(tokenizer: Any, questions: Sequence[str], max_query_length: int) -> list[str]:
+    qs = [q.lstrip() for q in questions]
+    enc = tokenizer(qs, add_special_tokens=False, return_offsets_mapping=True)
+    out = []
+    for q, offs in zip(qs, enc["offset_mapping"]):
+        out.append(q[: offs[max_query_length - 1][1]] if len(offs) > max_query_length else q)
+    return out
+
+
+def _spans(start: np.ndarray, end: np.ndarray, ctx_idx: np.ndarray, offsets: Sequence[Sequence[int]],
+           context: str, n_best: int, max_answer_len: int) -> list[tuple[float, str]]:
+    """Valid (score, text) spans of one feature."""
+    if ctx_idx.size == 0:
+        return []
+    s_log, e_log = start[ctx_idx], end[ctx_idx]
+    top_s = ctx_idx[np.argsort(-s_log, kind="stable")[:n_best]]
+    top_e = ctx_idx[np.argsort(-e_log, kind="stable")[:n_best]]
+    out = []
+    for si in top_s:
+        for ei in top_e:
+            if ei < si or ei - si + 1 > max_answer_len:
+                continue
+            a, b = offsets[si][0], offsets[ei][1]
+            out.append((float(start[si] + end[ei]), context[a:b]))
+    return out
+
+
+def qa_predict(model: Any, tokenizer: Any, questions: Sequence[str], contexts: Sequence[str], *,
+               max_length: int = 384, stride: int = 128, top_k: int = 5, batch_size: int = 16,
+               max_answer_len: int = 30, n_best: int = 20, max_query_length: int = 64) -> list[list[Candidate]]:
+    """Ranked answer candidates (best first, scores are probabilities) for each (question, context) pair.
+
+    See the module docstring for the decoding. ``batch_size`` is the number of features per forward pass.
+    """
+    torch, _ = _require_hf()
+    if len(questions) != len(contexts):
+        raise ValueError(f"qa_predict: {len(questions)} questions but {len(contexts)} contexts")
+    if not questions:
+        return []
+    qs = _truncate_questions(tokenizer, questions, max_query_length)
+    spans: list[list[tuple[float, str]]] = [[] for _ in qs]
+    # tokenize a block of examples at a time (bounded memory), run features batch_size at a time
+    block = max(1, batch_size)
+    for b0 in range(0, len(qs), block):
+        bq, bc = qs[b0:b0 + block], list(contexts[b0:b0 + block])
+        enc = tokenizer(bq, bc, truncation="only_second", max_length=max_length, stride=stride,
+                        return_overflowing_tokens=True, return_offsets_mapping=True, padding="longest",
+                        return_tensors="pt")
+        n_feat = enc["input_ids"].shape[0]
+        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        for f0 in range(0, n_feat, batch_size):
+            with torch.inference_mode():
+                out = model(**{k: v[f0:f0 + batch_size] for k, v in feed.items()})
+            starts = out.start_logits.float().numpy()
+            ends = out.end_logits.float().numpy()
+            for j in range(starts.shape[0]):
+                f = f0 + j
+                ex = int(enc["overflow_to_sample_mapping"][f])
+                seq = enc.sequence_ids(f)
+                ctx_idx = np.array([t for t, s in enumerate(seq) if s == 1], dtype=int)
+                offsets = enc["offset_mapping"][f].tolist()
+                spans[b0 + ex].extend(_spans(starts[j], ends[j], ctx_idx, offsets, bc[ex], n_best, max_answer_len))
+    results: list[list[Candidate]] = []
+    for cand in spans:
+        cand.sort(key=lambda x: -x[0])
+        best: dict[str, float] = {}
+        for score, text in cand:
+            text = text.strip()
+            if text and text not in best:
+                best[text] = score
+        ranked = list(best.items())[: max(n_best, top_k)]
+        if not ranked:
+            results.append([])
+            continue
+        logits = np.array([s for _, s in ranked])
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        results.append([Candidate(t, float(p)) for (t, _), p in zip(ranked[:top_k], probs[:top_k])])
+    return results
+
+
+class HFTarget(TargetBase):
+    """A local Hugging Face model as a target.
+
+    * ``question-answering``: ``Input.text`` is the question, ``Input.context`` the paragraph; the output is
+      the best span as ``answer`` with the ``top_k`` ranked ``candidates``.
+    * ``text-classification``: ``answer`` is the predicted label name, ``candidates`` all labels with their
+      probabilities; ``score`` is the label read as a number when labels are numbers (``"0"``..``"3"``, as a
+      score scale would be), else the class index. ``Input.context``, when present, is the second segment.
+    * ``text-regression``: a one-output head; ``score`` is that output.
+    """
+
+    def __init__(self, model_dir: str | os.PathLike[str], task: str = "question-answering", *,
+                 batch_size: int = 16, max_length: int = 384, stride: int = 128, top_k: int = 5,
+                 max_answer_len: int = 30, num_threads: int | None = None, name: str | None = None,
+                 fingerprint: str | None = None) -> None:
+        if task not in HF_TASKS:
+            raise ValueError(f"HFTarget: task must be one of {HF_TASKS}, got {task!r}")
+        import importlib.util
+
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "
+                              "pip install 'callbluff[hf]'")
+        self.model_dir = _check_dir(model_dir)
+        self.task = task
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length)
+        self.stride = int(stride)
+        self.top_k = int(top_k)
+        self.max_answer_len = int(max_answer_len)
+        self.num_threads = num_threads
+        self.name = name or self.model_dir.name
+        self.fingerprint = fingerprint or "hf:" + config_hash(
+            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len])
+        self.stats = TargetStats()
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_model", "_tokenizer")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._model = self._tokenizer = None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"type": "hf", "name": self.name, "model_dir": str(self.model_dir), "task": self.task,
+                "batch_size": self.batch_size, "max_length": self.max_length, "stride": self.stride,
+                "top_k": self.top_k, "fingerprint": self.fingerprint}
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        torch, transformers = _require_hf()
+        if self.num_threads:
+            torch.set_num_threads(int(self.num_threads))
+        if self.task == "question-answering":
+            self._model, self._tokenizer = load_qa(self.model_dir)
+            return
+        self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
+        self._model = transformers.AutoModelForSequenceClassification.from_pretrained(
+            self.model_dir, local_files_only=True)
+        self._model.eval()
+        n = int(self._model.config.num_labels)
+        if self.task == "text-regression" and n != 1:
+            raise ValueError(f"{self.model_dir}: text-regression needs a 1-output head, this model has {n} labels")
+
+    def _qa(self, inputs: Sequence[Input]) -> list[Output]:
+        outs: list[Output | None] = [None] * len(inputs)
+        idx = [i for i, x in enumerate(inputs) if x.context is not None]
+        for i, x in enumerate(inputs):
+            if x.context is None:
+                outs[i] = Output(error="question-answering needs Input.context (the paragraph to answer from)")
+        if idx:
+            self.stats.calls += 1
+            cands = qa_predict(self._model, self._tokenizer, [inputs[i].text for i in idx],
+                               [inputs[i].context or "" for i in idx], max_length=self.max_length,
+                               stride=self.stride, top_k=self.top_k, batch_size=self.batch_size,
+                               max_answer_len=self.max_answer_len)
+            for i, c in zip(idx, cands):
+                outs[i] = Output(answer=c[0].text if c else "", candidates=tuple(c))
+        return [o if o is not None else Output(error="internal: no prediction") for o in outs]
+
+    def _classify(self, inputs: Sequence[Input]) -> list[Output]:
+        torch, _ = _require_hf()
+        outs: list[Output] = []
+        id2label = {int(k): str(v) for k, v in (self._model.config.id2label or {}).items()}
+        for b0 in range(0, len(inputs), self.batch_size):
+            batch = inputs[b0:b0 + self.batch_size]
+            self.stats.calls += 1
+            texts = [x.text for x in batch]
+            pairs = [x.context for x in batch]
+            if any(p is not None for p in pairs):
+                enc = self._tokenizer(texts, [p or "" for p in pairs], truncation=True, max_length=self.max_length,
+                                      padding=True, return_tensors="pt")
+            else:
+                enc = self._tokenizer(texts, truncation=True, max_length=self.max_length, padding=True,
+                                      return_tensors="pt")
+            with torch.inference_mode():
+                logits = self._model(**enc).logits.float().numpy()
+            for row in logits:
+                if self.task == "text-regression":
+                    outs.append(Output(score=float(row[0])))
+                    continue
+                p = np.exp(row - row.max())
+                p /= p.sum()
+                order = np.argsort(-p, kind="stable")
+                labels = [id2label.get(int(j), str(int(j))) for j in order]
+                top = labels[0]
+                try:
+                    score = float(top)
+                except ValueError:
+                    score = float(order[0])
+                outs.append(Output(score=score, answer=top,
+                                   candidates=tuple(Candidate(lab, float(p[j])) for lab, j in zip(labels, order))))
+        return outs
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        if not inputs:
+            return []
+        t0 = time.perf_counter()
+        try:
+            self._load()
+            outs = self._qa(inputs) if self.task == "question-answering" else self._classify(inputs)
+        except Exception as exc:  # noqa: BLE001 - a model failure is an error row per input
+            outs = [Output(error=f"{self.name}: {exception_cause(exc)}")] * len(inputs)
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+        self.stats.inputs += len(inputs)
+        self.stats.errors += sum(1 for o in outs if o.error is not None)
+        return outs
+
+    def close(self) -> None:
+        self._model = self._tokenizer = None

@@ -1,0 +1,512 @@
+"""HTTP JSON endpoints as targets (issue 3 "Targets": body template, response path, ``${ENV}`` headers,
+single/batch mode, concurrency limit, timeout, retries with exponential backoff and jitter, rate limit).
+
+Request body
+    ``body_template`` is a JSON value (dict/list, or a JSON string) whose strings may contain placeholders.
+    Single mode: ``${text}``, ``${prompt_id}``, ``${context}``, ``${task}``. Batch mode: ``${inputs}`` (a list
+    of ``{"text", "task", "prompt_id"?, "context"?}`` dicts) or ``${texts}`` (a list of strings). A string
+    that *is* a placeholder is replaced by the value with its JSON type (``null`` for a missing context, a
+    list for ``${inputs}``); a placeholder inside a longer string is replaced by its text. Defaults:
+    ``{"text": "${text}", "task": "${task}", "prompt_id": "${prompt_id}", "context": "${context}"}`` and
+    ``{"inputs": "${inputs}"}``.
+
+Response path
+    Dotted keys into the JSON reply: ``"score"``, ``"answer"``, ``"data.0.label"``, ``"results.*.score"``
+    (``*`` maps over a list; ``[*]``/``[0]`` and a leading ``$.`` are accepted too). Empty (the default in
+    single mode) means the whole reply, read as ``{"score"|"answer"|"candidates"|"error": ...}``. In batch
+    mode the path must give a list with one item per input (default ``"results"``).
+
+Secrets
+    Header values (and the URL) may reference environment variables as ``${NAME}``. They are expanded for
+    each request only; the expanded values are kept out of ``repr``, :meth:`HttpTarget.to_config`, the
+    fingerprint, pickles, log records and error messages (any occurrence in an error text, e.g. a server
+    echoing a header back, is replaced by ``***``).
+
+Faults
+    5xx, 408, 429 (honouring a numeric ``Retry-After``), timeouts, connection errors (refused, dropped),
+    malformed JSON and a missing response path are retried up to ``retries`` times with exponential backoff
+    ``min(backoff_max, backoff * 2**attempt)`` times a jitter factor drawn uniformly from [0.5, 1]
+    ("equal jitter"; ``seed`` fixes the jitter stream, which only affects timing). Other 4xx answers are not
+    retried. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
+    ``"HTTP 500 after 4 attempts"``, ``"timeout after 2.0s x4"``,
+    ``"malformed JSON (Expecting value: line 1 column 1 (char 0)): 'oops' after 4 attempts"``.
+    Assumption (the issue is silent): a batch request that still fails marks all of its inputs failed; it is
+    not split, since a failing server would otherwise be hit ``batch_size`` times more.
+
+Concurrency
+    Requests are made with ``httpx.AsyncClient`` on a private event loop running in a background thread (one
+    per process; re-created after ``fork`` so targets work in worker processes, and the target pickles
+    without its loop, client or secrets). ``concurrency`` bounds requests in flight (an asyncio semaphore),
+    ``rate_limit`` spaces request starts at least ``1/rate_limit`` seconds apart (per target per process).
+    :meth:`HttpTarget.predict` is synchronous and thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from callbluff.targets._common import (
+    OUTPUT_KINDS,
+    CoercionError,
+    TargetBase,
+    coerce_output,
+    config_hash,
+    exception_cause,
+)
+from callbluff.targets.base import Input, Output, TargetStats
+
+log = logging.getLogger("callbluff.targets.http")
+
+SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
+BATCH_PLACEHOLDERS = ("inputs", "texts")
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+DEFAULT_SINGLE_BODY: dict[str, Any] = {"text": "${text}", "task": "${task}", "prompt_id": "${prompt_id}",
+                                       "context": "${context}"}
+DEFAULT_BATCH_BODY: dict[str, Any] = {"inputs": "${inputs}"}
+_SNIPPET = 160
+
+
+def _snippet(text: str, limit: int = _SNIPPET) -> str:
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return repr(text)
+
+
+def _placeholders(obj: Any) -> set[str]:
+    if isinstance(obj, str):
+        return set(_PLACEHOLDER.findall(obj))
+    if isinstance(obj, dict):
+        return set().union(*(_placeholders(k) | _placeholders(v) for k, v in obj.items())) if obj else set()
+    if isinstance(obj, list):
+        return set().union(*(_placeholders(v) for v in obj)) if obj else set()
+    return set()
+
+
+def render_template(obj: Any, values: dict[str, Any]) -> Any:
+    """Substitute ``${name}`` placeholders in a JSON structure (see the module docstring)."""
+    if isinstance(obj, str):
+        m = _PLACEHOLDER.fullmatch(obj)
+        if m and m.group(1) in values:
+            return values[m.group(1)]
+
+        def repl(mm: re.Match[str]) -> str:
+            if mm.group(1) not in values:
+                return mm.group(0)
+            v = values[mm.group(1)]
+            return "" if v is None else (v if isinstance(v, str) else json.dumps(v))
+
+        return _PLACEHOLDER.sub(repl, obj)
+    if isinstance(obj, dict):
+        return {render_template(k, values): render_template(v, values) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [render_template(v, values) for v in obj]
+    return obj
+
+
+class PathNotFound(LookupError):
+    pass
+
+
+def _parse_path(path: str | None) -> list[str]:
+    if path is None:
+        return []
+    p = path.strip()
+    if p.startswith("$"):
+        p = p[1:]
+    p = re.sub(r"\[(\*|-?\d+)\]", r".\1", p).strip(".")
+    return [s for s in p.split(".") if s] if p else []
+
+
+def resolve_path(data: Any, parts: Sequence[str]) -> Any:
+    """Follow dotted ``parts`` into ``data``; ``*`` maps the rest of the path over a list (or dict values).
+
+    Inside a ``*`` map, an element that lacks the rest of the path but is a dict with an ``"error"`` yields
+    ``Output(error=...)`` for that element instead of failing the whole reply.
+    """
+    cur = data
+    for k, part in enumerate(parts):
+        if part == "*":
+            if isinstance(cur, dict):
+                items = list(cur.values())
+            elif isinstance(cur, list):
+                items = cur
+            else:
+                raise PathNotFound(f"'*' needs a list, found {type(cur).__name__}")
+            out = []
+            for item in items:
+                try:
+                    out.append(resolve_path(item, parts[k + 1:]))
+                except PathNotFound:
+                    if isinstance(item, dict) and item.get("error") is not None:
+                        out.append(Output(error=str(item["error"])))
+                    else:
+                        raise
+            return out
+        if isinstance(cur, dict):
+            if part not in cur or cur[part] is None:
+                raise PathNotFound(f"no key {part!r}")
+            cur = cur[part]
+        elif isinstance(cur, list):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                raise PathNotFound(f"no index {part!r} in a list of {len(cur)}") from None
+        else:
+            raise PathNotFound(f"cannot take {part!r} of {type(cur).__name__}")
+    if cur is None:
+        raise PathNotFound("value is null")
+    return cur
+
+
+class _Failure:
+    """One failed attempt: a kind (for retry decisions and summaries) and a human-readable message."""
+
+    __slots__ = ("kind", "msg", "retry", "wait")
+
+    def __init__(self, kind: str, msg: str, retry: bool = True, wait: float | None = None) -> None:
+        self.kind, self.msg, self.retry, self.wait = kind, msg, retry, wait
+
+
+def describe_failures(failures: Sequence[_Failure]) -> str:
+    """The final cause stored for inputs whose request failed on every attempt."""
+    n = len(failures)
+    last = failures[-1]
+    if not last.retry:
+        return last.msg if n == 1 else f"{last.msg} (attempt {n})"
+    if all(f.msg == last.msg for f in failures):
+        return f"{last.msg} x{n}" if last.kind == "timeout" else f"{last.msg} after {n} attempt{'s' * (n > 1)}"
+    counts: dict[str, int] = {}
+    for f in failures[:-1]:
+        counts[f.msg] = counts.get(f.msg, 0) + 1
+    earlier = ", ".join(f"{m} x{c}" for m, c in counts.items())
+    return f"{last.msg} after {n} attempts (earlier: {earlier})"
+
+
+class _LoopThread:
+    """A private asyncio loop in a daemon thread; re-created in a forked child (pid check)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+        self.pid: int | None = None
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return (self.loop is not None and self.pid == os.getpid() and self.thread is not None
+                and self.thread.is_alive())
+
+    def ensure(self) -> tuple[asyncio.AbstractEventLoop, bool]:
+        """The loop, and whether it was (re)created just now."""
+        if self.pid != os.getpid():  # forked: the parent's lock, loop and thread are not ours
+            self.lock = threading.Lock()
+            self.loop = self.thread = None
+        with self.lock:
+            if self.alive():
+                assert self.loop is not None
+                return self.loop, False
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="callbluff-http-loop", daemon=True)
+            thread.start()
+            self.loop, self.thread, self.pid = loop, thread, os.getpid()
+            return loop, True
+
+    def run(self, coro: Any) -> Any:
+        loop, _ = self.ensure()
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    def stop(self) -> None:
+        with self.lock:
+            if not self.alive():
+                self.loop = self.thread = None
+                return
+            assert self.loop is not None and self.thread is not None
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=5)
+            if not self.thread.is_alive():
+                self.loop.close()
+            self.loop = self.thread = None
+
+
+class HttpTarget(TargetBase):
+    """A target behind an HTTP JSON endpoint (see the module docstring for templates, paths and faults)."""
+
+    def __init__(self, url: str, *, body_template: Any = None, response_path: str | None = None,
+                 headers: dict[str, str] | None = None, method: str = "POST", mode: str = "single",
+                 batch_size: int = 16, concurrency: int = 4, timeout: float = 10.0, retries: int = 3,
+                 backoff: float = 0.5, backoff_max: float = 8.0, rate_limit: float | None = None,
+                 output: str = "auto", name: str | None = None, fingerprint: str | None = None,
+                 seed: int | None = None, trust_env: bool = True) -> None:
+        if mode not in ("single", "batch"):
+            raise ValueError(f"HttpTarget: mode must be 'single' or 'batch', got {mode!r}")
+        if output not in OUTPUT_KINDS:
+            raise ValueError(f"HttpTarget: output must be one of {OUTPUT_KINDS}, got {output!r}")
+        for key, val, low in (("batch_size", batch_size, 1), ("concurrency", concurrency, 1), ("retries", retries, 0)):
+            if int(val) != val or val < low:
+                raise ValueError(f"HttpTarget: {key} must be an integer >= {low}, got {val!r}")
+        if timeout <= 0:
+            raise ValueError(f"HttpTarget: timeout must be > 0 seconds, got {timeout!r}")
+        if rate_limit is not None and rate_limit <= 0:
+            raise ValueError(f"HttpTarget: rate_limit must be > 0 requests/second (or unset), got {rate_limit!r}")
+        if not re.match(r"^https?://", url):
+            raise ValueError(f"HttpTarget: url must start with http:// or https://, got {url!r}")
+        if isinstance(body_template, str):
+            try:
+                body_template = json.loads(body_template)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"HttpTarget: body_template is not valid JSON ({exc}); write placeholders "
+                                 'as JSON strings, e.g. {"text": "${text}"}') from None
+        if body_template is None:
+            body_template = DEFAULT_BATCH_BODY if mode == "batch" else DEFAULT_SINGLE_BODY
+        allowed = BATCH_PLACEHOLDERS if mode == "batch" else SINGLE_PLACEHOLDERS
+        used = _placeholders(body_template)
+        bad = sorted(used - set(allowed))
+        if bad:
+            raise ValueError(f"HttpTarget: body_template uses ${{{bad[0]}}}, which is not allowed in {mode} mode "
+                             f"(allowed: {', '.join('${' + a + '}' for a in allowed)}; secrets belong in headers)")
+        if mode == "batch" and not used & set(BATCH_PLACEHOLDERS):
+            raise ValueError("HttpTarget: in batch mode body_template must contain ${inputs} or ${texts}")
+        if response_path is None and mode == "batch":
+            response_path = "results"
+        self.url = url
+        self.method = method.upper()
+        self.mode = mode
+        self.body_template = body_template
+        self.response_path = response_path or ""
+        self._path = _parse_path(self.response_path)
+        self.header_templates: dict[str, str] = dict(headers or {})
+        self.batch_size = int(batch_size)
+        self.concurrency = int(concurrency)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.backoff_max = float(backoff_max)
+        self.rate_limit = rate_limit
+        self.output = output
+        self.seed = seed
+        self.trust_env = trust_env
+        self.name = name or url
+        self.fingerprint = fingerprint or "http:" + config_hash(
+            [self.method, url, body_template, self.response_path, output])
+        self.stats = TargetStats()
+        self._init_runtime()
+
+    # -- runtime state (never pickled) ------------------------------------------------------------------
+    def _init_runtime(self) -> None:
+        self._runner = _LoopThread()
+        self._client: Any = None
+        self._sem: asyncio.Semaphore | None = None
+        self._rate_lock: asyncio.Lock | None = None
+        self._next_slot = 0.0
+        self._rng = random.Random(self.seed)
+        self._stats_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("_runner", "_client", "_sem", "_rate_lock", "_next_slot", "_rng", "_stats_lock")}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_runtime()
+
+    def __repr__(self) -> str:
+        return (f"HttpTarget(url={self.url!r}, mode={self.mode!r}, response_path={self.response_path!r}, "
+                f"headers={self.header_templates!r}, concurrency={self.concurrency}, timeout={self.timeout}, "
+                f"retries={self.retries}, fingerprint={self.fingerprint!r})")
+
+    def to_config(self) -> dict[str, Any]:
+        """The adapter's settings for ``run.json``: templates as written (``${NAME}``), never their values."""
+        return {"type": "http", "name": self.name, "url": self.url, "method": self.method, "mode": self.mode,
+                "body_template": self.body_template, "response_path": self.response_path,
+                "headers": dict(self.header_templates), "batch_size": self.batch_size,
+                "concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries,
+                "backoff": self.backoff, "backoff_max": self.backoff_max, "rate_limit": self.rate_limit,
+                "output": self.output, "fingerprint": self.fingerprint}
+
+    # -- secrets ------------------------------------------------------------------------------------------
+    def _expand(self, template: str, where: str, secrets: list[str]) -> str:
+        def repl(m: re.Match[str]) -> str:
+            val = os.environ.get(m.group(1))
+            if val is None:
+                raise LookupError(f"{where} uses ${{{m.group(1)}}} but environment variable {m.group(1)} is not "
+                                  "set; export it before running")
+            if val:
+                secrets.append(val)
+            return val
+
+        return _PLACEHOLDER.sub(repl, template)
+
+    @staticmethod
+    def _scrub(text: str, secrets: Sequence[str]) -> str:
+        for s in sorted(set(secrets), key=len, reverse=True):
+            if s:
+                text = text.replace(s, "***")
+        return text
+
+    # -- async machinery ----------------------------------------------------------------------------------
+    async def _throttle(self) -> None:
+        if not self.rate_limit:
+            return
+        assert self._rate_lock is not None
+        async with self._rate_lock:
+            loop = asyncio.get_running_loop()
+            now = loop.time()
+            wait = self._next_slot - now
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._next_slot = max(now, self._next_slot) + 1.0 / self.rate_limit
+
+    def _delay(self, attempt: int, failure: _Failure) -> float:
+        base = min(self.backoff_max, self.backoff * (2 ** attempt))
+        if failure.wait is not None:
+            base = min(self.backoff_max, max(base, failure.wait))
+        return base * self._rng.uniform(0.5, 1.0)
+
+    async def _attempt(self, body: Any, url: str, headers: dict[str, str]) -> Any:
+        """One request; returns the value at the response path or a :class:`_Failure`."""
+        import httpx
+
+        assert self._sem is not None
+        async with self._sem:
+            await self._throttle()
+            try:
+                resp = await asyncio.wait_for(
+                    self._client.request(self.method, url, json=body, headers=headers), self.timeout)
+            except (asyncio.TimeoutError, httpx.TimeoutException):
+                return _Failure("timeout", f"timeout after {self.timeout:g}s")
+            except httpx.TransportError as exc:
+                return _Failure("connection", f"connection error ({exception_cause(exc)})")
+        status = resp.status_code
+        if status in _RETRY_STATUS:
+            wait = None
+            ra = resp.headers.get("retry-after")
+            if ra is not None:
+                try:
+                    wait = float(ra)
+                except ValueError:
+                    wait = None
+            return _Failure("http", f"HTTP {status}", wait=wait)
+        if not 200 <= status < 300:
+            return _Failure("http", f"HTTP {status} (not retried): {_snippet(resp.text)}", retry=False)
+        try:
+            data = json.loads(resp.content)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(resp.text)}")
+        try:
+            return resolve_path(data, self._path)
+        except PathNotFound as exc:
+            return _Failure("path", f"response path {self.response_path!r} not found ({exc}) in "
+                                    f"{_snippet(json.dumps(data, ensure_ascii=False))}")
+
+    async def _request(self, body: Any, url: str, headers: dict[str, str], secrets: list[str]) -> Any:
+        failures: list[_Failure] = []
+        for attempt in range(self.retries + 1):
+            with self._stats_lock:
+                if attempt == 0:
+                    self.stats.calls += 1
+                else:
+                    self.stats.retries += 1
+            result = await self._attempt(body, url, headers)
+            if not isinstance(result, _Failure):
+                return result
+            failures.append(result)
+            if not result.retry or attempt == self.retries:
+                break
+            delay = self._delay(attempt, result)
+            log.debug("%s: %s; retry %d/%d in %.2fs", self.name, self._scrub(result.msg, secrets),
+                      attempt + 1, self.retries, delay)
+            await asyncio.sleep(delay)
+        return _Failure("final", describe_failures(failures), retry=False)
+
+    def _read_one(self, value: Any) -> Output:
+        try:
+            return coerce_output(value, self.output)
+        except CoercionError as exc:
+            where = f" at response path {self.response_path!r}" if self.response_path else ""
+            return Output(error=f"unreadable response{where}: {exc}")
+
+    async def _single(self, inp: Input, url: str, headers: dict[str, str], secrets: list[str]) -> Output:
+        values = {"text": inp.text, "prompt_id": inp.prompt_id, "context": inp.context, "task": inp.task}
+        result = await self._request(render_template(self.body_template, values), url, headers, secrets)
+        if isinstance(result, _Failure):
+            return Output(error=result.msg)
+        if isinstance(result, list) and "*" in self._path:
+            if len(result) != 1:
+                return Output(error=f"response path {self.response_path!r} gave {len(result)} values for 1 input")
+            result = result[0]
+        return self._read_one(result)
+
+    async def _batch(self, chunk: Sequence[Input], url: str, headers: dict[str, str],
+                     secrets: list[str]) -> list[Output]:
+        values = {"inputs": [i.to_dict() for i in chunk], "texts": [i.text for i in chunk]}
+        result = await self._request(render_template(self.body_template, values), url, headers, secrets)
+        if isinstance(result, _Failure):
+            return [Output(error=result.msg)] * len(chunk)
+        if not isinstance(result, list) or len(result) != len(chunk):
+            got = f"{len(result)} items" if isinstance(result, list) else type(result).__name__
+            return [Output(error=f"response path {self.response_path!r} gave {got} for a batch of "
+                                 f"{len(chunk)} inputs")] * len(chunk)
+        return [self._read_one(v) for v in result]
+
+    async def _predict_async(self, inputs: Sequence[Input], fresh: bool) -> list[Output]:
+        import httpx
+
+        if fresh or self._client is None:
+            # a new loop (first use, after fork or close): new client and primitives bound to it
+            self._client = httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
+                timeout=httpx.Timeout(self.timeout), trust_env=self.trust_env)
+            self._sem = asyncio.Semaphore(self.concurrency)
+            self._rate_lock = asyncio.Lock()
+            self._next_slot = 0.0
+        secrets: list[str] = []
+        try:
+            url = self._expand(self.url, "url", secrets)
+            headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
+        except LookupError as exc:
+            return [Output(error=str(exc.args[0]))] * len(inputs)
+        if self.mode == "single":
+            outs = await asyncio.gather(*(self._single(i, url, headers, secrets) for i in inputs))
+        else:
+            chunks = [inputs[k:k + self.batch_size] for k in range(0, len(inputs), self.batch_size)]
+            parts = await asyncio.gather(*(self._batch(c, url, headers, secrets) for c in chunks))
+            outs = [o for p in parts for o in p]
+        if secrets:
+            outs = [Output(error=self._scrub(o.error, secrets)) if o.error else o for o in outs]
+        return list(outs)
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        if not inputs:
+            return []
+        t0 = time.perf_counter()
+        try:
+            _, fresh = self._runner.ensure()
+            if fresh:
+                self._client = None
+            outs = self._runner.run(self._predict_async(list(inputs), fresh))
+        finally:
+            with self._stats_lock:
+                self.stats.seconds += time.perf_counter() - t0
+        with self._stats_lock:
+            self.stats.inputs += len(inputs)
+            self.stats.errors += sum(1 for o in outs if o.error is not None)
+        return outs
+
+    def close(self) -> None:
+        """Close the connection pool and stop the background loop (a later ``predict`` starts them again)."""
+        if self._runner.alive() and self._client is not None:
+            try:
+                self._runner.run(self._client.aclose())
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+        self._client = None
+        self._runner.stop()

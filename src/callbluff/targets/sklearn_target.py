@@ -1,0 +1,149 @@
+"""scikit-learn estimators and pipelines as targets.
+
+A text pipeline (e.g. ``make_pipeline(TfidfVectorizer(), Ridge())``) is called as
+``estimator.predict([text, ...])``: the inputs of one ``predict`` call are grouped by ``prompt_id`` and each
+group goes to its estimator in one call (``per_prompt`` maps prompt ids to estimators, as ASAP-style scorers
+train one model per prompt; inputs whose prompt has no entry use the default estimator, or fail with an error
+naming the known prompts). If a group's call raises, its inputs are retried one by one so that only the bad
+input carries the error.
+
+Estimators may be objects or paths to ``joblib`` files. The fingerprint is the SHA-256 of the joblib file(s),
+or ``joblib.hash`` of the in-memory object(s) (a hash of their pickled state).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from callbluff.targets._common import (
+    OUTPUT_KINDS,
+    CoercionError,
+    TargetBase,
+    check_lengths,
+    coerce_output,
+    config_hash,
+    exception_cause,
+    file_sha256,
+)
+from callbluff.targets.base import Input, Output, TargetStats
+
+PathLike = str | os.PathLike[str]
+
+
+def _load(est: Any) -> tuple[Any, str, str | None]:
+    """(estimator, content hash, source path or None)."""
+    import joblib
+
+    if isinstance(est, (str, os.PathLike)):
+        path = Path(est)
+        if not path.is_file():
+            raise FileNotFoundError(f"sklearn target: no joblib file at {path} (save one with joblib.dump)")
+        return joblib.load(path), file_sha256(path), str(path)
+    if not hasattr(est, "predict"):
+        raise TypeError(f"sklearn target: {type(est).__name__} has no predict() method")
+    return est, joblib.hash(est, hash_name="sha1"), None
+
+
+class SklearnTarget(TargetBase):
+    """Wrap a fitted estimator/pipeline (object or joblib path), optionally one per prompt.
+
+    ``method`` is the estimator method to call (``"predict"``; e.g. ``"decision_function"``); ``output`` says
+    how to read its results (``"score"`` by default: a number on the prompt's scale).
+    """
+
+    def __init__(self, estimator: Any | PathLike | None = None, *,
+                 per_prompt: Mapping[str, Any | PathLike] | None = None, method: str = "predict",
+                 output: str = "score", name: str | None = None, fingerprint: str | None = None) -> None:
+        if estimator is None and not per_prompt:
+            raise ValueError("SklearnTarget needs an estimator, a joblib path, or per_prompt={prompt_id: ...}")
+        if output not in OUTPUT_KINDS:
+            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}")
+        self.method = method
+        self.output = output
+        self.default: Any | None = None
+        self.sources: dict[str, str | None] = {}
+        hashes: dict[str, str] = {}
+        if estimator is not None:
+            self.default, hashes["*"], self.sources["*"] = _load(estimator)
+        self.per_prompt: dict[str, Any] = {}
+        for pid, est in (per_prompt or {}).items():
+            self.per_prompt[str(pid)], hashes[str(pid)], self.sources[str(pid)] = _load(est)
+        for key, est in ([("*", self.default)] if self.default is not None else []) + list(self.per_prompt.items()):
+            if not callable(getattr(est, method, None)):
+                raise TypeError(f"sklearn target: estimator for prompt {key!r} ({type(est).__name__}) "
+                                f"has no method {method!r}")
+        if self.default is not None:
+            self.name = name or type(self.default).__name__
+        else:
+            self.name = name or f"{type(next(iter(self.per_prompt.values()))).__name__} per prompt"
+        self.fingerprint = fingerprint or f"sklearn:{config_hash([method, output, sorted(hashes.items())])}"
+        self.stats = TargetStats()
+
+    def _estimator(self, prompt_id: str | None) -> Any:
+        if prompt_id is not None and prompt_id in self.per_prompt:
+            return self.per_prompt[prompt_id]
+        if self.default is not None:
+            return self.default
+        known = ", ".join(sorted(self.per_prompt)) or "none"
+        raise KeyError(f"no estimator for prompt {prompt_id!r} (per_prompt has: {known}; "
+                       "add one or pass a default estimator)")
+
+    def _call(self, est: Any, texts: list[str]) -> list[Any]:
+        self.stats.calls += 1
+        results = list(getattr(est, self.method)(texts))
+        check_lengths(results, len(texts), f"{type(est).__name__}.{self.method}")
+        return results
+
+    def _read(self, value: Any) -> Output:
+        try:
+            return coerce_output(value, self.output)
+        except CoercionError as exc:
+            return Output(error=exception_cause(exc))
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        t0 = time.perf_counter()
+        outs: list[Output | None] = [None] * len(inputs)
+        groups: dict[str | None, list[int]] = {}
+        for i, inp in enumerate(inputs):
+            groups.setdefault(inp.prompt_id, []).append(i)
+        try:
+            for pid, idx in groups.items():
+                try:
+                    est = self._estimator(pid)
+                except KeyError as exc:
+                    for i in idx:
+                        outs[i] = Output(error=str(exc.args[0]))
+                    continue
+                try:
+                    results = self._call(est, [inputs[i].text for i in idx])
+                    for i, r in zip(idx, results):
+                        outs[i] = self._read(r)
+                except Exception as exc:  # noqa: BLE001 - isolate the input that breaks the batch
+                    if len(idx) == 1:
+                        outs[idx[0]] = Output(error=exception_cause(exc))
+                        continue
+                    for i in idx:
+                        try:
+                            outs[i] = self._read(self._call(est, [inputs[i].text])[0])
+                        except Exception as exc1:  # noqa: BLE001
+                            outs[i] = Output(error=exception_cause(exc1))
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+        final = [o if o is not None else Output(error="internal: no prediction made") for o in outs]
+        self.stats.inputs += len(inputs)
+        self.stats.errors += sum(1 for o in final if o.error is not None)
+        return final
+
+    def to_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"type": "sklearn", "name": self.name, "method": self.method,
+                               "output": self.output, "fingerprint": self.fingerprint}
+        if "*" in self.sources:
+            cfg["path"] = self.sources["*"]
+        per = {k: v for k, v in self.sources.items() if k != "*"}
+        if per:
+            cfg["per_prompt"] = per
+        return cfg
