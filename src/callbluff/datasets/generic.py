@@ -137,6 +137,7 @@ class ColumnMapper:
         self.answers_sep = opt.text("answers_sep", "|") or "|"
         self.meta_cols = opt.str_list("meta")
         self.cols: dict[str, str] | None = None
+        self.unmapped: list[str] = []  # default column names of optional fields the first row lacked
         self.score_cols: list[str] = []
         self.prompt_info: dict[str, _PromptInfo] = {}
 
@@ -169,6 +170,9 @@ class ColumnMapper:
                            key=f)
         if "score" in FIELDS[self.task]:
             self.score_cols = self.score_cols_explicit or (["score"] if _has(columns, first, "score") else [])
+            if not self.score_cols:
+                self.unmapped.append("score")
+        self.unmapped += [DEFAULT_COLUMN.get(f, f) for f in FIELDS[self.task] if f != "score" and f not in cols]
         self.cols = cols
 
     # -- values
@@ -261,6 +265,11 @@ class ColumnMapper:
     def record(self, row: Mapping[str, Any], where: str, line: int | None, default_id: str,
                ids: IdChecker) -> Record:
         assert self.cols is not None
+        for col in self.unmapped:  # rows with varying keys (JSON): the first row decides, never silently
+            if col in row and not _missing(row[col]):
+                raise fail(self.source, where, f"this row has a column {col!r} that the first row lacks; the "
+                           "columns used are decided by the first row",
+                           f"give every row {col!r}, or map it explicitly with ?{col}=...", line=line, key=col)
         if "id" in self.cols:
             v = self._get(row, self.cols["id"], where, line)
             rid = "" if _missing(v) else _as_id(v)
