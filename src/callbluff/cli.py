@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,7 +29,7 @@ def fail(message: str, code: int = 2) -> None:
 
 
 @app.command("list")
-def list_attacks(task: Annotated[Optional[str], typer.Option(help="only attacks for this task")] = None) -> None:
+def list_attacks(task: Annotated[str | None, typer.Option(help="only attacks for this task")] = None) -> None:
     """List the attacks: name, task, family, one-line description and the paper it comes from."""
     from callbluff.attacks.base import attack_classes
 
@@ -59,9 +59,9 @@ def generate(
     attack: Annotated[str, typer.Option(help="attack name (see `callbluff list`)")],
     data: Annotated[str, typer.Option(help="dataset spec, e.g. asap-aes:training_set_rel3.tsv.gz")],
     out_file: Annotated[Path, typer.Option("--out", help="output JSON-lines file")],
-    param: Annotated[Optional[list[str]], typer.Option(help="attack parameter key=value (repeatable)")] = None,
+    param: Annotated[list[str] | None, typer.Option(help="attack parameter key=value (repeatable)")] = None,
     seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
-    limit: Annotated[Optional[int], typer.Option(help="only the first N records")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
 ) -> None:
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
@@ -131,7 +131,7 @@ def run(
     suite_file: Annotated[Path, typer.Argument(help="suite TOML file", metavar="SUITE.toml")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (re-running into it resumes)")],
     workers: Annotated[int, typer.Option(help="worker processes for generation")] = 1,
-    limit: Annotated[Optional[int], typer.Option(help="only the first N records (overrides the suite)")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N records (overrides the suite)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress lines")] = False,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
@@ -174,9 +174,9 @@ def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
 def evaluate(
     target: Annotated[str, typer.Option(help="TYPE:VALUE, e.g. model:DIR, hf:DIR, http://127.0.0.1:8000/score")],
     data: Annotated[str, typer.Option(help="dataset spec")],
-    target_option: Annotated[Optional[list[str]], typer.Option(help="target setting key=value (repeatable)")] = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="run directory (default: a temporary one)")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="only the first N records")] = None,
+    target_option: Annotated[list[str] | None, typer.Option(help="target setting key=value (repeatable)")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="run directory (default: a temporary one)")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
 ) -> None:
     """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
     import tempfile
@@ -219,8 +219,8 @@ def train(
     kind: Annotated[str, typer.Argument(help=f"one of {', '.join(TRAINABLE)}")],
     data: Annotated[str, typer.Option(help="training data spec (retriever: a SQuAD JSON spec or a text corpus)")],
     out_dir: Annotated[Path, typer.Option("--out", help="directory to save the model (with model.json metadata)")],
-    prompt: Annotated[Optional[list[str]], typer.Option(help="only these prompt ids (repeatable)")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(help="model setting key=value (repeatable)")] = None,
+    prompt: Annotated[list[str] | None, typer.Option(help="only these prompt ids (repeatable)")] = None,
+    param: Annotated[list[str] | None, typer.Option(help="model setting key=value (repeatable)")] = None,
 ) -> None:
     """Train a reference system to attack (saved with its metadata and clean metrics)."""
     from callbluff.models import train_model

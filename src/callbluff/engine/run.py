@@ -14,7 +14,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +23,20 @@ from callbluff.attacks.base import QueryBudget, SearchAttack, StaticAttack
 from callbluff.datasets.base import Dataset, load
 from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.generate import (
-    AttackSpec, GenerationTask, chunked, generate_examples, instantiate, split_evenly,
+    AttackSpec,
+    GenerationTask,
+    chunked,
+    generate_examples,
+    instantiate,
+    split_evenly,
 )
 from callbluff.engine.inputs import adversarial_input, gold_of, original_input
-from callbluff.engine.store import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, RunDir, write_atomic
+from callbluff.engine.store import RunDir, write_atomic
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.seeding import record_rng
 from callbluff.targets.base import Input, Output, Target
-
-PATH_KEYS = ("path", "model_dir", "estimator", "cwd")
 
 
 @dataclass
@@ -51,13 +54,9 @@ def build_targets(suite: Suite, cache_path: Path, batch_size: int) -> dict[str, 
     cache = PredictionCache(cache_path)
     out: dict[str, Any] = {}
     for i, cfg in enumerate(suite.target):
-        settings = cfg.settings()
-        for k in PATH_KEYS:
-            if isinstance(settings.get(k), str) and cfg.type != "callable":
-                settings[k] = suite.resolve(settings[k])
         try:
-            inner = from_config(settings)
-        except Exception as e:  # noqa: BLE001 - surfaced as a suite error naming the key
+            inner = from_config(cfg.settings(), base_dir=suite.base_dir, where=f"target[{i}]")
+        except Exception as e:
             raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
         out[cfg.name] = CachedTarget(inner, cache, batch_size=batch_size)
     return out
@@ -145,7 +144,7 @@ class Engine:
                        for k, t in self._given_targets.items()}
         else:
             targets = build_targets(self.suite, cache_path, self.suite.output.batch_size)
-        started = datetime.now(timezone.utc).isoformat()
+        started = datetime.now(UTC).isoformat()
         meta: dict[str, Any] = {
             "suite": self.suite.model_dump(exclude={"base_dir"}),
             "name": self.suite.name,
@@ -180,7 +179,7 @@ class Engine:
                     close()
         result = self.finalize(dataset)
         meta.update(
-            status="finished", finished=datetime.now(timezone.utc).isoformat(),
+            status="finished", finished=datetime.now(UTC).isoformat(),
             seconds_this_session=round(time.perf_counter() - t0, 3), chunks_resumed=chunks_skipped,
             counts=result.counts,
             target_stats={name: t.stats.to_dict() for name, t in targets.items()},
@@ -259,12 +258,12 @@ class Engine:
     def finalize(self, dataset: Dataset) -> RunResult:
         """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json."""
         from callbluff.engine.metrics_rows import compute_metrics
-        from callbluff.engine.store import write_parquet_atomic
+        from callbluff.engine.store import write_table_atomic
 
-        examples = self.run.merge("examples", EXAMPLE_COLUMNS)
-        originals = self.run.merge("originals", ORIGINAL_COLUMNS)
-        write_parquet_atomic(self.run.examples, examples)
-        write_parquet_atomic(self.run.originals, originals)
+        ex_table, orig_table = self.run.merge("examples"), self.run.merge("originals")
+        write_table_atomic(self.run.examples, ex_table)
+        write_table_atomic(self.run.originals, orig_table)
+        examples, originals = ex_table.to_pandas(), orig_table.to_pandas()
         n_err = self._write_errors(examples, originals)
         metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))

@@ -15,7 +15,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+_FLOAT = ("gold", "orig_score", "adv_score", "score")
+_INT = ("index", "queries", "chunk")
+
+
+def _schema(columns: list[str]) -> pa.Schema:
+    return pa.schema([(c, pa.float64() if c in _FLOAT else pa.int64() if c in _INT else pa.string())
+                      for c in columns])
+
 
 EXAMPLE_COLUMNS = [
     "example_id", "source_id", "prompt_id", "task", "attack", "params", "index", "field", "original_text",
@@ -26,6 +36,7 @@ ORIGINAL_COLUMNS = [
     "source_id", "prompt_id", "task", "gold", "gold_answers", "answer_type", "target", "score", "answer",
     "candidates", "error", "chunk",
 ]
+SCHEMAS = {"examples": _schema(EXAMPLE_COLUMNS), "originals": _schema(ORIGINAL_COLUMNS)}
 
 
 class RunDir:
@@ -82,27 +93,30 @@ class RunDir:
         return self.part_path(chunk, "examples").exists()
 
     def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]]) -> None:
-        write_parquet_atomic(self.part_path(chunk, "originals"), pd.DataFrame(originals, columns=ORIGINAL_COLUMNS))
-        write_parquet_atomic(self.part_path(chunk, "examples"), pd.DataFrame(examples, columns=EXAMPLE_COLUMNS))
+        write_table_atomic(self.part_path(chunk, "originals"), rows_table(originals, "originals"))
+        write_table_atomic(self.part_path(chunk, "examples"), rows_table(examples, "examples"))
 
     def done_chunks(self) -> list[int]:
         return sorted(int(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))
 
-    def merge(self, kind: str, columns: list[str]) -> pd.DataFrame:
-        frames = [pd.read_parquet(self.part_path(c, kind)) for c in self.done_chunks()]
-        frames = [f for f in frames if len(f)]
-        if not frames:
-            return pd.DataFrame(columns=columns)
-        return pd.concat(frames, ignore_index=True)
+    def merge(self, kind: str) -> pa.Table:
+        """All finished chunks' ``kind`` parts as one table, in chunk order."""
+        tables = [pq.read_table(self.part_path(c, kind), schema=SCHEMAS[kind]) for c in self.done_chunks()]
+        return pa.concat_tables(tables) if tables else SCHEMAS[kind].empty_table()
+
+
+def rows_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
+    schema = SCHEMAS[kind]
+    return pa.Table.from_pylist([{c: r.get(c) for c in schema.names} for r in rows], schema=schema)
+
+
+def write_table_atomic(path: Path, table: pa.Table) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
 
 
 def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def write_parquet_atomic(path: Path, df: pd.DataFrame) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_parquet(tmp, index=False)
     os.replace(tmp, path)

@@ -162,6 +162,13 @@ def _check_attacks(suite: Suite, source: str) -> None:
                 cls(**point)
             except ValueError as e:
                 raise SuiteError(f"{source}: key `attack[{i}]` ({a.name}): {e}") from None
+    from callbluff.targets.config import validate_target_config
+
+    for i, t in enumerate(suite.target):
+        try:
+            validate_target_config(t.settings(), f"target[{i}]")
+        except ValueError as e:
+            raise SuiteError(f"{source}: {e}") from None
     names = [t.name for t in suite.target]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -47,8 +47,7 @@ def _examples(run_dir: Path, per_attack: int) -> list[dict[str, Any]]:
             # most telling first: adversarial inputs whose score did not drop
             g["_delta"] = g["adv_score"] - g["orig_score"]
             g = g.sort_values(["_delta", "example_id"], ascending=[False, True])
-        for row in g.head(per_attack).to_dict("records"):
-            out.append(row)
+        out.extend(g.head(per_attack).to_dict("records"))
     return out
 
 

@@ -1,0 +1,36 @@
+"""Real (if simple) systems under test for engine tests, importable as ``scorers:NAME`` by the engine.
+
+``keyword_scorer`` scores a short answer 0-3 by how many distinct rubric keywords it contains, in order
+(so shuffling can change its score). It appends every call's input key to the file named by
+``CALLBLUFF_TEST_CALL_LOG`` (one line per call, flushed at once) so tests can count real target calls,
+and sleeps ``CALLBLUFF_TEST_SLEEP`` seconds per call to make runs long enough to interrupt.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from callbluff.targets.base import Input
+
+KEYWORDS = ("panda", "bamboo", "koala", "eucalyptus", "specialist", "habitat")
+
+
+def keyword_scorer(inp: Input) -> float:
+    log = os.environ.get("CALLBLUFF_TEST_CALL_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(inp.key() + "\n")
+            fh.flush()
+    delay = float(os.environ.get("CALLBLUFF_TEST_SLEEP", "0"))
+    if delay:
+        time.sleep(delay)
+    words = inp.text.lower().split()
+    hits = {w.strip(".,") for w in words} & set(KEYWORDS)
+    in_order = 1 if words and words[0].strip(".,") in KEYWORDS else 0
+    return float(min(3, len(hits) // 2 + in_order))
+
+
+def length_scorer(text: str) -> float:
+    """An essay 'scorer' that looks only at length (the overstable extreme Kumar et al. warn about)."""
+    return float(min(12, 2 + len(text.split()) // 60))
