@@ -19,8 +19,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)
-out = Console()
+console = Console(stderr=True, soft_wrap=True)  # never wrap paths or error messages
+out = Console(width=None if sys.stdout.isatty() else 200)
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -1,0 +1,74 @@
+"""The `callbluff` command as a user runs it (Typer's runner, real files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from callbluff.cli import app
+
+runner = CliRunner()
+
+
+def test_help_everywhere() -> None:
+    for args in ([], ["--help"], ["list", "--help"], ["generate", "--help"], ["run", "--help"],
+                 ["evaluate", "--help"], ["report", "--help"], ["train", "--help"], ["demo", "--help"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code in (0, 2) and "Usage" in res.output, args
+
+
+def test_list_names_attacks_and_papers() -> None:
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 0
+    assert "ShuffleSent" in res.output and "Kumar" in res.output
+    assert "Shuffle" in res.output and "Ding" in res.output
+
+
+def _answers(tmp_path: Path) -> Path:
+    p = tmp_path / "a.jsonl"
+    rows = [{"id": f"r{i}", "prompt_id": "p", "text": f"pandas eat bamboo every day number {i}.", "score": i % 3}
+            for i in range(30)]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+def test_generate_twice_byte_identical_and_traceable(tmp_path: Path) -> None:
+    data = f"jsonl:{_answers(tmp_path)}?task=content&score_min=0&score_max=2"
+    outs = []
+    for i, workers in enumerate((1, 2)):
+        out = tmp_path / f"x{i}.jsonl"
+        res = runner.invoke(app, ["generate", "--attack", "Shuffle", "--data", data, "--out", str(out),
+                                  "--seed", "7", "--workers", str(workers), "--param", "tokenizer=whitespace"])
+        assert res.exit_code == 0, res.output
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    lines = [json.loads(line) for line in outs[0].decode().splitlines()]
+    assert len(lines) == 10  # the answers scored 2 (top of the 0-2 scale)
+    assert all(x["source_id"] == x["id"].split("~")[0] and x["attack"] == "Shuffle" for x in lines)
+    assert all(x["params"] == {"min_score": None, "tokenizer": "whitespace"} for x in lines)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--attack", "Nope", "--data", "jsonl:x.jsonl"], "unknown attack 'Nope'"),
+    (["--attack", "Shuffle", "--data", "jsonl:/nonexistent.jsonl"], "not found"),
+    (["--attack", "Shuffle", "--data", "jsonl:x", "--param", "tokenizer"], "expected key=value"),
+    (["--attack", "Shuffle", "--data", "jsonl:x", "--param", "colour=red"], "colour"),
+])
+def test_generate_errors_are_clear(tmp_path: Path, args: list[str], message: str) -> None:
+    res = runner.invoke(app, ["generate", *args, "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2
+    assert message in res.output
+
+
+def test_generate_rejects_task_mismatch(tmp_path: Path) -> None:
+    data = f"jsonl:{_answers(tmp_path)}?task=content&score_min=0&score_max=2"
+    res = runner.invoke(app, ["generate", "--attack", "ShuffleSent", "--data", data, "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "task 'essay'" in res.output
+
+
+def test_report_on_non_run_dir(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "not a run directory" in res.output
