@@ -3,7 +3,7 @@
 from callbluff.datasets.base import DataError, Dataset, load, loader_names, parse_spec, register_loader
 
 # importing the loader modules registers their spec prefixes
-from callbluff.datasets import asap, generic, mohler, openqa, squad  # noqa: F401  isort: skip
+from callbluff.datasets import asap, demo, generic, mohler, openqa, squad  # noqa: F401  isort: skip
 from callbluff.datasets.generic import from_hf
 
 __all__ = ["DataError", "Dataset", "from_hf", "load", "loader_names", "parse_spec", "register_loader"]
