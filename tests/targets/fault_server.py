@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 FAULT_KINDS = ("500", "timeout", "drop", "malformed")
 
@@ -61,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
@@ -71,7 +71,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         st = self.server.state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
@@ -254,7 +254,7 @@ class FaultServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> FaultServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

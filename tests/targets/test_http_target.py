@@ -11,7 +11,7 @@ import time
 import pytest
 from fault_server import FaultServer, expected_answer, expected_score
 
-from callbluff.targets import HttpTarget, Input
+from callbluff.targets import Candidate, HttpTarget, Input
 
 TOKEN = "s3cr3t-T0KEN-4f9a1c"
 
@@ -209,7 +209,7 @@ def test_qa_answers_with_candidates():
         t = HttpTarget(srv.url + "/qa", output="answer")
         [o] = t.predict([Input("reading", "Who were the Normans?", context=ctx)])
     assert o.answer == expected_answer(ctx) == "descended"
-    assert [c.text for c in o.candidates][0] == "descended" and o.candidates[0].score == 1.0
+    assert o.candidates[0] == Candidate("descended", 1.0) and len(o.candidates) == 3
 
 
 def test_bad_configuration_is_rejected_with_the_key():

@@ -19,7 +19,7 @@ import hashlib
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Output, TargetStats
@@ -163,7 +163,7 @@ class TargetBase:
     def to_config(self) -> dict[str, Any]:
         return {"type": type(self).__name__, "name": self.name, "fingerprint": self.fingerprint}
 
-    def __enter__(self):  # noqa: ANN204 - returns the concrete subclass
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

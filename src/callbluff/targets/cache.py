@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from callbluff.targets.base import Output
 
@@ -109,7 +109,7 @@ class PredictionCache:
             self._conns.clear()
         self._local = threading.local()
 
-    def __enter__(self) -> PredictionCache:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -57,8 +57,8 @@ def callable_identity(fn: Callable[..., Any]) -> str:
     qualname = getattr(base, "__qualname__", None) or type(base).__qualname__
     h = hashlib.sha256(f"{module}:{qualname}".encode())
     code = getattr(base, "__code__", None)
-    if code is None and hasattr(base, "__call__"):
-        code = getattr(getattr(type(base), "__call__", None), "__code__", None)
+    if code is None and callable(base):  # a callable object: hash its class's __call__
+        code = getattr(type(base).__call__, "__code__", None)
     if code is not None:
         _code_digest(code, h)
     return f"{module}:{qualname}#{h.hexdigest()[:12]}"

@@ -65,7 +65,8 @@ class _Proc:
         self.answered = 0
         self.next_id = 0
         threading.Thread(target=self._drain_out, daemon=True, name="callbluff-cmd-out").start()
-        threading.Thread(target=self._drain_err, daemon=True, name="callbluff-cmd-err").start()
+        self.err_thread = threading.Thread(target=self._drain_err, daemon=True, name="callbluff-cmd-err")
+        self.err_thread.start()
 
     def _drain_out(self) -> None:
         assert self.popen.stdout is not None
@@ -227,7 +228,7 @@ class CommandTarget(TargetBase):
             code = proc.popen.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        time.sleep(0.01)  # let the stderr reader catch the last lines
+        proc.err_thread.join(timeout=2)  # the process is gone: stderr reaches EOF once its last lines are read
         tail = proc.stderr_tail()
         proc.kill()
         self._proc = None
@@ -277,5 +278,5 @@ class CommandTarget(TargetBase):
         try:
             if getattr(self, "_proc", None) is not None:
                 self._proc.kill()  # type: ignore[union-attr]
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:  # noqa: BLE001, S110 - at interpreter shutdown nothing can be reported
             pass

@@ -28,7 +28,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -115,7 +115,7 @@ class ModelConfig(_Base):
 
 
 TargetConfig = Annotated[
-    Union[CallableConfig, SklearnConfig, HttpConfig, CommandConfig, HFConfig, ModelConfig],
+    CallableConfig | SklearnConfig | HttpConfig | CommandConfig | HFConfig | ModelConfig,
     Field(discriminator="type"),
 ]
 _MODELS: dict[str, type[_Base]] = {"callable": CallableConfig, "sklearn": SklearnConfig, "http": HttpConfig,

@@ -11,9 +11,9 @@ are split into overlapping features (``max_length`` tokens, ``stride`` tokens of
 truncated to ``max_query_length`` tokens); in every feature the ``n_best`` highest start and end logits over
 *context* tokens are paired into spans with ``start <= end`` and at most ``max_answer_len`` tokens; a span's
 score is ``start_logit + end_logit``; spans from all features of an example are ranked together,
-duplicates (same text) keep their best score, and the candidates' scores are turned into probabilities by a
-softmax over the ranked list (as ``run_qa`` does), of which the ``top_k`` best are returned. An example with
-no valid span gets no candidates (answer ``""``).
+duplicates (same text, stripped) keep their best score, and the ``top_k`` best are returned with their logit
+sums (or, with ``scores="probability"``, a softmax over the example's n-best list as ``run_qa`` computes).
+An example with no valid span gets no candidates (answer ``""``).
 """
 
 from __future__ import annotations
@@ -110,39 +110,45 @@ def _spans(start: np.ndarray, end: np.ndarray, ctx_idx: np.ndarray, offsets: Seq
 
 def qa_predict(model: Any, tokenizer: Any, questions: Sequence[str], contexts: Sequence[str], *,
                max_length: int = 384, stride: int = 128, top_k: int = 5, batch_size: int = 16,
-               max_answer_len: int = 30, n_best: int = 20, max_query_length: int = 64) -> list[list[Candidate]]:
-    """Ranked answer candidates (best first, scores are probabilities) for each (question, context) pair.
+               max_answer_len: int = 30, n_best: int = 20, max_query_length: int = 64,
+               scores: str = "logit", block: int = 256) -> list[list[Candidate]]:
+    """Ranked answer candidates (best first, at most ``top_k``) for each (question, context) pair.
 
-    See the module docstring for the decoding. ``batch_size`` is the number of features per forward pass.
+    See the module docstring for the decoding. ``scores="logit"`` (default) reports each span's
+    ``start_logit + end_logit``, comparable across paragraphs of one question (a retriever-reader ranks
+    paragraphs' answers by it); ``scores="probability"`` reports the softmax over the example's n-best spans.
+    ``batch_size`` is the number of features per forward pass (features are sorted by length so that a
+    batch pads little); examples are tokenized ``block`` at a time to bound memory.
     """
     torch, _ = _require_hf()
+    if scores not in ("logit", "probability"):
+        raise ValueError(f"qa_predict: scores must be 'logit' or 'probability', got {scores!r}")
     if len(questions) != len(contexts):
         raise ValueError(f"qa_predict: {len(questions)} questions but {len(contexts)} contexts")
     if not questions:
         return []
     qs = _truncate_questions(tokenizer, questions, max_query_length)
     spans: list[list[tuple[float, str]]] = [[] for _ in qs]
-    # tokenize a block of examples at a time (bounded memory), run features batch_size at a time
-    block = max(1, batch_size)
+    keys = ("input_ids", "attention_mask", "token_type_ids")
     for b0 in range(0, len(qs), block):
-        bq, bc = qs[b0:b0 + block], list(contexts[b0:b0 + block])
+        bq, bc = qs[b0:b0 + block], [c or "" for c in contexts[b0:b0 + block]]
         enc = tokenizer(bq, bc, truncation="only_second", max_length=max_length, stride=stride,
-                        return_overflowing_tokens=True, return_offsets_mapping=True, padding="longest",
-                        return_tensors="pt")
-        n_feat = enc["input_ids"].shape[0]
-        feed = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+                        return_overflowing_tokens=True, return_offsets_mapping=True)
+        n_feat = len(enc["input_ids"])
+        feed_keys = [k for k in keys if k in enc]
+        order = sorted(range(n_feat), key=lambda i: len(enc["input_ids"][i]))
         for f0 in range(0, n_feat, batch_size):
+            idx = order[f0:f0 + batch_size]
+            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in feed_keys}, return_tensors="pt")
             with torch.inference_mode():
-                out = model(**{k: v[f0:f0 + batch_size] for k, v in feed.items()})
+                out = model(**batch)
             starts = out.start_logits.float().numpy()
             ends = out.end_logits.float().numpy()
-            for j in range(starts.shape[0]):
-                f = f0 + j
+            for row, f in enumerate(idx):
                 ex = int(enc["overflow_to_sample_mapping"][f])
-                seq = enc.sequence_ids(f)
-                ctx_idx = np.array([t for t, s in enumerate(seq) if s == 1], dtype=int)
-                offsets = enc["offset_mapping"][f].tolist()
-                spans[b0 + ex].extend(_spans(starts[j], ends[j], ctx_idx, offsets, bc[ex], n_best, max_answer_len))
+                ctx_idx = np.array([t for t, sid in enumerate(enc.sequence_ids(f)) if sid == 1], dtype=int)
+                spans[b0 + ex].extend(_spans(starts[row], ends[row], ctx_idx, enc["offset_mapping"][f], bc[ex],
+                                             n_best, max_answer_len))
     results: list[list[Candidate]] = []
     for cand in spans:
         cand.sort(key=lambda x: -x[0])
@@ -155,10 +161,12 @@ def qa_predict(model: Any, tokenizer: Any, questions: Sequence[str], contexts: S
         if not ranked:
             results.append([])
             continue
-        logits = np.array([s for _, s in ranked])
-        probs = np.exp(logits - logits.max())
-        probs /= probs.sum()
-        results.append([Candidate(t, float(p)) for (t, _), p in zip(ranked[:top_k], probs[:top_k])])
+        if scores == "probability":
+            logits = np.array([s for _, s in ranked])
+            probs = np.exp(logits - logits.max())
+            probs /= probs.sum()
+            ranked = [(t, float(p)) for (t, _), p in zip(ranked, probs)]
+        results.append([Candidate(t, float(s)) for t, s in ranked[:top_k]])
     return results
 
 
@@ -166,7 +174,8 @@ class HFTarget(TargetBase):
     """A local Hugging Face model as a target.
 
     * ``question-answering``: ``Input.text`` is the question, ``Input.context`` the paragraph; the output is
-      the best span as ``answer`` with the ``top_k`` ranked ``candidates``.
+      the best span as ``answer`` with the ``top_k`` ranked ``candidates`` (scores: logit sums, or
+      probabilities with ``scores="probability"``; see :func:`qa_predict`).
     * ``text-classification``: ``answer`` is the predicted label name, ``candidates`` all labels with their
       probabilities; ``score`` is the label read as a number when labels are numbers (``"0"``..``"3"``, as a
       score scale would be), else the class index. ``Input.context``, when present, is the second segment.
@@ -175,8 +184,8 @@ class HFTarget(TargetBase):
 
     def __init__(self, model_dir: str | os.PathLike[str], task: str = "question-answering", *,
                  batch_size: int = 16, max_length: int = 384, stride: int = 128, top_k: int = 5,
-                 max_answer_len: int = 30, num_threads: int | None = None, name: str | None = None,
-                 fingerprint: str | None = None) -> None:
+                 max_answer_len: int = 30, num_threads: int | None = None, scores: str = "logit",
+                 name: str | None = None, fingerprint: str | None = None) -> None:
         if task not in HF_TASKS:
             raise ValueError(f"HFTarget: task must be one of {HF_TASKS}, got {task!r}")
         import importlib.util
@@ -193,9 +202,12 @@ class HFTarget(TargetBase):
         self.top_k = int(top_k)
         self.max_answer_len = int(max_answer_len)
         self.num_threads = num_threads
+        if scores not in ("logit", "probability"):
+            raise ValueError(f"HFTarget: scores must be 'logit' or 'probability', got {scores!r}")
+        self.scores = scores
         self.name = name or self.model_dir.name
         self.fingerprint = fingerprint or "hf:" + config_hash(
-            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len])
+            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores])
         self.stats = TargetStats()
         self._model: Any = None
         self._tokenizer: Any = None
@@ -210,7 +222,8 @@ class HFTarget(TargetBase):
     def to_config(self) -> dict[str, Any]:
         return {"type": "hf", "name": self.name, "model_dir": str(self.model_dir), "task": self.task,
                 "batch_size": self.batch_size, "max_length": self.max_length, "stride": self.stride,
-                "top_k": self.top_k, "fingerprint": self.fingerprint}
+                "top_k": self.top_k, "max_answer_len": self.max_answer_len, "scores": self.scores,
+                "fingerprint": self.fingerprint}
 
     def _load(self) -> None:
         if self._model is not None:
@@ -240,7 +253,7 @@ class HFTarget(TargetBase):
             cands = qa_predict(self._model, self._tokenizer, [inputs[i].text for i in idx],
                                [inputs[i].context or "" for i in idx], max_length=self.max_length,
                                stride=self.stride, top_k=self.top_k, batch_size=self.batch_size,
-                               max_answer_len=self.max_answer_len)
+                               max_answer_len=self.max_answer_len, scores=self.scores)
             for i, c in zip(idx, cands):
                 outs[i] = Output(answer=c[0].text if c else "", candidates=tuple(c))
         return [o if o is not None else Output(error="internal: no prediction") for o in outs]

@@ -120,8 +120,7 @@ def _parse_path(path: str | None) -> list[str]:
     if path is None:
         return []
     p = path.strip()
-    if p.startswith("$"):
-        p = p[1:]
+    p = p.removeprefix("$")
     p = re.sub(r"\[(\*|-?\d+)\]", r".\1", p).strip(".")
     return [s for s in p.split(".") if s] if p else []
 
@@ -381,7 +380,7 @@ class HttpTarget(TargetBase):
             try:
                 resp = await asyncio.wait_for(
                     self._client.request(self.method, url, json=body, headers=headers), self.timeout)
-            except (asyncio.TimeoutError, httpx.TimeoutException):
+            except (TimeoutError, httpx.TimeoutException):
                 return _Failure("timeout", f"timeout after {self.timeout:g}s")
             except httpx.TransportError as exc:
                 return _Failure("connection", f"connection error ({exception_cause(exc)})")
@@ -506,7 +505,7 @@ class HttpTarget(TargetBase):
         if self._runner.alive() and self._client is not None:
             try:
                 self._runner.run(self._client.aclose())
-            except Exception:  # noqa: BLE001 - closing is best effort
-                pass
+            except Exception as exc:  # noqa: BLE001 - closing is best effort
+                log.debug("%s: closing the HTTP client failed: %s", self.name, exception_cause(exc))
         self._client = None
         self._runner.stop()

@@ -8,13 +8,16 @@ naming the known prompts). If a group's call raises, its inputs are retried one 
 input carries the error.
 
 Estimators may be objects or paths to ``joblib`` files. The fingerprint is the SHA-256 of the joblib file(s),
-or ``joblib.hash`` of the in-memory object(s) (a hash of their pickled state).
+or ``joblib.hash`` of the in-memory object(s) (a hash of their pickled state). An object that cannot be pickled
+(a lambda inside a ``FunctionTransformer``) falls back to a hash of its ``repr``, which contains memory
+addresses: safe (never a stale hit) but not reusable across runs, so a warning suggests ``fingerprint=``.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,18 +37,26 @@ from callbluff.targets.base import Input, Output, TargetStats
 PathLike = str | os.PathLike[str]
 
 
-def _load(est: Any) -> tuple[Any, str, str | None]:
-    """(estimator, content hash, source path or None)."""
+def _load(est: Any, need_hash: bool = True) -> tuple[Any, str, str | None]:
+    """(estimator, content hash ("" when not needed), source path or None)."""
     import joblib
 
     if isinstance(est, (str, os.PathLike)):
         path = Path(est)
         if not path.is_file():
             raise FileNotFoundError(f"sklearn target: no joblib file at {path} (save one with joblib.dump)")
-        return joblib.load(path), file_sha256(path), str(path)
+        return joblib.load(path), file_sha256(path) if need_hash else "", str(path)
     if not hasattr(est, "predict"):
         raise TypeError(f"sklearn target: {type(est).__name__} has no predict() method")
-    return est, joblib.hash(est, hash_name="sha1"), None
+    if not need_hash:
+        return est, "", None
+    try:
+        return est, joblib.hash(est, hash_name="sha1"), None
+    except Exception as exc:  # noqa: BLE001 - e.g. a lambda inside a FunctionTransformer cannot be pickled
+        warnings.warn(f"sklearn target: cannot hash {type(est).__name__} ({exception_cause(exc)[:120]}); its "
+                      "fingerprint falls back to repr() and will not match across runs; pass fingerprint= to "
+                      "reuse cached predictions", stacklevel=3)
+        return est, config_hash(["repr", repr(est)]), None
 
 
 class SklearnTarget(TargetBase):
@@ -68,10 +79,10 @@ class SklearnTarget(TargetBase):
         self.sources: dict[str, str | None] = {}
         hashes: dict[str, str] = {}
         if estimator is not None:
-            self.default, hashes["*"], self.sources["*"] = _load(estimator)
+            self.default, hashes["*"], self.sources["*"] = _load(estimator, fingerprint is None)
         self.per_prompt: dict[str, Any] = {}
         for pid, est in (per_prompt or {}).items():
-            self.per_prompt[str(pid)], hashes[str(pid)], self.sources[str(pid)] = _load(est)
+            self.per_prompt[str(pid)], hashes[str(pid)], self.sources[str(pid)] = _load(est, fingerprint is None)
         for key, est in ([("*", self.default)] if self.default is not None else []) + list(self.per_prompt.items()):
             if not callable(getattr(est, method, None)):
                 raise TypeError(f"sklearn target: estimator for prompt {key!r} ({type(est).__name__}) "

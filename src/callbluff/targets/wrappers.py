@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, Self
 
 from callbluff.targets._common import exception_cause
 from callbluff.targets.base import Input, Output, Target, TargetStats
@@ -100,7 +100,7 @@ class CachedTarget:
         if callable(closer):
             closer()
 
-    def __enter__(self) -> CachedTarget:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
