@@ -116,3 +116,64 @@ def test_missing_context_and_fingerprint(reader, model_dir: Path):
         HFTarget(model_dir.parent / "no-such-model")
     with pytest.raises(ValueError, match="task must be one of"):
         HFTarget(model_dir, task="summarization")
+
+
+def _tiny_classifier(path: Path, num_labels: int, labels: list[str] | None = None) -> Path:
+    """A tiny randomly initialised BERT classifier saved with save_pretrained (seeded, built offline)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    words = ["the", "cell", "membrane", "controls", "what", "enters", "and", "leaves", "water", "moves", "by", "osmosis"]
+    (path / "vocab.txt").parent.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"))
+    cfg = BertConfig(vocab_size=5 + len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, num_labels=num_labels)
+    if labels:
+        cfg.id2label = dict(enumerate(labels))
+        cfg.label2id = {v: k for k, v in cfg.id2label.items()}
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(cfg).eval()
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize("labels", [["0", "1", "2"], ["wrong", "partial", "right"]])
+def test_text_classification_matches_a_direct_forward_pass(tmp_path: Path, labels: list[str]):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from callbluff.targets import HFTarget
+
+    d = _tiny_classifier(tmp_path / "clf", 3, labels)
+    texts = ["the cell membrane controls what enters", "water moves by osmosis", "unknown words here"]
+    t = HFTarget(d, "text-classification", batch_size=2)
+    outs = t.predict([Input("content", x, prompt_id="1") for x in texts])
+    tok, model = AutoTokenizer.from_pretrained(d), AutoModelForSequenceClassification.from_pretrained(d).eval()
+    with torch.inference_mode():
+        probs = torch.softmax(model(**tok(texts, padding=True, return_tensors="pt")).logits, -1).numpy()
+    for o, p in zip(outs, probs):
+        best = int(p.argmax())
+        assert o.answer == labels[best]
+        assert o.score == (float(labels[best]) if labels[0] == "0" else float(best))
+        assert o.candidates[0].text == labels[best] and len(o.candidates) == 3
+        assert o.candidates[0].score == pytest.approx(float(p[best]), abs=1e-5)
+    assert t.stats.calls == 2 and t.stats.inputs == 3
+
+
+def test_text_regression(tmp_path: Path):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from callbluff.targets import HFTarget
+
+    d = _tiny_classifier(tmp_path / "reg", 1)
+    texts = ["water moves", "the cell"]
+    outs = HFTarget(d, "text-regression").predict([Input("essay", x) for x in texts])
+    tok, model = AutoTokenizer.from_pretrained(d), AutoModelForSequenceClassification.from_pretrained(d).eval()
+    with torch.inference_mode():
+        want = model(**tok(texts, padding=True, return_tensors="pt")).logits[:, 0].tolist()
+    assert [o.score for o in outs] == pytest.approx(want, abs=1e-5)
+    [bad] = HFTarget(_tiny_classifier(tmp_path / "three", 3), "text-regression").predict([Input("essay", "x")])
+    assert "text-regression needs a 1-output head, this model has 3 labels" in bad.error

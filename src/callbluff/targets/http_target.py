@@ -51,6 +51,7 @@ import random
 import re
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -301,6 +302,7 @@ class HttpTarget(TargetBase):
     # -- runtime state (never pickled) ------------------------------------------------------------------
     def _init_runtime(self) -> None:
         self._runner = _LoopThread()
+        weakref.finalize(self, self._runner.stop)  # a forgotten target does not leave its loop thread behind
         self._client: Any = None
         self._sem: asyncio.Semaphore | None = None
         self._rate_lock: asyncio.Lock | None = None
