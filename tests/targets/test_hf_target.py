@@ -123,7 +123,8 @@ def _tiny_classifier(path: Path, num_labels: int, labels: list[str] | None = Non
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-    words = ["the", "cell", "membrane", "controls", "what", "enters", "and", "leaves", "water", "moves", "by", "osmosis"]
+    words = ["the", "cell", "membrane", "controls", "what", "enters", "and", "leaves", "water", "moves", "by",
+             "osmosis"]
     (path / "vocab.txt").parent.mkdir(parents=True, exist_ok=True)
     (path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
     tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"))
