@@ -128,3 +128,23 @@ def test_without_a_cache_it_still_batches(tmp_path: Path):
     t = CachedTarget(CallableTarget(fn, batched=True, fingerprint="n"), None, batch_size=2)
     assert [o.score for o in t.predict(ask(["a", "a b", "a b c"]))] == [1.0, 2.0, 3.0]
     assert t.stats.calls == 2
+
+
+def test_write_behind_caches_everything_and_never_repeats_a_call(tmp_path) -> None:
+    from callbluff.targets import CachedTarget, CallableTarget, Input, PredictionCache
+
+    calls: list[str] = []
+
+    def fn(text: str) -> float:
+        calls.append(text)
+        return float(len(text))
+
+    cache = PredictionCache(tmp_path / "c.sqlite")
+    target = CachedTarget(CallableTarget(fn), cache, batch_size=4, write_behind=True)
+    inputs = [Input("content", f"t{i}", "p") for i in range(50)]
+    first = target.predict(inputs)
+    again = target.predict(inputs)  # may run while writes are pending: answered from memory, not re-called
+    target.close()
+    assert [o.score for o in first] == [o.score for o in again] == [float(len(f"t{i}")) for i in range(50)]
+    assert len(calls) == 50 and target.stats.cache_hits == 50
+    assert cache.count(target.fingerprint) == 50

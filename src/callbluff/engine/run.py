@@ -31,7 +31,7 @@ from callbluff.engine.generate import (
     split_evenly,
 )
 from callbluff.engine.inputs import adversarial_input, gold_of, original_input
-from callbluff.engine.store import RunDir, write_atomic
+from callbluff.engine.store import BackgroundWriter, RunDir, write_atomic
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
@@ -58,7 +58,7 @@ def build_targets(suite: Suite, cache_path: Path, batch_size: int) -> dict[str, 
             inner = from_config(cfg.settings(), base_dir=suite.base_dir, where=f"target[{i}]")
         except Exception as e:
             raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        out[cfg.name] = CachedTarget(inner, cache, batch_size=batch_size)
+        out[cfg.name] = CachedTarget(inner, cache, batch_size=batch_size, write_behind=True)
     return out
 
 
@@ -140,7 +140,7 @@ class Engine:
             from callbluff.targets import CachedTarget, PredictionCache
 
             cache = PredictionCache(cache_path)
-            targets = {k: CachedTarget(t, cache, batch_size=self.suite.output.batch_size)
+            targets = {k: CachedTarget(t, cache, batch_size=self.suite.output.batch_size, write_behind=True)
                        for k, t in self._given_targets.items()}
         else:
             targets = build_targets(self.suite, cache_path, self.suite.output.batch_size)
@@ -164,15 +164,17 @@ class Engine:
         self.run.write_meta(meta)
         t0 = time.perf_counter()
         chunks_skipped = 0
+        writer = BackgroundWriter()
         try:
             for idx, records in enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit)):
                 if self.run.chunk_done(idx):
                     chunks_skipped += 1
                     self.progress("chunk", idx + 1, None)
                     continue
-                self._run_chunk(idx, records, dataset, targets)
+                self._run_chunk(idx, records, dataset, targets, writer)
                 self.progress("chunk", idx + 1, None)
         finally:
+            writer.close()  # every finished chunk is on disk before we go on (or re-raise)
             for t in targets.values():
                 close = getattr(t, "close", None)
                 if close:
@@ -201,7 +203,8 @@ class Engine:
                     f"is {dataset.task!r}; pick attacks listed for {dataset.task!r} by `callbluff list`"
                 )
 
-    def _run_chunk(self, idx: int, records: list[Record], dataset: Dataset, targets: dict[str, Any]) -> None:
+    def _run_chunk(self, idx: int, records: list[Record], dataset: Dataset, targets: dict[str, Any],
+                   writer: BackgroundWriter) -> None:
         task = dataset.task
         prompts = dataset.prompts
         work = [GenerationTask(part, {p: prompts[p] for p in {getattr(r, "prompt_id", None) for r in part}
@@ -251,9 +254,11 @@ class Engine:
                     "adv_answer": a["answer"], "orig_candidates": o["candidates"], "adv_candidates": a["candidates"],
                     "orig_error": o["error"], "adv_error": a["error"], "queries": queries, "chunk": idx,
                 })
+        for target in targets.values():
+            target.flush()  # a chunk is marked done only once its predictions are in the cache
         if errors:
             write_atomic(self.run.part_path(idx, "generr").with_suffix(".json"), json.dumps(errors))
-        self.run.write_chunk(idx, originals_rows, example_rows)
+        writer.submit(self.run.write_chunk, idx, originals_rows, example_rows)
 
     def finalize(self, dataset: Dataset) -> RunResult:
         """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +109,34 @@ class RunDir:
 
 def rows_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
     schema = SCHEMAS[kind]
-    return pa.Table.from_pylist([{c: r.get(c) for c in schema.names} for r in rows], schema=schema)
+    return pa.Table.from_pydict({c: [r.get(c) for r in rows] for c in schema.names}, schema=schema)
 
 
 def write_table_atomic(path: Path, table: pa.Table) -> None:
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+
+
+class BackgroundWriter:
+    """Writes chunk parts on one background thread so that the next chunk's predictions need not wait for
+    Parquet encoding and disk. :meth:`close` waits for every write and re-raises the first failure."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-part-writer")
+        self._pending: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._pending = [f for f in self._pending if not f.done() or f.exception() is not None]
+        self._pending.append(self._pool.submit(fn, *args))
+
+    def close(self) -> None:
+        try:
+            for f in self._pending:
+                f.result()
+        finally:
+            self._pending = []
+            self._pool.shutdown(wait=True)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -20,7 +20,7 @@ Example (see ``examples/*.toml``)::
     grid = { min_score = [2, 3] }     # each grid point is one configuration
 
     [output]
-    chunk_size = 256
+    chunk_size = 1000
 
 Validation errors name the key and say what is allowed.
 """
@@ -86,8 +86,8 @@ class AttackConfig(BaseModel):
 
 class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    chunk_size: int = Field(256, ge=1, description="records per chunk (the unit of streaming and resume)")
-    batch_size: int = Field(32, ge=1, description="inputs per target call")
+    chunk_size: int = Field(1000, ge=1, description="records per chunk (the unit of streaming and resume)")
+    batch_size: int = Field(64, ge=1, description="inputs per target call")
     cache: str | None = Field(None, description="prediction cache path shared across runs "
                                                 "(default: predictions.sqlite in the run directory)")
     report: bool = True

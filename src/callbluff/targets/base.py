@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from callbluff.records import Task, canonical_json
+from callbluff.records import Task
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,19 @@ class Input:
     context: str | None = None
 
     def key(self) -> str:
-        """Stable content hash of this input (the prediction cache key, with the target fingerprint)."""
-        payload = canonical_json([self.task, self.prompt_id, self.context, self.text])
-        return hashlib.sha256(payload.encode()).hexdigest()
+        """Stable content hash of this input (the prediction cache key, with the target fingerprint).
+
+        SHA-256 over the length-prefixed fields, with a distinct marker for ``None``: unambiguous, and
+        cheaper than JSON encoding on this hot path."""
+        h = hashlib.sha256()
+        for part in (self.task, self.prompt_id, self.context, self.text):
+            if part is None:
+                h.update(b"\x00N")
+            else:
+                b = part.encode("utf-8", "surrogatepass")
+                h.update(b"\x00S%d:" % len(b))
+                h.update(b)
+        return h.hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"task": self.task, "text": self.text}

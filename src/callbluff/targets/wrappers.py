@@ -7,12 +7,18 @@ call sent once), stores each batch's successful outputs as soon as the batch ret
 at most the batch in flight), and never stores errors (so a later run retries them). It also shields callers
 from badly behaved targets: an exception or a wrong number of outputs from the wrapped target becomes an
 error output per input, never a crash.
+
+With ``write_behind=True`` the cache writes happen on one background thread while the caller goes on (the
+next batch is already being predicted while the last one is stored), which takes the SQLite commits off the
+critical path for fast targets. :meth:`flush` waits for pending writes and re-raises their errors; ``close``
+flushes. A kill loses at most the batches not yet written, which are then predicted again on resume.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import Any, Self
 
@@ -30,7 +36,8 @@ class CachedTarget:
     call). ``fingerprint`` is the wrapped target's.
     """
 
-    def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32) -> None:
+    def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
+                 *, write_behind: bool = False) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
@@ -38,6 +45,11 @@ class CachedTarget:
         self.batch_size = int(batch_size)
         self.fingerprint: str = target.fingerprint
         self.stats = TargetStats()
+        self._writer: ThreadPoolExecutor | None = None
+        if write_behind and cache is not None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-cache-writer")
+        self._pending: list[Future[int]] = []
+        self._unwritten: dict[str, Output] = {}  # outputs handed to the writer and maybe not yet in SQLite
 
     @property
     def name(self) -> str:
@@ -69,6 +81,8 @@ class CachedTarget:
         """One output per input, in input order: cached where possible, predicted (and cached) otherwise."""
         keys = [i.key() for i in inputs]
         found = self.cache.get_many(self.fingerprint, keys) if self.cache is not None and keys else {}
+        if self._unwritten:
+            found.update({k: self._unwritten[k] for k in keys if k not in found and k in self._unwritten})
         # first occurrence of each missing key is sent; later duplicates reuse its answer
         todo: dict[str, Input] = {}
         for k, inp in zip(keys, inputs):
@@ -81,7 +95,7 @@ class CachedTarget:
             outs = self._call([todo[k] for k in bkeys])
             good = [(k, o) for k, o in zip(bkeys, outs) if o.error is None]
             if self.cache is not None and good:
-                self.cache.put_many(self.fingerprint, good)
+                self._store(good)
             found.update(zip(bkeys, outs))
         result = [found[k] for k in keys]
         self.stats.errors += sum(1 for o in result if o.error is not None)
@@ -94,11 +108,35 @@ class CachedTarget:
         while chunk := list(islice(it, size)):
             yield from self.predict(chunk)
 
+    def _store(self, good: list[tuple[str, Output]]) -> None:
+        assert self.cache is not None
+        if self._writer is None:
+            self.cache.put_many(self.fingerprint, good)
+            return
+        self._pending = [f for f in self._pending if not f.done() or f.exception() is not None]
+        if not self._pending:
+            self._unwritten.clear()
+        self._unwritten.update(good)
+        self._pending.append(self._writer.submit(self.cache.put_many, self.fingerprint, good))
+
+    def flush(self) -> None:
+        """Wait for background cache writes (``write_behind``); re-raises the first write error."""
+        pending, self._pending = self._pending, []
+        for f in pending:
+            f.result()
+        self._unwritten.clear()
+
     def close(self) -> None:
-        """Close the wrapped target (the cache is shared and closed by its owner)."""
-        closer = getattr(self.target, "close", None)
-        if callable(closer):
-            closer()
+        """Flush pending cache writes and close the wrapped target (the cache is shared: its owner closes it)."""
+        try:
+            self.flush()
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+                self._writer = None
+            closer = getattr(self.target, "close", None)
+            if callable(closer):
+                closer()
 
     def __enter__(self) -> Self:
         return self
