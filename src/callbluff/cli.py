@@ -110,18 +110,37 @@ def _progress(stage: str, done: int, total: int | None) -> None:
     console.print(f"  {stage} {done} done", highlight=False)
 
 
+TERMINAL_FIELDS = {
+    "essay": ["n", "qwk", "neg_pct", "pos_pct", "mean_diff_pct", "abs_mean_diff_pct", "ttest_p", "n_errors"],
+    "content": ["n", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", "n_errors"],
+    "reading": ["n", "em", "f1", "em_adv", "f1_adv", "n_errors"],
+    "questions": ["n", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv", "n_errors"],
+}
+
+
+def short_params(params: str) -> str:
+    """``{"a":1,"b":null}`` -> ``a=1`` (defaults left as null are omitted) for terminal tables."""
+    try:
+        d = json.loads(params)
+    except (TypeError, ValueError):
+        return str(params)
+    return " ".join(f"{k}={v}" for k, v in d.items() if v is not None) or "-"
+
+
 def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
-    from callbluff.report.html import _fields_for, _fmt
+    """A compact metrics table (all fields are in metrics.json and report.html)."""
+    from callbluff.report.html import _fmt
 
     if not rows:
         out.print("(no metric rows)")
         return
-    fields = _fields_for(rows[0]["task"], rows)
+    present = {k for r in rows for k, v in r.items() if v is not None}
+    fields = [f for f in TERMINAL_FIELDS.get(rows[0]["task"], []) if f in present]
     table = Table(title=title)
     for col in ["attack", "params", "prompt", "target", *fields]:
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(str(r["attack"]), str(r["params"]), str(r["prompt"]), str(r["target"]),
+        table.add_row(str(r["attack"]), short_params(r["params"]), str(r["prompt"]), str(r["target"]),
                       *[_fmt(r.get(f)) for f in fields])
     out.print(table)
 
@@ -223,7 +242,7 @@ def train(
     param: Annotated[list[str] | None, typer.Option(help="model setting key=value (repeatable)")] = None,
 ) -> None:
     """Train a reference system to attack (saved with its metadata and clean metrics)."""
-    from callbluff.models import train_model
+    from callbluff.models.train import train_model
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
