@@ -72,6 +72,8 @@ def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Pro
                                          p.score_min, p.score_max),
                        "n_errors": int(gp["adv_error"].notna().sum() + gp["orig_error"].notna().sum()),
                        "qwk": qwks.get(pid, math.nan)}
+                if gp["queries"].gt(0).any():  # model-in-the-loop attacks: target queries spent per example
+                    row["queries_mean"] = float(gp["queries"].mean())
                 if task == "content":
                     row["arr"] = M.arr(gp["adv_score"].to_numpy(float), p.score_min)
                 rows.append(row)
