@@ -118,18 +118,9 @@ TERMINAL_FIELDS = {
 }
 
 
-def short_params(params: str) -> str:
-    """``{"a":1,"b":null}`` -> ``a=1`` (defaults left as null are omitted) for terminal tables."""
-    try:
-        d = json.loads(params)
-    except (TypeError, ValueError):
-        return str(params)
-    return " ".join(f"{k}={v}" for k, v in d.items() if v is not None) or "-"
-
-
 def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     """A compact metrics table (all fields are in metrics.json and report.html)."""
-    from callbluff.report.html import _fmt
+    from callbluff.report.html import _fmt, short_params
 
     if not rows:
         out.print("(no metric rows)")
