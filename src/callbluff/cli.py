@@ -221,7 +221,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
     console.print(f"report: {path}")
 
 
-TRAINABLE = ("content-scorer", "essay-scorer", "neural-scorer", "retriever")
+TRAINABLE = ("content-scorer", "essay-scorer", "neural-scorer", "retriever", "sliding-window-qa")
 
 
 @app.command()
@@ -239,7 +239,7 @@ def train(
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
     try:
         summary = train_model(kind, data, out_dir, prompts=prompt or None, **_parse_params(param))
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, TypeError) as e:
         fail(str(e))
         raise
     out.print_json(json.dumps(summary, default=str))
