@@ -1,0 +1,333 @@
+"""Clean-data figures of the reference systems of ``callbluff.models`` (issue 4 acceptance).
+
+Run one or more sections; each writes ``benchmarks/results/<section>.json`` (figures, timings, settings)
+and prints a Markdown table row for ``benchmarks/reference_models.md``::
+
+    python benchmarks/reference_models.py neural qa-sliding qa-sliding-distance qa-transformer retriever
+
+Data come from ``../shared/data`` (or ``$CALLBLUFF_SHARED/data``); the shared QA model from
+``../shared/models/minilm-l6-squad``. Long sections keep their per-question predictions under the
+callbluff cache directory and resume when re-run. Sections are registered with ``@section(NAME)``.
+
+Owners: the ``content`` / ``essay`` sections belong to the ContentScorer/EssayScorer engineer; the
+``neural``, ``qa-*`` and ``retriever`` sections to the NeuralScorer/QA/Retriever engineer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CALLBLUFF_SHARED", ROOT.parent / "shared"))
+DATA = SHARED / "data"
+MODELS = SHARED / "models"
+RESULTS = ROOT / "benchmarks" / "results"
+
+SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {}
+
+
+def section(name: str) -> Callable[[Callable[[argparse.Namespace], dict[str, Any]]],
+                                   Callable[[argparse.Namespace], dict[str, Any]]]:
+    def deco(fn: Callable[[argparse.Namespace], dict[str, Any]]) -> Callable[[argparse.Namespace], dict[str, Any]]:
+        SECTIONS[name] = fn
+        return fn
+
+    return deco
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        sys.exit(f"missing {path}: put the shared data beside the repository or set CALLBLUFF_SHARED")
+    return path
+
+
+def environment() -> dict[str, Any]:
+    import numpy
+    import sklearn
+
+    env: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
+                           "cpus": os.cpu_count(), "numpy": numpy.__version__, "sklearn": sklearn.__version__}
+    try:
+        import torch
+        import transformers
+
+        env.update(torch=torch.__version__, transformers=transformers.__version__,
+                   torch_threads=torch.get_num_threads())
+    except ImportError:
+        pass
+    return env
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading comprehension: SQuAD v1.1 dev, EM / F1 (official v1.1 normalisation, callbluff.metrics)
+# --------------------------------------------------------------------------------------------------
+
+
+def _squad_dev() -> list[Any]:
+    from callbluff.datasets import load
+
+    return load(f"squad:{need(DATA / 'squad-v1.1' / 'dev-v1.1.json.gz')}").records()
+
+
+def _chunks(items: Sequence[Any], n: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def _resumable_predictions(name: str, ids: Sequence[str], predict_chunk: Callable[[Sequence[int]], list[Any]],
+                           chunk: int) -> tuple[dict[str, Any], float]:
+    """Predictions per id, appended to a JSONL file in the cache as they come (re-running resumes)."""
+    from callbluff.resources.paths import cache_dir
+
+    path = cache_dir("benchmarks", "reference_models") / f"{name}.jsonl"
+    done: dict[str, Any] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                done[row["id"]] = row["out"]
+    todo = [i for i, rid in enumerate(ids) if rid not in done]
+    log(f"{name}: {len(done)} cached predictions in {path}, {len(todo)} to go")
+    seconds = 0.0
+    with path.open("a", encoding="utf-8") as f:
+        for part in _chunks(todo, chunk):
+            t0 = time.perf_counter()
+            outs = predict_chunk(part)
+            seconds += time.perf_counter() - t0
+            for i, out in zip(part, outs, strict=True):
+                done[ids[i]] = out
+                f.write(json.dumps({"id": ids[i], "out": out}, ensure_ascii=False) + "\n")
+            f.flush()
+            log(f"{name}: {len(done)}/{len(ids)} ({seconds:.0f} s in the model)")
+    return done, seconds
+
+
+def _reading_eval(name: str, reader: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from callbluff.metrics import squad_metrics
+    from callbluff.targets.base import Input
+
+    dev = _squad_dev()
+    if args.limit:
+        dev = dev[: args.limit]
+    ids = [r.id for r in dev]
+
+    def run(part: Sequence[int]) -> list[Any]:
+        outs = reader.predict([Input("reading", dev[i].question, context=dev[i].context) for i in part])
+        return [o.to_dict() for o in outs]
+
+    t0 = time.perf_counter()
+    preds, seconds = _resumable_predictions(f"{name}{'-limit' + str(args.limit) if args.limit else ''}",
+                                            ids, run, args.chunk)
+    answers = [preds[r.id].get("answer") for r in dev]
+    m = squad_metrics(answers, [list(r.answers) for r in dev])
+    return {"section": name, "data": "SQuAD v1.1 dev", "questions": len(dev), **m,
+            "seconds_this_run": round(seconds, 1), "wall_seconds_this_run": round(time.perf_counter() - t0, 1),
+            "fingerprint": reader.fingerprint, "params": getattr(reader, "params", {})}
+
+
+@section("qa-sliding")
+def bench_sliding(args: argparse.Namespace) -> dict[str, Any]:
+    """SlidingWindowQA (Rajpurkar et al. 2016 Sec. 4 report dev EM 13.2 / F1 20.2)."""
+    from callbluff.models.qa import SlidingWindowQA
+
+    return _reading_eval("qa-sliding", SlidingWindowQA(), args)
+
+
+@section("qa-sliding-distance")
+def bench_sliding_distance(args: argparse.Namespace) -> dict[str, Any]:
+    """SlidingWindowQA with Richardson et al.'s distance term (SQuAD paper: EM 13.3 / F1 20.2)."""
+    from callbluff.models.qa import SlidingWindowQA
+
+    return _reading_eval("qa-sliding-distance", SlidingWindowQA(distance=True), args)
+
+
+@section("qa-transformer")
+def bench_transformer(args: argparse.Namespace) -> dict[str, Any]:
+    """TransformerQA with the shared minilm-l6-squad (README: EM 58.8 / F1 70.0 on 1,000 dev questions)."""
+    from callbluff.models.qa import TransformerQA
+
+    reader = TransformerQA(need(MODELS / "minilm-l6-squad"), num_threads=args.threads, batch_size=32)
+    return _reading_eval("qa-transformer", reader, args)
+
+
+# --------------------------------------------------------------------------------------------------
+# Open-domain: RetrieverReader over all SQuAD v1.1 paragraphs (train + dev)
+# --------------------------------------------------------------------------------------------------
+
+
+@section("retriever")
+def bench_retriever(args: argparse.Namespace) -> dict[str, Any]:
+    """Top-n document recall on all dev questions; EM/F1 and ranking metrics on a seeded sample."""
+    import numpy as np
+
+    from callbluff.metrics import exact_match, f1_score, normalize_answer
+    from callbluff.models.qa import SlidingWindowQA, TransformerQA
+    from callbluff.models.retriever import RetrieverReader
+    from callbluff.resources.paths import cache_dir
+
+    files = [need(DATA / "squad-v1.1" / "train-v1.1.json.gz"), need(DATA / "squad-v1.1" / "dev-v1.1.json.gz")]
+    index_dir = cache_dir("benchmarks", "reference_models", "squad-paragraph-index")
+    t0 = time.perf_counter()
+    if (index_dir / "model.json").exists():
+        rr = RetrieverReader.load(index_dir, reader=SlidingWindowQA())
+        build = {"loaded_from": str(index_dir), "load_seconds": round(time.perf_counter() - t0, 1)}
+    else:
+        rr = RetrieverReader.from_squad(files, unit="paragraph", reader=SlidingWindowQA())
+        build = {"build_seconds": round(time.perf_counter() - t0, 1)}
+        rr.save(index_dir)
+    log(f"retriever: {len(rr.documents)} documents ({build})")
+
+    dev = _squad_dev()
+    # gold document of a dev question = its own paragraph; ids are TITLE#i as in squad_documents()
+    para_of: dict[str, str] = {}
+    pos: dict[str, int] = {}
+    ctx_id: dict[tuple[str, str], str] = {}
+    for r in dev:
+        key = (r.title, r.context)
+        if key not in ctx_id:
+            i = pos.get(r.title, 0)
+            ctx_id[key] = f"{r.title}#{i}"
+            pos[r.title] = i + 1
+        para_of[r.id] = ctx_id[key]
+    doc_by_id = {d.id: d for d in rr.documents}
+    assert all(doc_by_id[para_of[r.id]].text == r.context for r in dev), "dev paragraph ids do not line up"
+
+    t1 = time.perf_counter()
+    hits = rr.retrieve([r.question for r in dev], k=max(args.n_docs, 20))
+    retrieve_s = time.perf_counter() - t1
+    res: dict[str, Any] = {"section": "retriever", "documents": len(rr.documents), "unit": "paragraph",
+                           "corpus": "SQuAD v1.1 train + dev paragraphs", **build,
+                           "retrieve_seconds_all_dev": round(retrieve_s, 1), "dev_questions": len(dev)}
+    for k in (1, 5, 20):
+        gold_hit = [para_of[r.id] in {d for d, _ in h[:k]} for r, h in zip(dev, hits, strict=True)]
+        ans_hit = [any(normalize_answer(a) in normalize_answer(doc_by_id[d].text) for a in r.answers
+                       for d, _ in h[:k]) for r, h in zip(dev, hits, strict=True)]
+        res[f"gold_paragraph_recall_at_{k}"] = round(100 * float(np.mean(gold_hit)), 2)
+        res[f"answer_in_top{k}_pct"] = round(100 * float(np.mean(ans_hit)), 2)
+    log(f"retriever: {res}")
+
+    # reader over the top-n paragraphs, on a fixed seeded sample of dev questions
+    rng = np.random.default_rng(args.seed)
+    n = min(args.sample, len(dev))
+    sample = sorted(rng.choice(len(dev), size=n, replace=False).tolist())
+    reader = (TransformerQA(need(MODELS / "minilm-l6-squad"), num_threads=args.threads, batch_size=32,
+                            top_k=5) if args.reader == "transformer" else SlidingWindowQA())
+    rr.reader = reader
+    rr.n_docs = args.n_docs
+    qs = [dev[i] for i in sample]
+
+    from callbluff.targets.base import Input
+
+    def run(part: Sequence[int]) -> list[Any]:
+        return [o.to_dict() for o in rr.predict([Input("questions", qs[i].question) for i in part])]
+
+    name = f"retriever-{args.reader}-n{args.n_docs}-s{args.seed}-{n}"
+    preds, seconds = _resumable_predictions(name, [q.id for q in qs], run, args.chunk)
+    answers = [preds[q.id].get("answer", "") for q in qs]
+    cands = [[c[0] for c in preds[q.id].get("candidates", [])] for q in qs]
+    em = [exact_match(a, list(q.answers)) for a, q in zip(answers, qs, strict=True)]
+    f1 = [f1_score(a, list(q.answers)) for a, q in zip(answers, qs, strict=True)]
+    from callbluff.metrics import ranking_metrics
+
+    golds = [list(q.answers) for q in qs]
+    rank = ranking_metrics(cands, golds, ks=(1, 5))
+    res.update({"reader": args.reader, "reader_fingerprint": reader.fingerprint, "n_docs": args.n_docs,
+                "aggregate": rr.aggregate, "sample": n, "sample_seed": args.seed,
+                "em": round(100 * float(np.mean(em)), 2), "f1": round(100 * float(np.mean(f1)), 2),
+                **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in rank.items()},
+                "reader_seconds_this_run": round(seconds, 1)})
+    return res
+
+
+# --------------------------------------------------------------------------------------------------
+# NeuralScorer on ASAP-SAS (train -> public leaderboard with its solution), QWK per prompt
+# --------------------------------------------------------------------------------------------------
+
+
+@section("neural")
+def bench_neural(args: argparse.Namespace) -> dict[str, Any]:
+    """Per-prompt NeuralScorer trained on ASAP-SAS train, QWK on the public leaderboard (Ding et al.'s deep
+    system: 0.7705 mean)."""
+    import numpy as np
+
+    from callbluff.datasets import load
+    from callbluff.metrics import qwk
+    from callbluff.models.neural import NeuralScorer
+    from callbluff.targets.base import Input
+
+    train = load(f"asap-sas:{need(DATA / 'asap-sas' / 'train.tsv.gz')}")
+    test = load(f"asap-sas:{need(DATA / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz')}")
+    tr, te = train.records(), test.records()
+    prompts = sorted(train.prompts, key=int)
+    if args.prompts:
+        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    per: dict[str, Any] = {}
+    t_all = time.perf_counter()
+    for pid in prompts:
+        p_tr = [r for r in tr if r.prompt_id == pid]
+        p_te = [r for r in te if r.prompt_id == pid]
+        t0 = time.perf_counter()
+        model = NeuralScorer(seed=args.seed, num_threads=args.threads).fit(p_tr, train.prompts[pid])
+        fit_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = model.predict([Input("content", r.text, prompt_id=pid) for r in p_te])
+        pred_s = time.perf_counter() - t0
+        k = qwk([r.gold for r in p_te], [o.score for o in out])
+        per[pid] = {"qwk": round(float(k), 4), "train": len(p_tr), "test": len(p_te),
+                    "fit_seconds": round(fit_s, 1), "predict_seconds": round(pred_s, 1),
+                    **model.training_summary()}
+        log(f"neural prompt {pid}: QWK {k:.4f} (fit {fit_s:.0f} s)")
+    mean = float(np.mean([v["qwk"] for v in per.values()]))
+    return {"section": "neural", "data": "ASAP-SAS train -> public leaderboard (solution gold)",
+            "mean_qwk": round(mean, 4), "ding_et_al_deep_qwk": 0.7705, "per_prompt": per,
+            "seed": args.seed, "total_seconds": round(time.perf_counter() - t_all, 1),
+            "config": NeuralScorer(seed=args.seed).params}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sections", nargs="+", help=f"one or more of: {', '.join(SECTIONS)}")
+    ap.add_argument("--limit", type=int, default=0, help="QA: first N dev questions only (0 = all)")
+    ap.add_argument("--chunk", type=int, default=256, help="QA: questions per predict() call / checkpoint")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--seed", type=int, default=13, help="sample / training seed")
+    ap.add_argument("--sample", type=int, default=1000, help="retriever: dev questions read by the reader")
+    ap.add_argument("--n-docs", type=int, default=5, help="retriever: documents read per question")
+    ap.add_argument("--reader", choices=("transformer", "sliding"), default="transformer")
+    ap.add_argument("--prompts", default="", help="neural/content: comma-separated prompt ids (default all)")
+    args = ap.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(message)s", datefmt="%H:%M:%S")
+    unknown = [s for s in args.sections if s not in SECTIONS]
+    if unknown:
+        ap.error(f"unknown section(s) {unknown}; known: {', '.join(SECTIONS)}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in args.sections:
+        log(f"section {name}")
+        res = SECTIONS[name](args)
+        res["environment"] = environment()
+        res["command"] = "python benchmarks/reference_models.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        suffix = f"-limit{args.limit}" if args.limit and name.startswith("qa-") else ""
+        if args.prompts and name in ("neural", "content", "essay"):
+            suffix = "-prompts" + args.prompts.replace(",", "_")
+        out = RESULTS / f"{name}{suffix}.json"
+        out.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
