@@ -114,10 +114,11 @@ def test_sliding_window_real_squad(shared_data: Path, sw: SlidingWindowQA) -> No
 
 
 @pytest.fixture(scope="module")
-def reader(request: pytest.FixtureRequest) -> TransformerQA:
+def reader() -> TransformerQA:
+    from conftest import shared_path
+
     pytest.importorskip("transformers", reason="TransformerQA needs the 'hf' extra (torch + transformers)")
-    shared_data = request.getfixturevalue("shared_data")
-    path = shared_data.parent / "models" / "minilm-l6-squad"
+    path = shared_path("models", "minilm-l6-squad")
     if not (path / "config.json").is_file():
         pytest.skip(f"needs the shared reader at {path} (see ../shared/models/README.md)")
     return TransformerQA(path, top_k=4, num_threads=2)
