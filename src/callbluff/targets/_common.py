@@ -103,6 +103,11 @@ def coerce_output(value: Any, kind: str = "auto") -> Output:
     """
     if kind not in OUTPUT_KINDS:
         raise ValueError(f"output kind must be one of {OUTPUT_KINDS}, got {kind!r}")
+    if kind != "answer" and type(value) in (float, int):  # fast path: a plain number is a score
+        score = float(value)
+        if not math.isfinite(score):
+            raise CoercionError(f"non-finite score {score!r}")
+        return Output(score=score)
     if isinstance(value, Output):
         return value
     if value is None:

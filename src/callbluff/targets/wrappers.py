@@ -9,8 +9,8 @@ from badly behaved targets: an exception or a wrong number of outputs from the w
 error output per input, never a crash.
 
 With ``write_behind=True`` the cache writes happen on one background thread while the caller goes on (the
-next batch is already being predicted while the last one is stored), which takes the SQLite commits off the
-critical path for fast targets. :meth:`flush` waits for pending writes and re-raises their errors; ``close``
+next batches are already being predicted while earlier ones are stored), gathered into one transaction per
+``write_every`` outputs, which takes the SQLite commits off the critical path for fast targets. :meth:`flush` waits for pending writes and re-raises their errors; ``close``
 flushes. A kill loses at most the batches not yet written, which are then predicted again on resume.
 """
 
@@ -37,7 +37,7 @@ class CachedTarget:
     """
 
     def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
-                 *, write_behind: bool = False) -> None:
+                 *, write_behind: bool = False, write_every: int = 512) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
@@ -50,6 +50,8 @@ class CachedTarget:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-cache-writer")
         self._pending: list[Future[int]] = []
         self._unwritten: dict[str, Output] = {}  # outputs handed to the writer and maybe not yet in SQLite
+        self._buffer: list[tuple[str, Output]] = []  # write-behind: outputs gathered into one transaction
+        self.write_every = max(1, int(write_every))
 
     @property
     def name(self) -> str:
@@ -114,13 +116,21 @@ class CachedTarget:
             self.cache.put_many(self.fingerprint, good)
             return
         self._pending = [f for f in self._pending if not f.done() or f.exception() is not None]
-        if not self._pending:
+        if not self._pending and not self._buffer:
             self._unwritten.clear()
         self._unwritten.update(good)
-        self._pending.append(self._writer.submit(self.cache.put_many, self.fingerprint, good))
+        self._buffer.extend(good)
+        if len(self._buffer) >= self.write_every:
+            self._submit_buffer()
+
+    def _submit_buffer(self) -> None:
+        if self._buffer and self._writer is not None and self.cache is not None:
+            batch, self._buffer = self._buffer, []
+            self._pending.append(self._writer.submit(self.cache.put_many, self.fingerprint, batch))
 
     def flush(self) -> None:
         """Wait for background cache writes (``write_behind``); re-raises the first write error."""
+        self._submit_buffer()
         pending, self._pending = self._pending, []
         for f in pending:
             f.result()
