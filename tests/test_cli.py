@@ -72,3 +72,23 @@ def test_generate_rejects_task_mismatch(tmp_path: Path) -> None:
 def test_report_on_non_run_dir(tmp_path: Path) -> None:
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "not a run directory" in res.output
+
+
+def test_train_then_evaluate_a_reader(tmp_path: Path) -> None:
+    model = tmp_path / "swqa"
+    res = runner.invoke(app, ["train", "sliding-window-qa", "--data", "demo:squad", "--out", str(model)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((model / "model.json").read_text())["kind"] == "sliding-window-qa"
+    res = runner.invoke(app, ["evaluate", "--target", f"model:{model}", "--data", "demo:squad",
+                              "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    [row] = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert row["attack"] == "clean" and row["n"] == 30 and 0 < row["f1"] <= 100
+
+
+def test_train_rejects_unknown_kind_and_prompt(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["train", "gpt-scorer", "--data", "demo:content", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "allowed" in res.output
+    res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content", "--out", str(tmp_path / "m"),
+                              "--prompt", "nope"])
+    assert res.exit_code == 2 and "unknown prompt(s) nope" in res.output
