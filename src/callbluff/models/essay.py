@@ -1,0 +1,372 @@
+"""``EssayScorer``: an EASE-like feature-engineering essay scorer (Kumar et al. 2020, Sec. 2.2).
+
+Kumar et al. attack EASE, "an open-source feature-engineering model maintained by EdX ... based on many
+features such as tags, prompt-word overlap, n-gram based features, etc." (third of 154 teams in the
+ASAP-AES competition). EASE itself is not packaged for Python 3; this is a re-implementation of the same
+idea with scikit-learn, one model per prompt:
+
+1. **Bag of n-grams**: TF-IDF of word 1-2-grams (sublinear tf, ``min_df=2``, at most ``max_ngrams``)
+   and a ridge regression on it (``alpha`` chosen per prompt by efficient leave-one-out CV over
+   ``alphas``). Its out-of-fold prediction on the training essays (``cv`` folds, seeded) is one feature of
+   stage 2, as EASE feeds its bag-of-words evidence to the final model.
+2. **EASE-like statistics** (:func:`callbluff.models.features.essay_statistics`): length, sentence and
+   word statistics, POS-tag proportions (spaCy tagger), spelling errors (Hunspell ``en_US`` when present),
+   prompt / source overlap (when the :class:`~callbluff.records.Prompt` has ``text`` / ``source``).
+3. **Regressor**: gradient-boosted trees (scikit-learn ``GradientBoostingRegressor``, as EASE uses
+   scikit-learn gradient boosting) on [n-gram prediction, statistics]; ``stack="ridge"`` uses a ridge
+   regression on standardised features instead.
+
+Predictions are rounded half up and clipped to the prompt's scale (``round=False`` in
+:meth:`EssayScorer.score_texts` gives the raw value). Usable directly as a Target for task ``essay``.
+Randomness (fold assignment, tree subsampling) comes from ``seed`` only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from callbluff.models import persist
+from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
+from callbluff.records import Prompt, ScoredResponse
+from callbluff.seeding import derive_seed
+from callbluff.targets.base import Input, Output
+
+__all__ = ["EssayScorer", "holdout_split", "train_essay_scorer"]
+
+log = logging.getLogger(__name__)
+
+
+def _qwk(gold: Sequence[float], pred: Sequence[float], lo: float, hi: float) -> float:
+    from callbluff.metrics import qwk
+
+    return float(qwk(gold, pred, score_min=lo, score_max=hi))
+
+
+def _round_clip(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return np.clip(np.floor(np.asarray(values, dtype=np.float64) + 0.5), lo, hi)
+
+
+@dataclass
+class _PromptModel:
+    vectorizer: Any
+    ridge: Any
+    scaler: Any
+    regressor: Any
+    score_min: float
+    score_max: float
+    prompt_text: str
+    source: str
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+class EssayScorer:
+    """EASE-like essay scorer (module doc): n-gram ridge + essay statistics -> gradient boosting.
+
+    Parameters:
+        ngram_range, max_ngrams, min_df: the TF-IDF bag of word n-grams.
+        alphas: ridge penalties tried (leave-one-out CV on train).
+        stack: ``"gbr"`` (gradient boosting, default) or ``"ridge"`` for the final regressor.
+        n_estimators, learning_rate, max_depth, subsample: the gradient boosting.
+        pos, spelling: compute the POS-proportion / spelling statistics (both need resources: spaCy,
+            a dictionary); ``pos_max_chars``: POS-tag only the first N characters of an essay.
+        cv: folds for the out-of-fold n-gram feature and the reported CV QWK; seed: all randomness.
+    """
+
+    kind = "essay-scorer"
+
+    def __init__(
+        self,
+        *,
+        ngram_range: tuple[int, int] = (1, 2),
+        max_ngrams: int = 50_000,
+        min_df: int = 2,
+        alphas: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0),
+        stack: Literal["gbr", "ridge"] = "gbr",
+        n_estimators: int = 300,
+        learning_rate: float = 0.05,
+        max_depth: int = 3,
+        subsample: float = 0.8,
+        pos: bool = True,
+        spelling: bool = True,
+        pos_max_chars: int | None = 3000,
+        cv: int = 5,
+        cv_metrics: bool = True,
+        seed: int = 13,
+    ) -> None:
+        if stack not in ("gbr", "ridge"):
+            raise ValueError(f"EssayScorer: stack={stack!r}; use 'gbr' or 'ridge'")
+        if cv < 2:
+            raise ValueError(f"EssayScorer: cv={cv}; use at least 2 folds")
+        self.cfg: dict[str, Any] = {
+            "ngram_range": [int(ngram_range[0]), int(ngram_range[1])], "max_ngrams": int(max_ngrams),
+            "min_df": int(min_df), "alphas": [float(a) for a in alphas], "stack": stack,
+            "n_estimators": int(n_estimators), "learning_rate": float(learning_rate), "max_depth": int(max_depth),
+            "subsample": float(subsample), "pos": bool(pos), "spelling": bool(spelling),
+            "pos_max_chars": None if pos_max_chars is None else int(pos_max_chars), "cv": int(cv),
+            "cv_metrics": bool(cv_metrics), "seed": int(seed),
+        }
+        self.models: dict[str, _PromptModel] = {}
+        self.data_spec: str | None = None
+        self.trained_at: str | None = None
+        self._blob: bytes | None = None
+
+    # -- public ---------------------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.cfg)
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        return sorted(self.models, key=_natural)
+
+    @property
+    def fingerprint(self) -> str:
+        """``essay-scorer:`` + hash of the saved state and configuration (see :mod:`.persist`)."""
+        if not self.models:
+            raise RuntimeError("EssayScorer: not trained; call fit() or EssayScorer.load(DIR)")
+        return persist.fingerprint_of(self.kind, self._state_blob(), self.cfg)
+
+    def fit(self, responses: Sequence[ScoredResponse], prompts: Mapping[str, Prompt] | Prompt | None = None,
+            *, data_spec: str | None = None) -> EssayScorer:
+        """Train one model per prompt id in ``responses``; scale, prompt text and source come from
+        ``prompts`` (else the scale is the gold scores' min..max and there is no overlap feature)."""
+        by_prompt: dict[str, list[ScoredResponse]] = {}
+        for i, r in enumerate(responses):
+            if r.gold is None:
+                raise ValueError(f"EssayScorer.fit: response {i} (id {r.id!r}, prompt {r.prompt_id!r}) has no "
+                                 "gold score; train on labelled data")
+            by_prompt.setdefault(str(r.prompt_id), []).append(r)
+        if not by_prompt:
+            raise ValueError("EssayScorer.fit: no training responses")
+        if isinstance(prompts, Prompt):
+            prompts = {prompts.id: prompts}
+        if data_spec is not None:
+            self.data_spec = data_spec
+        for pid in sorted(by_prompt, key=_natural):
+            recs = by_prompt[pid]
+            pr = (prompts or {}).get(pid)
+            y = np.array([float(r.gold) for r in recs if r.gold is not None])
+            if len(y) < self.cfg["cv"] * 2:
+                raise ValueError(f"EssayScorer.fit: prompt {pid!r} has {len(y)} essays; need at least "
+                                 f"{self.cfg['cv'] * 2} (2 per fold, cv={self.cfg['cv']})")
+            lo = float(pr.score_min) if pr else float(y.min())
+            hi = float(pr.score_max) if pr else float(y.max())
+            self.models[pid] = self._fit_prompt(pid, [r.text for r in recs], y, lo, hi,
+                                                (pr.text if pr else "") or "", (pr.source if pr else "") or "")
+        self.trained_at = persist.utc_now()
+        self._blob = None
+        return self
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        """Target protocol: one :class:`Output` (``score``) per input; unknown prompts give an error row."""
+        out: list[Output | None] = [None] * len(inputs)
+        groups: dict[str, list[int]] = {}
+        for i, inp in enumerate(inputs):
+            pid = inp.prompt_id
+            if pid is None and len(self.models) == 1:
+                pid = next(iter(self.models))
+            if pid is None or str(pid) not in self.models:
+                out[i] = Output.failed(f"EssayScorer: no model for prompt_id {pid!r} (input {i}); trained "
+                                       f"prompts: {self.prompt_ids}")
+            else:
+                groups.setdefault(str(pid), []).append(i)
+        for pid, idx in groups.items():
+            scores = self.score_texts(pid, [inputs[i].text for i in idx])
+            for i, s in zip(idx, scores, strict=True):
+                out[i] = Output(score=float(s))
+        return [o if o is not None else Output.failed("EssayScorer: internal error, no output") for o in out]
+
+    def score_texts(self, prompt_id: str, texts: Sequence[str], *, rounded: bool = True) -> np.ndarray:
+        """Scores of ``texts`` on prompt ``prompt_id``'s scale (rounded half up and clipped by default)."""
+        m = self._model(prompt_id)
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0)
+        ngram = m.ridge.predict(m.vectorizer.transform(texts))
+        raw = m.regressor.predict(self._stage2(m, ngram, self._stats(texts, m.prompt_text, m.source)))
+        return _round_clip(raw, m.score_min, m.score_max) if rounded else raw
+
+    def training_summary(self, prompt_id: str | None = None) -> dict[str, Any]:
+        if prompt_id is None:
+            return {pid: dict(m.summary) for pid, m in self.models.items()}
+        return dict(self._model(prompt_id).summary)
+
+    def feature_names(self) -> list[str]:
+        """Names of the stage-2 features (``ngram_ridge`` then :data:`ESSAY_STAT_NAMES`)."""
+        return ["ngram_ridge", *ESSAY_STAT_NAMES]
+
+    # -- persistence ----------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write ``model.joblib`` + ``model.json`` (kind, data, params, per-prompt CV metrics, versions)."""
+        if not self.models:
+            raise RuntimeError("EssayScorer.save: nothing trained; call fit() first")
+        keys = ("cv_qwk", "ngram_cv_qwk", "n_train", "fit_seconds")
+        metrics = {pid: {k: m.summary.get(k) for k in keys} for pid, m in self.models.items()}
+        extra = {"prompts": {pid: {"score_min": m.score_min, "score_max": m.score_max,
+                                   "alpha": m.summary.get("alpha"), "has_prompt_text": bool(m.prompt_text),
+                                   "has_source": bool(m.source)} for pid, m in self.models.items()},
+                 "spelling_vocabulary": spelling_vocabulary()[1] if self.cfg["spelling"] else None}
+        return persist.save_dir(path, kind=self.kind, blob=self._state_blob(), params=self.cfg,
+                                data=self.data_spec, metrics=metrics, extra=extra, trained_at=self.trained_at)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EssayScorer:
+        state, blob, meta = persist.load_dir(path, cls.kind)
+        p = dict(meta["params"])
+        p["ngram_range"] = tuple(p["ngram_range"])
+        self = cls(**p)
+        self.models = state["models"]
+        self.data_spec = meta.get("data")
+        self.trained_at = meta.get("trained_at")
+        self._blob = blob
+        return self
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _model(self, prompt_id: str) -> _PromptModel:
+        m = self.models.get(str(prompt_id))
+        if m is None:
+            raise KeyError(f"EssayScorer: no model for prompt {prompt_id!r}; trained prompts: {self.prompt_ids}")
+        return m
+
+    def _state_blob(self) -> bytes:
+        if self._blob is None:
+            self._blob = persist.state_bytes({"kind": self.kind, "models": self.models})
+        return self._blob
+
+    def _stats(self, texts: Sequence[str], prompt_text: str, source: str) -> np.ndarray:
+        c = self.cfg
+        return essay_statistics(texts, prompt_text=prompt_text, source=source, pos=c["pos"],
+                                spelling=c["spelling"], pos_max_chars=c["pos_max_chars"])
+
+    def _stage2(self, m: _PromptModel, ngram: np.ndarray, stats: np.ndarray) -> np.ndarray:
+        X = np.column_stack([ngram, stats])
+        return m.scaler.transform(X) if m.scaler is not None else X
+
+    def _new_regressor(self, pid: str) -> Any:
+        c = self.cfg
+        if c["stack"] == "ridge":
+            from sklearn.linear_model import RidgeCV
+
+            return RidgeCV(alphas=c["alphas"] + [100.0, 300.0])
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        return GradientBoostingRegressor(n_estimators=c["n_estimators"], learning_rate=c["learning_rate"],
+                                         max_depth=c["max_depth"], subsample=c["subsample"],
+                                         random_state=derive_seed(c["seed"], "essay-gbr", pid) % (2**32))
+
+    def _fit_prompt(self, pid: str, texts: list[str], y: np.ndarray, lo: float, hi: float, prompt_text: str,
+                    source: str) -> _PromptModel:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import Ridge, RidgeCV
+        from sklearn.model_selection import KFold
+        from sklearn.preprocessing import StandardScaler
+
+        c = self.cfg
+        t0 = time.perf_counter()
+        vec = TfidfVectorizer(ngram_range=tuple(c["ngram_range"]), sublinear_tf=True,
+                              min_df=min(c["min_df"], max(1, len(texts) // 10)), max_features=c["max_ngrams"],
+                              token_pattern=WORD_TOKEN_PATTERN, dtype=np.float64)
+        A = vec.fit_transform(texts)
+        ridge = RidgeCV(alphas=c["alphas"]).fit(A, y)
+        alpha = float(ridge.alpha_)
+        folds = list(KFold(c["cv"], shuffle=True,
+                           random_state=derive_seed(c["seed"], "essay-cv", pid) % (2**32)).split(texts))
+        oof = np.zeros(len(y))
+        for tr, te in folds:
+            oof[te] = Ridge(alpha=alpha).fit(A[tr], y[tr]).predict(A[te])
+        t1 = time.perf_counter()
+        stats = self._stats(texts, prompt_text, source)
+        t_stats = time.perf_counter() - t1
+        X = np.column_stack([oof, stats])
+        scaler = StandardScaler().fit(X) if c["stack"] == "ridge" else None
+        Xs = scaler.transform(X) if scaler is not None else X
+        cv_qwk = None
+        if c["cv_metrics"]:
+            pred = np.zeros(len(y))
+            for tr, te in folds:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pred[te] = self._new_regressor(pid).fit(Xs[tr], y[tr]).predict(Xs[te])
+            cv_qwk = round(_qwk(y, _round_clip(pred, lo, hi), lo, hi), 4)
+        reg = self._new_regressor(pid).fit(Xs, y)
+        summary = {"n_train": len(y), "alpha": alpha, "n_ngrams": len(vec.vocabulary_), "cv_qwk": cv_qwk,
+                   "ngram_cv_qwk": round(_qwk(y, _round_clip(oof, lo, hi), lo, hi), 4),
+                   "stats_seconds": round(t_stats, 2), "fit_seconds": round(time.perf_counter() - t0, 2)}
+        log.info("essay-scorer prompt %s: %s", pid, summary)
+        return _PromptModel(vec, ridge, scaler, reg, lo, hi, prompt_text, source, summary)
+
+
+def _natural(pid: str) -> tuple[int, int | str]:
+    return (0, int(pid)) if pid.isdigit() else (1, pid)
+
+
+def holdout_split(records: Sequence[ScoredResponse], fraction: float = 0.2,
+                  seed: int = 13) -> tuple[list[ScoredResponse], list[ScoredResponse]]:
+    """A fixed, seeded train/test split per prompt: the records of each prompt, ordered by id, are permuted
+    by a generator derived from ``(seed, "holdout", prompt_id)`` and the first ``round(fraction * n)`` go
+    to the test side. Independent of the input order."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"holdout_split: fraction={fraction}; use a value in (0, 1)")
+    by_prompt: dict[str, list[ScoredResponse]] = {}
+    for r in records:
+        by_prompt.setdefault(str(r.prompt_id), []).append(r)
+    train: list[ScoredResponse] = []
+    test: list[ScoredResponse] = []
+    for pid in sorted(by_prompt, key=_natural):
+        recs = sorted(by_prompt[pid], key=lambda r: _natural(r.id))
+        perm = np.random.default_rng(derive_seed(seed, "holdout", pid)).permutation(len(recs))
+        n_test = int(round(fraction * len(recs)))
+        test += [recs[i] for i in perm[:n_test]]
+        train += [recs[i] for i in perm[n_test:]]
+    return train, test
+
+
+def train_essay_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[str] | None = None, *,
+                       holdout: float = 0.0, holdout_seed: int = 13, **kw: Any) -> dict[str, Any]:
+    """Train an :class:`EssayScorer` on dataset spec ``data_spec`` (e.g. ``asap-aes:training_set_rel3.tsv``),
+    save it to ``out_dir`` and return its metadata (``model.json``) with ``train_seconds``.
+
+    With ``holdout`` > 0 the model is trained on a seeded split (:func:`holdout_split`) and the QWK on the
+    held-out essays is saved per prompt (``metrics[pid]["holdout_qwk"]``). ``kw`` go to :class:`EssayScorer`.
+    """
+    import json
+
+    from callbluff.datasets import DataError, load
+
+    t0 = time.perf_counter()
+    ds = load(data_spec)
+    if ds.task not in ("essay", "content"):
+        raise DataError(f"essay-scorer trains on scored responses (essay or content data); {data_spec} is "
+                        f"{ds.task!r}")
+    wanted = {str(p) for p in prompts} if prompts else None
+    if wanted and not wanted <= set(ds.prompts):
+        raise DataError(f"{data_spec}: unknown prompt(s) {', '.join(sorted(wanted - set(ds.prompts)))}; the data "
+                        f"has {', '.join(sorted(ds.prompts, key=_natural))}")
+    records = [r for r in ds if isinstance(r, ScoredResponse) and (wanted is None or r.prompt_id in wanted)]
+    test: list[ScoredResponse] = []
+    if holdout > 0:
+        records, test = holdout_split(records, holdout, holdout_seed)
+    model = EssayScorer(**kw).fit(records, ds.prompts, data_spec=data_spec)
+    model.save(out_dir)
+    f = Path(out_dir) / persist.MODEL_JSON
+    meta = json.loads(f.read_text(encoding="utf-8"))
+    if test:
+        for pid in model.prompt_ids:
+            recs = [r for r in test if r.prompt_id == pid]
+            m = model.models[pid]
+            pred = model.score_texts(pid, [r.text for r in recs])
+            meta["metrics"][pid]["holdout_qwk"] = round(_qwk([r.gold for r in recs], pred, m.score_min,
+                                                             m.score_max), 4)
+            meta["metrics"][pid]["holdout_n"] = len(recs)
+        meta["holdout"] = {"fraction": holdout, "seed": holdout_seed}
+        f.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    meta["train_seconds"] = round(time.perf_counter() - t0, 2)
+    return meta
