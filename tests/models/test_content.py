@@ -194,3 +194,18 @@ def test_real_asap_sas_prompt_well_above_chance(tmp_path: Path) -> None:
     assert m.score_texts("1", ["nswvtnvakgxpm"])[0] in (0.0, 1.0, 2.0, 3.0)
     loaded = ContentScorer.load(m.save(tmp_path / "sas1"))
     assert np.array_equal(loaded.score_texts("1", [r.text for r in te[:100]]), np.array(scores[:100]))
+
+
+def test_train_content_scorer_saves_metadata_and_eval_metrics(tmp_path: Path) -> None:
+    from callbluff.models import train_content_scorer
+
+    meta = train_content_scorer("demo:content?split=train", tmp_path / "m", prompts=["demo-1"],
+                                features="word_2_5,length", eval_spec="demo:content?split=test",
+                                C_grid=(0.01, 0.1))
+    assert meta["kind"] == "content-scorer" and meta["data"] == "demo:content?split=train"
+    assert meta["params"]["features"] == ["word_2_5", "length"]
+    assert meta["metrics"]["eval_data"] == "demo:content?split=test"
+    assert 0.3 < meta["metrics"]["demo-1"]["eval_qwk"] <= 1.0 and "demo-2" not in meta["metrics"]
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["metrics"]["demo-1"]["eval_qwk"] == meta["metrics"]["demo-1"]["eval_qwk"]
+    assert load_model(tmp_path / "m").prompt_ids == ["demo-1"]

@@ -120,3 +120,14 @@ def test_real_asap_aes_prompt_well_above_chance(tmp_path: Path) -> None:
     assert summ["cv_qwk"] > 0.45 and summ["n_train"] == 400
     loaded = EssayScorer.load(m.save(tmp_path / "aes3"))
     assert np.array_equal(loaded.score_texts("3", [r.text for r in te[:30]]), pred[:30])
+
+
+def test_train_essay_scorer_with_holdout(tmp_path: Path) -> None:
+    from callbluff.models import train_essay_scorer
+
+    meta = train_essay_scorer("demo:essay?split=train", tmp_path / "e", holdout=0.2, pos=False, n_estimators=50)
+    (pid,) = [k for k in meta["prompts"]]
+    m = meta["metrics"][pid]
+    assert m["holdout_n"] == 18 and m["n_train"] == 72 and m["holdout_qwk"] > 0.6  # ~0.95 on the demo essays
+    assert meta["holdout"] == {"fraction": 0.2, "seed": 13} and meta["train_seconds"] > 0
+    assert json.loads((tmp_path / "e" / "model.json").read_text())["metrics"][pid]["holdout_qwk"] == m["holdout_qwk"]

@@ -367,7 +367,13 @@ class ContentScorer:
         fz = ContentFeaturizer(c["features"], max_char=c["max_char"], max_word=c["max_word"],
                                max_dep=c["max_dep"], max_pos=c["max_pos"]).fit(texts)
         blocks = fz.blocks(texts)
-        grams = {g: np.asarray((b @ b.T).todense()) for g, b in blocks.items()}
+        # linear kernels add up over feature blocks: K = sum_g weight_g^2 * B_g B_g^T. Only the length block's
+        # weight is tuned, so two n x n matrices suffice (the fixed-weight groups summed, and length).
+        grams: dict[str, np.ndarray] = {}
+        for g, b in blocks.items():
+            key = "length" if g == "length" else "base"
+            k = np.asarray((b @ b.T).todense())
+            grams[key] = grams[key] + k if key in grams else k
         grid = self._grid()
         classes = np.unique(y)
         cv_table: list[dict[str, Any]] = []
@@ -377,7 +383,7 @@ class ContentScorer:
             from sklearn.svm import SVC
 
             folds = _folds(y, c["cv"], derive_seed(c["seed"], "content-scorer-cv", pid))
-            base = sum(k for g, k in grams.items() if g != "length")
+            base = grams.get("base", 0.0)
             length = grams.get("length")
             oof = {cfg: np.zeros(len(y)) for cfg in grid}
             for tr, te in folds:
