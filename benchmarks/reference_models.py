@@ -4,6 +4,11 @@ Run one or more sections; each writes ``benchmarks/results/<section>.json`` (fig
 and prints a Markdown table row for ``benchmarks/reference_models.md``::
 
     python benchmarks/reference_models.py neural qa-sliding qa-sliding-distance qa-transformer retriever
+    python benchmarks/reference_models.py content essay          # ~25 min here (content: 5 variants)
+    python benchmarks/reference_models.py content essay --render # only re-render their Markdown blocks
+
+A section with a Markdown renderer (``@renderer(NAME)``; others get a generic table) also rewrites its
+``<!-- section:NAME -->`` block of ``benchmarks/reference_models.md``, leaving the rest of the file alone.
 
 Data come from ``../shared/data`` (or ``$CALLBLUFF_SHARED/data``); the shared QA model from
 ``../shared/models/minilm-l6-squad``. Long sections keep their per-question predictions under the
@@ -296,6 +301,246 @@ def bench_neural(args: argparse.Namespace) -> dict[str, Any]:
             "config": NeuralScorer(seed=args.seed).params}
 
 
+# --------------------------------------------------------------------------------------------------
+# ContentScorer on ASAP-SAS (train -> public leaderboard with its solution), QWK per prompt
+# --------------------------------------------------------------------------------------------------
+
+CONTENT_VARIANTS: dict[str, dict[str, Any]] = {
+    # Ding et al. Sec. 3.1 feature set, C / class weights / length weight tuned per prompt by CV on train
+    "paper": {},
+    # the same features with Weka SMO's defaults (C = 1, no class weights, plain [0, 1] length), no tuning
+    "weka-defaults": {"tune": False},
+    # Sec. 5.1 countermeasures: remove the vulnerable groups / add syntactic groups
+    "word_2_5+length": {"features": "word_2_5,length"},
+    "paper+dep_triples": {"features": "char,word_unigram,word_2_5,length,dep_triples"},
+    "paper+pos_ngrams": {"features": "char,word_unigram,word_2_5,length,pos_ngrams"},
+}
+
+
+@section("content")
+def bench_content(args: argparse.Namespace) -> dict[str, Any]:
+    """Per-prompt ContentScorer trained on ASAP-SAS train, QWK on the public leaderboard (solution gold).
+    Acceptance: mean >= 0.66, aim >= 0.673 (Ding et al.'s shallow system). Tuning uses train only."""
+    import numpy as np
+
+    from callbluff.datasets import load
+    from callbluff.metrics import qwk
+    from callbluff.models.content import ContentScorer
+    from callbluff.targets.base import Input
+
+    train = load(f"asap-sas:{need(DATA / 'asap-sas' / 'train.tsv.gz')}")
+    test = load(f"asap-sas:{need(DATA / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz')}")
+    tr, te = train.records(), test.records()
+    prompts = sorted(train.prompts, key=int)
+    if args.prompts:
+        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    variants = [v for v in (args.variants or ",".join(CONTENT_VARIANTS)).split(",") if v in CONTENT_VARIANTS]
+    out: dict[str, Any] = {"section": "content", "data": "ASAP-SAS train -> public leaderboard (solution gold)",
+                           "ding_et_al_shallow_qwk": 0.673, "acceptance_mean_qwk": 0.66, "variants": {}}
+    for name in variants:
+        per: dict[str, Any] = {}
+        t_all = time.perf_counter()
+        for pid in prompts:
+            p_tr = [r for r in tr if r.prompt_id == pid]
+            p_te = [r for r in te if r.prompt_id == pid]
+            t0 = time.perf_counter()
+            model = ContentScorer(seed=args.seed, **CONTENT_VARIANTS[name]).fit(p_tr, train.prompts)
+            fit_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            pred = [o.score for o in model.predict([Input("content", r.text, prompt_id=pid) for r in p_te])]
+            pred_s = time.perf_counter() - t0
+            k = qwk([r.gold for r in p_te], pred, score_min=0, score_max=train.prompts[pid].score_max)
+            s = model.training_summary(pid)
+            per[pid] = {"qwk": round(float(k), 4), "cv_qwk_train": s["cv_qwk"], "chosen": s["chosen"],
+                        "train": len(p_tr), "test": len(p_te), "n_features": s["n_features"],
+                        "fit_seconds": round(fit_s, 1), "predict_seconds": round(pred_s, 2)}
+            log(f"content {name} prompt {pid}: QWK {k:.4f} (cv {s['cv_qwk']}, {s['chosen']}, fit {fit_s:.0f} s)")
+        out["variants"][name] = {
+            "params": ContentScorer(seed=args.seed, **CONTENT_VARIANTS[name]).params,
+            "mean_qwk": round(float(np.mean([v["qwk"] for v in per.values()])), 4), "per_prompt": per,
+            "max_fit_seconds": max(v["fit_seconds"] for v in per.values()),
+            "total_seconds": round(time.perf_counter() - t_all, 1)}
+        log(f"content {name}: mean QWK {out['variants'][name]['mean_qwk']}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# EssayScorer on ASAP-AES: fixed seeded 80/20 split per prompt, QWK per prompt
+# --------------------------------------------------------------------------------------------------
+
+
+def _tfidf_ridge_baseline(train_texts: list[str], y: Any, test_texts: list[str]) -> Any:
+    """Calibration baseline: TF-IDF word 1-2-grams and a ridge regression (alpha by leave-one-out CV)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import RidgeCV
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2, max_features=50_000)
+    ridge = RidgeCV(alphas=(0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)).fit(vec.fit_transform(train_texts), y)
+    return ridge.predict(vec.transform(test_texts))
+
+
+@section("essay")
+def bench_essay(args: argparse.Namespace) -> dict[str, Any]:
+    """EssayScorer per ASAP-AES prompt on a fixed seeded 80/20 split (callbluff.models.essay.holdout_split,
+    seed --seed); acceptance mean QWK >= 0.72. Also a plain TF-IDF ridge on the same split."""
+    import numpy as np
+
+    from callbluff.datasets import load
+    from callbluff.metrics import qwk
+    from callbluff.models.essay import EssayScorer, holdout_split
+    from callbluff.targets.base import Input
+
+    ds = load(f"asap-aes:{need(DATA / 'asap-aes' / 'training_set_rel3.tsv.gz')}")
+    tr, te = holdout_split(ds.records(), 0.2, seed=args.seed)
+    prompts = sorted(ds.prompts, key=int)
+    if args.prompts:
+        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    per: dict[str, Any] = {}
+    t_all = time.perf_counter()
+    for pid in prompts:
+        pr = ds.prompts[pid]
+        p_tr = [r for r in tr if r.prompt_id == pid]
+        p_te = [r for r in te if r.prompt_id == pid]
+        gold = [r.gold for r in p_te]
+        t0 = time.perf_counter()
+        model = EssayScorer(seed=args.seed).fit(p_tr, ds.prompts)
+        fit_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pred = [o.score for o in model.predict([Input("essay", r.text, prompt_id=pid) for r in p_te])]
+        pred_s = time.perf_counter() - t0
+        k = qwk(gold, pred, score_min=pr.score_min, score_max=pr.score_max)
+        t0 = time.perf_counter()
+        base = _tfidf_ridge_baseline([r.text for r in p_tr], np.array([r.gold for r in p_tr]), [r.text for r in p_te])
+        base_s = time.perf_counter() - t0
+        kb = qwk(gold, base, score_min=pr.score_min, score_max=pr.score_max)  # rounded half up, clipped
+        s = model.training_summary(pid)
+        per[pid] = {"qwk": round(float(k), 4), "tfidf_ridge_qwk": round(float(kb), 4), "cv_qwk_train": s["cv_qwk"],
+                    "ngram_cv_qwk_train": s["ngram_cv_qwk"], "train": len(p_tr), "test": len(p_te),
+                    "scale": [pr.score_min, pr.score_max], "fit_seconds": round(fit_s, 1),
+                    "stats_seconds": s["stats_seconds"], "predict_seconds": round(pred_s, 1),
+                    "tfidf_ridge_seconds": round(base_s, 1)}
+        log(f"essay prompt {pid}: QWK {k:.4f} (tf-idf ridge {kb:.4f}; fit {fit_s:.0f} s)")
+    return {"section": "essay", "data": "ASAP-AES training_set_rel3, seeded 80/20 split per prompt",
+            "split": {"fraction": 0.2, "seed": args.seed, "function": "callbluff.models.essay.holdout_split"},
+            "acceptance_mean_qwk": 0.72, "mean_qwk": round(float(np.mean([v["qwk"] for v in per.values()])), 4),
+            "tfidf_ridge_mean_qwk": round(float(np.mean([v["tfidf_ridge_qwk"] for v in per.values()])), 4),
+            "per_prompt": per, "max_fit_seconds": max(v["fit_seconds"] for v in per.values()),
+            "total_seconds": round(time.perf_counter() - t_all, 1), "params": EssayScorer(seed=args.seed).params}
+
+
+# --------------------------------------------------------------------------------------------------
+# benchmarks/reference_models.md: one marker-delimited block per section, rendered from its results JSON
+# --------------------------------------------------------------------------------------------------
+
+MARKDOWN_FILE = ROOT / "benchmarks" / "reference_models.md"
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {}
+_MD_HEAD = """# Reference models: clean figures
+
+Produced by `python benchmarks/reference_models.py SECTION...` (figures and settings also in
+`benchmarks/results/SECTION.json`). Each section below is rewritten when its section is run (or with
+`--render`); text outside the `<!-- section:... -->` markers is kept.
+"""
+
+
+def renderer(name: str) -> Callable[[Callable[[dict[str, Any]], str]], Callable[[dict[str, Any]], str]]:
+    def deco(fn: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+        RENDERERS[name] = fn
+        return fn
+
+    return deco
+
+
+def _generic_md(res: dict[str, Any]) -> str:
+    rows = [f"| {k} | {v} |" for k, v in sorted(res.items())
+            if isinstance(v, (int, float, str)) and k not in ("command",)]
+    return "\n".join([f"## {res.get('section', '?')}", "", "| field | value |", "| --- | --- |", *rows])
+
+
+def _env_line(res: dict[str, Any]) -> str:
+    env = res.get("environment", {})
+    return (f"Command: `{res.get('command', '')}`; python {env.get('python')}, scikit-learn {env.get('sklearn')}, "
+            f"numpy {env.get('numpy')}, {env.get('cpus')} CPUs (shared with other jobs while measured).")
+
+
+@renderer("content")
+def _content_md(res: dict[str, Any]) -> str:
+    variants = res["variants"]
+    names = list(variants)
+    prompts = sorted(next(iter(variants.values()))["per_prompt"], key=int)
+    lines = ["## ContentScorer (Ding et al. 2020 Sec. 3.1 shallow system) on ASAP-SAS", "",
+             "Trained per prompt on `train.tsv.gz`, scored on `public_leaderboard_rel_2` with the gold scores of "
+             "`public_leaderboard_solution` (QWK, `callbluff.metrics.qwk` on the prompt's scale). All tuning is "
+             "cross-validation on the training answers; leaderboard labels are only used for these figures. "
+             f"Acceptance: mean >= {res['acceptance_mean_qwk']}, Ding et al.'s shallow system: "
+             f"{res['ding_et_al_shallow_qwk']}.", "",
+             "| prompt | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
+    for p in prompts:
+        lines.append(f"| {p} | " + " | ".join(f"{variants[n]['per_prompt'][p]['qwk']:.4f}" for n in names) + " |")
+    lines.append("| **mean** | " + " | ".join(f"**{variants[n]['mean_qwk']:.4f}**" for n in names) + " |")
+    lines += ["", "Variants: `paper` = char 2-5-grams + word 1-5-grams + length, C / class weights / length weight "
+              "tuned per prompt (5-fold CV on train); `weka-defaults` = same features, C = 1, no class weights, "
+              "length in [0, 1], no tuning; `word_2_5+length` = Sec. 5.1 with the vulnerable groups removed; "
+              "`paper+dep_triples` / `paper+pos_ngrams` = Sec. 5.1 syntactic groups added (all tuned like `paper`).",
+              ""]
+    if "paper" in variants:
+        v = variants["paper"]
+        lines += ["Default model (`paper`) per prompt: CV QWK on train, chosen parameters, training time "
+                  "(features + CV grid + final fit):", "",
+                  "| prompt | train | test | CV QWK (train) | C | class weight | length weight | fit s | predict s |",
+                  "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+        for p in prompts:
+            r = v["per_prompt"][p]
+            ch = r["chosen"]
+            lines.append(f"| {p} | {r['train']} | {r['test']} | {r['cv_qwk_train']} | {ch['C']:g} | "
+                         f"{ch['class_weight'] or 'none'} | {ch['length_weight']:g} | {r['fit_seconds']} | "
+                         f"{r['predict_seconds']} |")
+        lines += ["", f"Longest training of one prompt: {v['max_fit_seconds']} s (acceptance: < 120 s)."]
+    lines += ["", "Total seconds per variant: " + ", ".join(f"{n} {variants[n]['total_seconds']}" for n in names)
+              + ".", "", _env_line(res)]
+    return "\n".join(lines)
+
+
+@renderer("essay")
+def _essay_md(res: dict[str, Any]) -> str:
+    per = res["per_prompt"]
+    sp = res["split"]
+    lines = ["## EssayScorer (EASE-like, Kumar et al. 2020 Sec. 2.2) on ASAP-AES", "",
+             f"Fixed seeded split per prompt: {int(100 * (1 - sp['fraction']))}/{int(100 * sp['fraction'])} "
+             f"(`{sp['function']}`, seed {sp['seed']}); QWK on the held-out 20 % (`callbluff.metrics.qwk`, "
+             f"rounded half up, clipped to the scale). Acceptance: mean >= {res['acceptance_mean_qwk']}. "
+             "Calibration column: TF-IDF word 1-2-grams + ridge (alpha by leave-one-out CV) on the same split.", "",
+             "| prompt | scale | train | test | EssayScorer QWK | TF-IDF ridge QWK | CV QWK (train) | fit s "
+             "(of which statistics) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for p in sorted(per, key=int):
+        r = per[p]
+        lines.append(f"| {p} | {r['scale'][0]:g}-{r['scale'][1]:g} | {r['train']} | {r['test']} | {r['qwk']:.4f} | "
+                     f"{r['tfidf_ridge_qwk']:.4f} | {r['cv_qwk_train']} | {r['fit_seconds']} ({r['stats_seconds']}) |")
+    lines += [f"| **mean** | | | | **{res['mean_qwk']:.4f}** | {res['tfidf_ridge_mean_qwk']:.4f} | | |", "",
+              f"Longest training of one prompt: {res['max_fit_seconds']} s (acceptance: < 120 s); most of it is "
+              "spaCy POS tagging of the essays (first 3,000 characters).", "", _env_line(res)]
+    return "\n".join(lines)
+
+
+def update_markdown(names: Sequence[str]) -> Path:
+    """Rewrite the blocks of ``names`` in reference_models.md from benchmarks/results/NAME.json."""
+    import re
+
+    text = MARKDOWN_FILE.read_text(encoding="utf-8") if MARKDOWN_FILE.exists() else _MD_HEAD
+    for name in names:
+        f = RESULTS / f"{name}.json"
+        if not f.exists():
+            log(f"markdown: no {f}; run the section first")
+            continue
+        res = json.loads(f.read_text(encoding="utf-8"))
+        body = RENDERERS.get(name, _generic_md)(res)
+        block = f"<!-- section:{name} -->\n{body}\n<!-- /section:{name} -->"
+        pat = re.compile(rf"<!-- section:{re.escape(name)} -->.*?<!-- /section:{re.escape(name)} -->", re.S)
+        text = pat.sub(lambda _m, b=block: b, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    MARKDOWN_FILE.write_text(text, encoding="utf-8")
+    return MARKDOWN_FILE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sections", nargs="+", help=f"one or more of: {', '.join(SECTIONS)}")
@@ -307,6 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n-docs", type=int, default=5, help="retriever: documents read per question")
     ap.add_argument("--reader", choices=("transformer", "sliding"), default="transformer")
     ap.add_argument("--prompts", default="", help="neural/content: comma-separated prompt ids (default all)")
+    ap.add_argument("--variants", default="", help=f"content: comma-separated, default all of "
+                    f"{', '.join(CONTENT_VARIANTS)}")
+    ap.add_argument("--render", action="store_true",
+                    help="only rewrite these sections' blocks of reference_models.md from their results JSON")
     args = ap.parse_args(argv)
     import logging
 
@@ -315,6 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown section(s) {unknown}; known: {', '.join(SECTIONS)}")
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.render:
+        log(f"wrote {update_markdown(args.sections)}")
+        return 0
     for name in args.sections:
         log(f"section {name}")
         res = SECTIONS[name](args)
@@ -326,6 +578,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = RESULTS / f"{name}{suffix}.json"
         out.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         log(f"wrote {out}")
+        if not suffix:
+            log(f"wrote {update_markdown([name])}")
     return 0
 
 

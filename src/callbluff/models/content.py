@@ -47,7 +47,7 @@ __all__ = ["ContentScorer", "LinearOvO", "train_content_scorer"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_C_GRID: tuple[float, ...] = (0.0003, 0.001, 0.003, 0.01, 0.03)
+DEFAULT_C_GRID: tuple[float, ...] = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1)
 DEFAULT_CLASS_WEIGHT_GRID: tuple[str | None, ...] = (None, "balanced")
 DEFAULT_LENGTH_WEIGHT_GRID: tuple[float, ...] = (1.0, 10.0, 30.0)
 
