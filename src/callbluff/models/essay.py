@@ -35,6 +35,7 @@ import numpy as np
 
 from callbluff.models import persist
 from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
+from callbluff.models.per_prompt import predict_per_prompt
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
@@ -167,22 +168,7 @@ class EssayScorer:
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         """Target protocol: one :class:`Output` (``score``) per input; unknown prompts give an error row."""
-        out: list[Output | None] = [None] * len(inputs)
-        groups: dict[str, list[int]] = {}
-        for i, inp in enumerate(inputs):
-            pid = inp.prompt_id
-            if pid is None and len(self.models) == 1:
-                pid = next(iter(self.models))
-            if pid is None or str(pid) not in self.models:
-                out[i] = Output.failed(f"EssayScorer: no model for prompt_id {pid!r} (input {i}); trained "
-                                       f"prompts: {self.prompt_ids}")
-            else:
-                groups.setdefault(str(pid), []).append(i)
-        for pid, idx in groups.items():
-            scores = self.score_texts(pid, [inputs[i].text for i in idx])
-            for i, s in zip(idx, scores, strict=True):
-                out[i] = Output(score=float(s))
-        return [o if o is not None else Output.failed("EssayScorer: internal error, no output") for o in out]
+        return predict_per_prompt(inputs, self.models, self.score_texts, "EssayScorer")
 
     def score_texts(self, prompt_id: str, texts: Sequence[str], *, rounded: bool = True) -> np.ndarray:
         """Scores of ``texts`` on prompt ``prompt_id``'s scale (rounded half up and clipped by default)."""
