@@ -4,6 +4,7 @@ clear message when it is absent, as on a user's machine."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,16 @@ def shared_data() -> Path:
     return shared_path("data")
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep callbluff's user cache out of the real home directory, except for fetched SQuAD."""
-    if "CALLBLUFF_HOME" not in os.environ:
-        monkeypatch.setenv("CALLBLUFF_HOME", str(tmp_path_factory.getbasetemp() / "callbluff-home"))
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep callbluff's user cache out of the real home directory for the whole session (session scope,
+    so module- and session-scoped fixtures that train or encode are isolated too). A user-set
+    ``CALLBLUFF_HOME`` is respected."""
+    if "CALLBLUFF_HOME" in os.environ:
+        yield
+        return
+    os.environ["CALLBLUFF_HOME"] = str(tmp_path_factory.getbasetemp() / "callbluff-home")
+    try:
+        yield
+    finally:
+        os.environ.pop("CALLBLUFF_HOME", None)

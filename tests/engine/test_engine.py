@@ -24,8 +24,8 @@ from callbluff.engine.suite import SuiteError, load_suite
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "targets"))
-from data import write_answers
-from fault_server import FaultServer, expected_score
+from data import write_answers  # noqa: E402
+from fault_server import FaultServer, expected_score  # noqa: E402
 
 
 def suite_text(data: Path, *, target: str, seed: int = 7, chunk: int = 40, extra: str = "",

@@ -96,6 +96,11 @@ def test_sliding_window_ngram_candidates_and_save_load(tmp_path: Path) -> None:
     assert all(len(c.text.split()) <= 3 for c in m.predict(inp)[0].candidates)
     with pytest.raises(ValueError, match="candidates"):
         SlidingWindowQA(candidates="trees")  # type: ignore[arg-type]
+    # process-pool workers get a light pickle (the spaCy pipeline re-loads lazily) that answers the same
+    import pickle
+
+    blob = pickle.dumps(m)
+    assert len(blob) < 10_000 and pickle.loads(blob).predict(inp) == m.predict(inp)
 
 
 @pytest.mark.slow
@@ -147,6 +152,10 @@ def test_transformer_qa_contract_and_save_load(reader: TransformerQA, tmp_path: 
                           Input("reading", "Who designed it?")])
     assert out[0].ok and "Gustave Eiffel" in out[0].answer
     assert not out[1].ok and "context" in (out[1].error or "")
+    import pickle
+
+    blob = pickle.dumps(reader)  # after predict: the loaded model is not pickled along
+    assert len(blob) < 10_000 and pickle.loads(blob).fingerprint == fp
     reader.save(tmp_path / "tqa")
     again = TransformerQA.load(tmp_path / "tqa")
     assert again.fingerprint == fp

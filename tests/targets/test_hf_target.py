@@ -79,7 +79,7 @@ def test_squad_dev_exact_match(reader, squad_dev):
     # gives EM 0.65 / F1 0.77; random.Random(0).sample(dev, 200) gives EM 0.615 / F1 0.71.
     assert 0.45 <= em <= 0.85, em
     assert 0.55 <= f1 <= 0.9, f1
-    for o, (q, c, _) in zip(outs, sample):
+    for o, (_q, c, _) in zip(outs, sample):
         assert o.ok and o.answer and o.answer in c
         assert 1 <= len(o.candidates) <= 5 and o.candidates[0].text == o.answer
         scores = [cand.score for cand in o.candidates]

@@ -108,6 +108,10 @@ class MiniLMWordEncoder:
         self._digest: str | None = None
         self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # workers load MiniLM lazily instead of receiving it pickled; the memory cache stays behind
+        return {**self.__dict__, "_tok": None, "_model": None, "_mem": OrderedDict()}
+
     @property
     def digest(self) -> str:
         """Content hash of the encoder directory (identifies the embeddings)."""

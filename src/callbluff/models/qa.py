@@ -164,6 +164,10 @@ class SlidingWindowQA:
         self._cache_size = int(cache_size)
         self._nlp: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # workers re-load the spaCy pipeline lazily instead of receiving it pickled
+        return {**self.__dict__, "_nlp": None, "_cache": OrderedDict()}
+
     # -- Target ---------------------------------------------------------------------------------------
     @property
     def params(self) -> dict[str, Any]:
@@ -374,6 +378,10 @@ class TransformerQA:
         self._model: Any = None
         self._tokenizer: Any = None
         self._fingerprint: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # workers load the model lazily instead of receiving it pickled
+        return {**self.__dict__, "_model": None, "_tokenizer": None}
 
     @property
     def params(self) -> dict[str, Any]:
