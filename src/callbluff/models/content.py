@@ -39,7 +39,7 @@ from scipy import sparse
 
 from callbluff.models import persist
 from callbluff.models.features import PAPER_GROUPS, ContentFeaturizer, check_groups
-from callbluff.models.per_prompt import predict_per_prompt
+from callbluff.models.per_prompt import natural_key, predict_per_prompt, training_sets
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
@@ -234,29 +234,12 @@ class ContentScorer:
             *, data_spec: str | None = None) -> ContentScorer:
         """Train one SVM per prompt id in ``responses`` (gold = ``response.gold``). The scale comes from
         ``prompts`` (mapping id -> Prompt, or one Prompt), else from the gold scores' min and max."""
-        by_prompt: dict[str, list[ScoredResponse]] = {}
-        for i, r in enumerate(responses):
-            if r.gold is None:
-                raise ValueError(f"ContentScorer.fit: response {i} (id {r.id!r}, prompt {r.prompt_id!r}) has no "
-                                 "gold score; train on labelled data")
-            by_prompt.setdefault(str(r.prompt_id), []).append(r)
-        if not by_prompt:
-            raise ValueError("ContentScorer.fit: no training responses")
-        if isinstance(prompts, Prompt):
-            prompts = {prompts.id: prompts}
+        sets = training_sets(responses, prompts, "ContentScorer")
         if data_spec is not None:
             self.data_spec = data_spec
-        for pid in sorted(by_prompt, key=_natural):
-            recs = by_prompt[pid]
-            pr = (prompts or {}).get(pid)
-            y = np.array([float(r.gold) for r in recs if r.gold is not None])
-            lo = float(pr.score_min) if pr else float(y.min())
-            hi = float(pr.score_max) if pr else float(y.max())
-            bad = [r.id for r in recs if r.gold is not None and not lo <= r.gold <= hi]
-            if bad:
-                raise ValueError(f"ContentScorer.fit: prompt {pid!r}: gold scores of ids {bad[:5]} are outside "
-                                 f"the prompt's scale {lo:g}-{hi:g}; fix the data or the Prompt's score range")
-            self.models[pid] = self._fit_prompt(pid, [r.text for r in recs], np.round(y), lo, hi)
+        for t in sets:
+            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, np.round(t.y), t.score_min,
+                                                        t.score_max)
         self.trained_at = persist.utc_now()
         self._blob = None
         return self
@@ -293,7 +276,7 @@ class ContentScorer:
 
     @property
     def prompt_ids(self) -> list[str]:
-        return sorted(self.models, key=_natural)
+        return sorted(self.models, key=natural_key)
 
     # -- persistence ----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -407,10 +390,6 @@ class ContentScorer:
         }
         log.info("content-scorer prompt %s: %s", pid, {k: summary[k] for k in ("chosen", "cv_qwk", "fit_seconds")})
         return _PromptModel(fz, svm, weights, lo, hi, summary)
-
-
-def _natural(pid: str) -> tuple[int, int | str]:
-    return (0, int(pid)) if pid.isdigit() else (1, pid)
 
 
 def _init_args(params: Mapping[str, Any]) -> dict[str, Any]:

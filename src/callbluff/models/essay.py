@@ -35,7 +35,7 @@ import numpy as np
 
 from callbluff.models import persist
 from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
-from callbluff.models.per_prompt import predict_per_prompt
+from callbluff.models.per_prompt import natural_key, predict_per_prompt, training_sets
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
@@ -126,7 +126,7 @@ class EssayScorer:
 
     @property
     def prompt_ids(self) -> list[str]:
-        return sorted(self.models, key=_natural)
+        return sorted(self.models, key=natural_key)
 
     @property
     def fingerprint(self) -> str:
@@ -139,29 +139,16 @@ class EssayScorer:
             *, data_spec: str | None = None) -> EssayScorer:
         """Train one model per prompt id in ``responses``; scale, prompt text and source come from
         ``prompts`` (else the scale is the gold scores' min..max and there is no overlap feature)."""
-        by_prompt: dict[str, list[ScoredResponse]] = {}
-        for i, r in enumerate(responses):
-            if r.gold is None:
-                raise ValueError(f"EssayScorer.fit: response {i} (id {r.id!r}, prompt {r.prompt_id!r}) has no "
-                                 "gold score; train on labelled data")
-            by_prompt.setdefault(str(r.prompt_id), []).append(r)
-        if not by_prompt:
-            raise ValueError("EssayScorer.fit: no training responses")
-        if isinstance(prompts, Prompt):
-            prompts = {prompts.id: prompts}
+        sets = training_sets(responses, prompts, "EssayScorer")
         if data_spec is not None:
             self.data_spec = data_spec
-        for pid in sorted(by_prompt, key=_natural):
-            recs = by_prompt[pid]
-            pr = (prompts or {}).get(pid)
-            y = np.array([float(r.gold) for r in recs if r.gold is not None])
-            if len(y) < self.cfg["cv"] * 2:
-                raise ValueError(f"EssayScorer.fit: prompt {pid!r} has {len(y)} essays; need at least "
+        for t in sets:
+            if len(t.y) < self.cfg["cv"] * 2:
+                raise ValueError(f"EssayScorer.fit: prompt {t.prompt_id!r} has {len(t.y)} essays; need at least "
                                  f"{self.cfg['cv'] * 2} (2 per fold, cv={self.cfg['cv']})")
-            lo = float(pr.score_min) if pr else float(y.min())
-            hi = float(pr.score_max) if pr else float(y.max())
-            self.models[pid] = self._fit_prompt(pid, [r.text for r in recs], y, lo, hi,
-                                                (pr.text if pr else "") or "", (pr.source if pr else "") or "")
+            pr = t.prompt
+            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, t.score_min, t.score_max,
+                                                        (pr.text if pr else "") or "", (pr.source if pr else "") or "")
         self.trained_at = persist.utc_now()
         self._blob = None
         return self
@@ -290,10 +277,6 @@ class EssayScorer:
         return _PromptModel(vec, ridge, scaler, reg, lo, hi, prompt_text, source, summary)
 
 
-def _natural(pid: str) -> tuple[int, int | str]:
-    return (0, int(pid)) if pid.isdigit() else (1, pid)
-
-
 def holdout_split(records: Sequence[ScoredResponse], fraction: float = 0.2,
                   seed: int = 13) -> tuple[list[ScoredResponse], list[ScoredResponse]]:
     """A fixed, seeded train/test split per prompt: the records of each prompt, ordered by id, are permuted
@@ -306,8 +289,8 @@ def holdout_split(records: Sequence[ScoredResponse], fraction: float = 0.2,
         by_prompt.setdefault(str(r.prompt_id), []).append(r)
     train: list[ScoredResponse] = []
     test: list[ScoredResponse] = []
-    for pid in sorted(by_prompt, key=_natural):
-        recs = sorted(by_prompt[pid], key=lambda r: _natural(r.id))
+    for pid in sorted(by_prompt, key=natural_key):
+        recs = sorted(by_prompt[pid], key=lambda r: natural_key(r.id))
         perm = np.random.default_rng(derive_seed(seed, "holdout", pid)).permutation(len(recs))
         n_test = int(round(fraction * len(recs)))
         test += [recs[i] for i in perm[:n_test]]
@@ -335,7 +318,7 @@ def train_essay_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[st
     wanted = {str(p) for p in prompts} if prompts else None
     if wanted and not wanted <= set(ds.prompts):
         raise DataError(f"{data_spec}: unknown prompt(s) {', '.join(sorted(wanted - set(ds.prompts)))}; the data "
-                        f"has {', '.join(sorted(ds.prompts, key=_natural))}")
+                        f"has {', '.join(sorted(ds.prompts, key=natural_key))}")
     records = [r for r in ds if isinstance(r, ScoredResponse) and (wanted is None or r.prompt_id in wanted)]
     test: list[ScoredResponse] = []
     if holdout > 0:

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from callbluff.models.per_prompt import predict_per_prompt, training_sets
 from callbluff.records import Prompt, ScoredResponse, canonical_json
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
@@ -354,48 +355,22 @@ class NeuralScorer:
     ) -> NeuralScorer:
         """Train one network per prompt in ``records`` (gold = ``record.gold``). The score scale comes from
         ``prompts`` (a Prompt or a mapping id -> Prompt) or, failing that, the gold scores' min and max."""
-        by_prompt: dict[str, list[ScoredResponse]] = {}
-        for i, r in enumerate(records):
-            if r.gold is None:
-                raise ValueError(f"NeuralScorer.fit: record {i} (id {r.id!r}) has no gold score")
-            by_prompt.setdefault(str(r.prompt_id), []).append(r)
-        if not by_prompt:
-            raise ValueError("NeuralScorer.fit: no training records")
-        if isinstance(prompts, Prompt):
-            prompts = {prompts.id: prompts}
+        sets = training_sets(records, prompts, "NeuralScorer")
         if data_spec is not None:
             self.data_spec = data_spec
-        for pid, recs in by_prompt.items():
-            pr = (prompts or {}).get(pid)
-            golds = [float(r.gold) for r in recs if r.gold is not None]
-            lo = math.floor(pr.score_min if pr else min(golds))
-            hi = math.ceil(pr.score_max if pr else max(golds))
+        for t in sets:
+            lo, hi = math.floor(t.score_min), math.ceil(t.score_max)
             if hi <= lo:
-                raise ValueError(f"NeuralScorer.fit: prompt {pid!r} has a one-point scale [{lo}, {hi}]; "
+                raise ValueError(f"NeuralScorer.fit: prompt {t.prompt_id!r} has a one-point scale [{lo}, {hi}]; "
                                  "pass its Prompt with score_min/score_max")
-            self.models[pid] = self._fit_prompt(pid, [r.text for r in recs], np.array(golds), lo, hi)
+            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, lo, hi)
         self.trained_at = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
         return self
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        out: list[Output | None] = [None] * len(inputs)
-        groups: dict[str, list[int]] = {}
-        for i, inp in enumerate(inputs):
-            pid = inp.prompt_id
-            if pid is None and len(self.models) == 1:
-                pid = next(iter(self.models))
-            if pid is None or str(pid) not in self.models:
-                out[i] = Output.failed(f"NeuralScorer: no model for prompt_id {pid!r} (input {i}); trained "
-                                       f"prompts: {sorted(self.models)}")
-            elif not inp.text.strip():
-                out[i] = Output.failed(f"NeuralScorer: input {i} has empty text")
-            else:
-                groups.setdefault(str(pid), []).append(i)
-        for pid, idx in groups.items():
-            scores = self.score_texts(pid, [inputs[i].text for i in idx])
-            for i, s in zip(idx, scores, strict=True):
-                out[i] = Output(score=float(s))
-        return [o if o is not None else Output.failed("internal: no output") for o in out]
+        """Target protocol: one :class:`Output` (``score``) per input; an unknown prompt or an empty text
+        gives an error row."""
+        return predict_per_prompt(inputs, self.models, self.score_texts, "NeuralScorer", allow_empty=False)
 
     def score_texts(self, prompt_id: str, texts: Sequence[str], *, rounded: bool = True) -> np.ndarray:
         """Scores of ``texts`` on prompt ``prompt_id``'s scale: decoded to the scale's integer points (see
