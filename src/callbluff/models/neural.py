@@ -129,10 +129,10 @@ class MiniLMWordEncoder:
 
     def _load(self) -> None:
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from transformers import AutoModel, AutoTokenizer
+            from callbluff.targets.hf import require_hf
 
+            _, transformers = require_hf()
+            AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
             self._tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
             self._model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True).eval()
 

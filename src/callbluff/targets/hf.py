@@ -35,7 +35,7 @@ _HASHED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json"
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth")
 
 
-def _require_hf() -> tuple[Any, Any]:
+def require_hf() -> tuple[Any, Any]:
     """Import torch and transformers, or explain how to install them."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -45,6 +45,8 @@ def _require_hf() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ImportError(f"Hugging Face targets need the 'hf' extra ({exc}); install it with "
                           "pip install 'callbluff[hf]' (CPU torch + transformers)") from exc
+    # loading a local model is not progress worth a bar on every run (it would land in CLI output and logs)
+    transformers.utils.logging.disable_progress_bar()
     return torch, transformers
 
 
@@ -71,7 +73,7 @@ def model_dir_hash(model_dir: str | os.PathLike[str]) -> str:
 
 def load_qa(model_dir: str | os.PathLike[str]) -> tuple[Any, Any]:
     """``(model, tokenizer)`` for extractive QA from a local directory, on CPU, in eval mode."""
-    _, transformers = _require_hf()
+    _, transformers = require_hf()
     path = _check_dir(model_dir)
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
     if not getattr(tokenizer, "is_fast", False):
@@ -120,7 +122,7 @@ def qa_predict(model: Any, tokenizer: Any, questions: Sequence[str], contexts: S
     ``batch_size`` is the number of features per forward pass (features are sorted by length so that a
     batch pads little); examples are tokenized ``block`` at a time to bound memory.
     """
-    torch, _ = _require_hf()
+    torch, _ = require_hf()
     if scores not in ("logit", "probability"):
         raise ValueError(f"qa_predict: scores must be 'logit' or 'probability', got {scores!r}")
     if len(questions) != len(contexts):
@@ -228,7 +230,7 @@ class HFTarget(TargetBase):
     def _load(self) -> None:
         if self._model is not None:
             return
-        torch, transformers = _require_hf()
+        torch, transformers = require_hf()
         if self.num_threads:
             torch.set_num_threads(int(self.num_threads))
         if self.task == "question-answering":
@@ -259,7 +261,7 @@ class HFTarget(TargetBase):
         return [o if o is not None else Output(error="internal: no prediction") for o in outs]
 
     def _classify(self, inputs: Sequence[Input]) -> list[Output]:
-        torch, _ = _require_hf()
+        torch, _ = require_hf()
         outs: list[Output] = []
         id2label = {int(k): str(v) for k, v in (self._model.config.id2label or {}).items()}
         for b0 in range(0, len(inputs), self.batch_size):
