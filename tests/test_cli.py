@@ -92,3 +92,22 @@ def test_train_rejects_unknown_kind_and_prompt(tmp_path: Path) -> None:
     res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content", "--out", str(tmp_path / "m"),
                               "--prompt", "nope"])
     assert res.exit_code == 2 and "unknown prompt(s) nope" in res.output
+
+
+def test_train_with_eval_stores_held_out_figures(tmp_path: Path) -> None:
+    model = tmp_path / "cs"
+    res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content?split=train", "--out", str(model),
+                              "--prompt", "demo-1", "--param", "C_grid=[0.01,0.1]",
+                              "--eval", "demo:content?split=test"])
+    assert res.exit_code == 0, res.output
+    metrics = json.loads((model / "model.json").read_text())["metrics"]
+    assert metrics["eval_data"] == "demo:content?split=test"
+    # only the trained prompt is measured (demo-2 would be a row of errors), through the engine's clean rows
+    [row] = metrics["eval_rows"]
+    assert row["prompt"] == "demo-1" and row["attack"] == "clean" and row["n"] > 0 and row["n_errors"] == 0
+    assert metrics["demo-1"]["eval_qwk"] == round(row["qwk"], 4) == metrics["eval_mean_qwk"]
+    assert metrics["eval_mean_qwk"] > 0.3 and "cv_qwk" in metrics["demo-1"]
+    res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content?split=train", "--out",
+                              str(tmp_path / "cs2"), "--prompt", "demo-1", "--eval", "demo:nothing"])
+    assert res.exit_code == 2 and "demo:nothing" in res.output
+    assert not (tmp_path / "cs2").exists()  # checked before training, nothing saved

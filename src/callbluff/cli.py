@@ -231,6 +231,9 @@ def train(
     out_dir: Annotated[Path, typer.Option("--out", help="directory to save the model (with model.json metadata)")],
     prompt: Annotated[list[str] | None, typer.Option(help="only these prompt ids (repeatable)")] = None,
     param: Annotated[list[str] | None, typer.Option(help="model setting key=value (repeatable)")] = None,
+    eval_data: Annotated[str | None, typer.Option(
+        "--eval", help="held-out dataset spec: measure the saved model on it and store the figures in model.json")
+    ] = None,
 ) -> None:
     """Train a reference system to attack (saved with its metadata and clean metrics)."""
     from callbluff.models.train import train_model
@@ -238,7 +241,8 @@ def train(
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
     try:
-        summary = train_model(kind, data, out_dir, prompts=prompt or None, **_parse_params(param))
+        summary = train_model(kind, data, out_dir, prompts=prompt or None, eval_spec=eval_data,
+                              **_parse_params(param))
     except (ValueError, FileNotFoundError, TypeError) as e:
         fail(str(e))
         raise

@@ -412,37 +412,4 @@ def train_content_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[
 
     if features is not None:
         kw["features"] = features
-    meta = train_model("content-scorer", data_spec, out_dir, prompts=prompts, **kw)
-    if eval_spec:
-        meta = _evaluate_saved(out_dir, eval_spec, meta)
-    return meta
-
-
-def _evaluate_saved(out_dir: str | Path, eval_spec: str, meta: dict[str, Any]) -> dict[str, Any]:
-    """QWK per prompt of the model saved in ``out_dir`` on ``eval_spec``; written into its model.json."""
-    import json
-
-    from callbluff.datasets import load
-    from callbluff.models import load_model
-
-    model = load_model(out_dir)
-    ds = load(eval_spec)
-    per: dict[str, list[Any]] = {}
-    for r in ds:
-        if getattr(r, "prompt_id", None) in model.models and r.gold is not None:
-            per.setdefault(r.prompt_id, []).append(r)
-    for pid, recs in per.items():
-        m = model.models[pid]
-        pred = model.score_texts(pid, [r.text for r in recs])
-        q = _qwk([r.gold for r in recs], pred, m.score_min, m.score_max)
-        meta["metrics"].setdefault(pid, {})["eval_qwk"] = round(q, 4)
-        meta["metrics"][pid]["eval_n"] = len(recs)
-    if per:
-        meta["metrics"]["eval_data"] = eval_spec
-        meta["metrics"]["eval_mean_qwk"] = round(float(np.mean(
-            [meta["metrics"][p]["eval_qwk"] for p in per])), 4)
-    f = Path(out_dir) / persist.MODEL_JSON
-    saved = json.loads(f.read_text(encoding="utf-8"))
-    saved["metrics"] = meta["metrics"]
-    f.write_text(json.dumps(saved, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    return meta
+    return train_model("content-scorer", data_spec, out_dir, prompts=prompts, eval_spec=eval_spec, **kw)

@@ -31,12 +31,15 @@ def _cls(module: str, name: str) -> Any:
 
 
 def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[str] | None = None,
-                **params: Any) -> dict[str, Any]:
+                eval_spec: str | None = None, **params: Any) -> dict[str, Any]:
     """Train ``kind`` on dataset spec ``data`` (only ``prompts`` if given), save to ``out_dir``; returns the
-    saved metadata (``model.json``) plus the training time."""
+    saved metadata (``model.json``) plus the training time. With ``eval_spec`` the saved model is also
+    measured on that held-out data (:func:`evaluate_saved`) and the figures are stored in ``model.json``."""
     from callbluff.datasets import DataError, load
 
     out = Path(out_dir)
+    if eval_spec:
+        load(eval_spec)  # a wrong evaluation spec fails now, not after a long training
     t0 = time.perf_counter()
     if kind in SCORERS:
         ds = load(data)
@@ -69,4 +72,43 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
     model.save(out)
     meta = json.loads((out / "model.json").read_text())
     meta["train_seconds"] = round(time.perf_counter() - t0, 2)
+    if eval_spec:
+        meta["metrics"] = evaluate_saved(out, eval_spec, prompts=prompts)
     return meta
+
+
+def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str] | None = None) -> dict[str, Any]:
+    """Clean metrics of the model saved in ``out_dir`` on dataset ``eval_spec``, measured through the engine
+    exactly as ``callbluff evaluate`` does, and written into its ``model.json`` under ``metrics``:
+    ``eval_data``, ``eval_rows`` (the metric rows) and, for scorers, ``metrics[prompt]["eval_qwk"]`` /
+    ``["eval_n"]`` per prompt and ``eval_mean_qwk``. Records of prompts the model was not trained on (or
+    not in ``prompts``) are left out rather than counted as errors. Returns the updated ``metrics``."""
+    import tempfile
+
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import parse_suite
+
+    out = Path(out_dir)
+    meta_file = out / "model.json"
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    trained = [str(p) for p in (prompts or meta.get("prompts") or [])]
+    suite = parse_suite({"name": "train-eval", "dataset": {"spec": eval_spec},
+                         "target": [{"name": "model", "type": "model", "path": str(out.resolve())}],
+                         "output": {"report": False}}, source=f"evaluation data {eval_spec}", base_dir=Path.cwd())
+    with tempfile.TemporaryDirectory(prefix="callbluff-train-eval-") as tmp:
+        rows = run_suite(suite, Path(tmp) / "run").metrics
+    if trained:  # a prompt the model was not trained on would only show up as a row of errors
+        rows = [r for r in rows if r.get("prompt") in (None, "") or str(r["prompt"]) in trained]
+    metrics = dict(meta.get("metrics") or {})
+    metrics["eval_data"] = eval_spec
+    metrics["eval_rows"] = rows
+    per = {str(r["prompt"]): r for r in rows if r.get("qwk") is not None and r.get("prompt") not in (None, "", "all")}
+    for pid, r in per.items():
+        metrics.setdefault(pid, {})
+        metrics[pid]["eval_qwk"] = round(float(r["qwk"]), 4)
+        metrics[pid]["eval_n"] = int(r["n"])
+    if per:
+        metrics["eval_mean_qwk"] = round(sum(m["eval_qwk"] for p, m in metrics.items() if p in per) / len(per), 4)
+    meta["metrics"] = metrics
+    meta_file.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    return metrics
