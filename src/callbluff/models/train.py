@@ -98,7 +98,7 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
     with tempfile.TemporaryDirectory(prefix="callbluff-train-eval-") as tmp:
         rows = run_suite(suite, Path(tmp) / "run").metrics
     if trained:  # a prompt the model was not trained on would only show up as a row of errors
-        rows = [r for r in rows if r.get("prompt") in (None, "") or str(r["prompt"]) in trained]
+        rows = [r for r in rows if r.get("prompt") in (None, "", "all") or str(r["prompt"]) in trained]
     metrics = dict(meta.get("metrics") or {})
     metrics["eval_data"] = eval_spec
     metrics["eval_rows"] = rows
