@@ -81,8 +81,8 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
     """Clean metrics of the model saved in ``out_dir`` on dataset ``eval_spec``, measured through the engine
     exactly as ``callbluff evaluate`` does, and written into its ``model.json`` under ``metrics``:
     ``eval_data``, ``eval_rows`` (the metric rows) and, for scorers, ``metrics[prompt]["eval_qwk"]`` /
-    ``["eval_n"]`` per prompt and ``eval_mean_qwk``. Records of prompts the model was not trained on (or
-    not in ``prompts``) are left out rather than counted as errors. Returns the updated ``metrics``."""
+    ``["eval_n"]`` per prompt and ``eval_mean_qwk``. The metric rows of prompts the model was not trained on
+    (or not in ``prompts``) are dropped: they would only hold errors. Returns the updated ``metrics``."""
     import tempfile
 
     from callbluff.engine.run import run_suite
