@@ -37,12 +37,9 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from callbluff.models import persist
 from callbluff.models.features import PAPER_GROUPS, ContentFeaturizer, check_groups
-from callbluff.models.per_prompt import natural_key, predict_per_prompt, training_sets
-from callbluff.records import Prompt, ScoredResponse
+from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet
 from callbluff.seeding import derive_seed
-from callbluff.targets.base import Input, Output
 
 __all__ = ["ContentScorer", "LinearOvO", "train_content_scorer"]
 
@@ -159,7 +156,7 @@ def _folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarra
     return list(KFold(k, shuffle=True, random_state=rs).split(np.zeros(len(y))))
 
 
-class ContentScorer:
+class ContentScorer(JoblibPerPromptScorer):
     """Ding et al.'s shallow content scorer (module doc): one linear SVM per prompt.
 
     Parameters:
@@ -209,44 +206,12 @@ class ContentScorer:
             "length_weight_grid": [float(w) for w in length_weight_grid], "max_char": int(max_char),
             "max_word": int(max_word), "max_dep": int(max_dep), "max_pos": int(max_pos), "seed": int(seed),
         }
-        self.models: dict[str, _PromptModel] = {}
-        self.data_spec: str | None = None
-        self.trained_at: str | None = None
-        self._blob: bytes | None = None
+        self._init_state()
 
     # -- public ---------------------------------------------------------------------------------------
     @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.cfg)
-
-    @property
     def features(self) -> tuple[str, ...]:
         return tuple(self.cfg["features"])
-
-    @property
-    def fingerprint(self) -> str:
-        """``content-scorer:`` + hash of the saved state and configuration (see :mod:`.persist`)."""
-        if not self.models:
-            raise RuntimeError("ContentScorer: not trained; call fit() or ContentScorer.load(DIR)")
-        return persist.fingerprint_of(self.kind, self._state_blob(), self.cfg)
-
-    def fit(self, responses: Sequence[ScoredResponse], prompts: Mapping[str, Prompt] | Prompt | None = None,
-            *, data_spec: str | None = None) -> ContentScorer:
-        """Train one SVM per prompt id in ``responses`` (gold = ``response.gold``). The scale comes from
-        ``prompts`` (mapping id -> Prompt, or one Prompt), else from the gold scores' min and max."""
-        sets = training_sets(responses, prompts, "ContentScorer")
-        if data_spec is not None:
-            self.data_spec = data_spec
-        for t in sets:
-            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, np.round(t.y), t.score_min,
-                                                        t.score_max)
-        self.trained_at = persist.utc_now()
-        self._blob = None
-        return self
-
-    def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        """Target protocol: one :class:`Output` (``score``) per input; unknown prompts give an error row."""
-        return predict_per_prompt(inputs, self.models, self.score_texts, "ContentScorer")
 
     def score_texts(self, prompt_id: str, texts: Sequence[str]) -> np.ndarray:
         """Integer scores (as floats) of ``texts`` for prompt ``prompt_id``."""
@@ -268,51 +233,28 @@ class ContentScorer:
         m = self._model(prompt_id)
         return m.svm.coef
 
-    def training_summary(self, prompt_id: str | None = None) -> dict[str, Any]:
-        """Chosen parameters, CV QWK on train, sizes and timing (one prompt, or all prompts)."""
-        if prompt_id is None:
-            return {pid: dict(m.summary) for pid, m in self.models.items()}
-        return dict(self._model(prompt_id).summary)
+    # -- persistence (save/load: JoblibPerPromptScorer) ---------------------------------------------------
+    def _metrics(self) -> dict[str, Any]:
+        return {pid: {k: v for k, v in m.summary.items() if k in ("cv_qwk", "n_train", "fit_seconds")}
+                for pid, m in self.models.items()}
 
-    @property
-    def prompt_ids(self) -> list[str]:
-        return sorted(self.models, key=natural_key)
-
-    # -- persistence ----------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write ``model.joblib`` + ``model.json`` (kind, data, params, per-prompt CV metrics, versions)."""
-        if not self.models:
-            raise RuntimeError("ContentScorer.save: nothing trained; call fit() first")
-        metrics = {pid: {k: v for k, v in m.summary.items() if k in ("cv_qwk", "n_train", "fit_seconds")}
-                   for pid, m in self.models.items()}
-        extra = {"prompts": {pid: {"score_min": m.score_min, "score_max": m.score_max,
-                                   "chosen": m.summary.get("chosen"), "n_features": m.summary.get("n_features")}
-                             for pid, m in self.models.items()}}
-        return persist.save_dir(path, kind=self.kind, blob=self._state_blob(), params=self.cfg,
-                                data=self.data_spec, metrics=metrics, extra=extra, trained_at=self.trained_at)
+    def _extra(self) -> dict[str, Any]:
+        return {"prompts": {pid: {"score_min": m.score_min, "score_max": m.score_max,
+                                  "chosen": m.summary.get("chosen"), "n_features": m.summary.get("n_features")}
+                            for pid, m in self.models.items()}}
 
     @classmethod
-    def load(cls, path: str | Path) -> ContentScorer:
-        state, blob, meta = persist.load_dir(path, cls.kind)
-        self = cls(**_init_args(meta["params"]))
-        self.models = state["models"]
-        self.data_spec = meta.get("data")
-        self.trained_at = meta.get("trained_at")
-        self._blob = blob
-        return self
+    def _init_args(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        p = dict(params)
+        return {"features": p["features"], "C": p["C"], "class_weight": p["class_weight"],
+                "length_weight": p["length_weight"], "tune": p["tune"], "cv": p["cv"], "C_grid": p["C_grid"],
+                "class_weight_grid": p["class_weight_grid"], "length_weight_grid": p["length_weight_grid"],
+                "max_char": p["max_char"], "max_word": p["max_word"], "max_dep": p["max_dep"],
+                "max_pos": p["max_pos"], "seed": p["seed"]}
 
     # -- internals ------------------------------------------------------------------------------------
-    def _model(self, prompt_id: str) -> _PromptModel:
-        m = self.models.get(str(prompt_id))
-        if m is None:
-            raise KeyError(f"ContentScorer: no model for prompt {prompt_id!r}; trained prompts: "
-                           f"{self.prompt_ids}")
-        return m
-
-    def _state_blob(self) -> bytes:
-        if self._blob is None:
-            self._blob = persist.state_bytes({"kind": self.kind, "models": self.models})
-        return self._blob
+    def _fit_set(self, t: PromptTrainingSet) -> _PromptModel:
+        return self._fit_prompt(t.prompt_id, t.texts, np.round(t.y), t.score_min, t.score_max)
 
     def _grid(self) -> list[tuple[float, str | None, float]]:
         c = self.cfg
@@ -390,15 +332,6 @@ class ContentScorer:
         }
         log.info("content-scorer prompt %s: %s", pid, {k: summary[k] for k in ("chosen", "cv_qwk", "fit_seconds")})
         return _PromptModel(fz, svm, weights, lo, hi, summary)
-
-
-def _init_args(params: Mapping[str, Any]) -> dict[str, Any]:
-    p = dict(params)
-    return {"features": p["features"], "C": p["C"], "class_weight": p["class_weight"],
-            "length_weight": p["length_weight"], "tune": p["tune"], "cv": p["cv"], "C_grid": p["C_grid"],
-            "class_weight_grid": p["class_weight_grid"], "length_weight_grid": p["length_weight_grid"],
-            "max_char": p["max_char"], "max_word": p["max_word"], "max_dep": p["max_dep"],
-            "max_pos": p["max_pos"], "seed": p["seed"]}
 
 
 def train_content_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[str] | None = None,

@@ -35,10 +35,9 @@ import numpy as np
 
 from callbluff.models import persist
 from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
-from callbluff.models.per_prompt import natural_key, predict_per_prompt, training_sets
-from callbluff.records import Prompt, ScoredResponse
+from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet, natural_key
+from callbluff.records import ScoredResponse
 from callbluff.seeding import derive_seed
-from callbluff.targets.base import Input, Output
 
 __all__ = ["EssayScorer", "holdout_split", "train_essay_scorer"]
 
@@ -68,7 +67,7 @@ class _PromptModel:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-class EssayScorer:
+class EssayScorer(JoblibPerPromptScorer):
     """EASE-like essay scorer (module doc): n-gram ridge + essay statistics -> gradient boosting.
 
     Parameters:
@@ -114,49 +113,9 @@ class EssayScorer:
             "pos_max_chars": None if pos_max_chars is None else int(pos_max_chars), "cv": int(cv),
             "cv_metrics": bool(cv_metrics), "seed": int(seed),
         }
-        self.models: dict[str, _PromptModel] = {}
-        self.data_spec: str | None = None
-        self.trained_at: str | None = None
-        self._blob: bytes | None = None
+        self._init_state()
 
     # -- public ---------------------------------------------------------------------------------------
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.cfg)
-
-    @property
-    def prompt_ids(self) -> list[str]:
-        return sorted(self.models, key=natural_key)
-
-    @property
-    def fingerprint(self) -> str:
-        """``essay-scorer:`` + hash of the saved state and configuration (see :mod:`.persist`)."""
-        if not self.models:
-            raise RuntimeError("EssayScorer: not trained; call fit() or EssayScorer.load(DIR)")
-        return persist.fingerprint_of(self.kind, self._state_blob(), self.cfg)
-
-    def fit(self, responses: Sequence[ScoredResponse], prompts: Mapping[str, Prompt] | Prompt | None = None,
-            *, data_spec: str | None = None) -> EssayScorer:
-        """Train one model per prompt id in ``responses``; scale, prompt text and source come from
-        ``prompts`` (else the scale is the gold scores' min..max and there is no overlap feature)."""
-        sets = training_sets(responses, prompts, "EssayScorer")
-        if data_spec is not None:
-            self.data_spec = data_spec
-        for t in sets:
-            if len(t.y) < self.cfg["cv"] * 2:
-                raise ValueError(f"EssayScorer.fit: prompt {t.prompt_id!r} has {len(t.y)} essays; need at least "
-                                 f"{self.cfg['cv'] * 2} (2 per fold, cv={self.cfg['cv']})")
-            pr = t.prompt
-            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, t.score_min, t.score_max,
-                                                        (pr.text if pr else "") or "", (pr.source if pr else "") or "")
-        self.trained_at = persist.utc_now()
-        self._blob = None
-        return self
-
-    def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        """Target protocol: one :class:`Output` (``score``) per input; unknown prompts give an error row."""
-        return predict_per_prompt(inputs, self.models, self.score_texts, "EssayScorer")
-
     def score_texts(self, prompt_id: str, texts: Sequence[str], *, rounded: bool = True) -> np.ndarray:
         """Scores of ``texts`` on prompt ``prompt_id``'s scale (rounded half up and clipped by default)."""
         m = self._model(prompt_id)
@@ -167,52 +126,35 @@ class EssayScorer:
         raw = m.regressor.predict(self._stage2(m, ngram, self._stats(texts, m.prompt_text, m.source)))
         return _round_clip(raw, m.score_min, m.score_max) if rounded else raw
 
-    def training_summary(self, prompt_id: str | None = None) -> dict[str, Any]:
-        if prompt_id is None:
-            return {pid: dict(m.summary) for pid, m in self.models.items()}
-        return dict(self._model(prompt_id).summary)
-
     def feature_names(self) -> list[str]:
         """Names of the stage-2 features (``ngram_ridge`` then :data:`ESSAY_STAT_NAMES`)."""
         return ["ngram_ridge", *ESSAY_STAT_NAMES]
 
-    # -- persistence ----------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write ``model.joblib`` + ``model.json`` (kind, data, params, per-prompt CV metrics, versions)."""
-        if not self.models:
-            raise RuntimeError("EssayScorer.save: nothing trained; call fit() first")
+    # -- persistence (save/load: JoblibPerPromptScorer) ---------------------------------------------------
+    def _metrics(self) -> dict[str, Any]:
         keys = ("cv_qwk", "ngram_cv_qwk", "n_train", "fit_seconds")
-        metrics = {pid: {k: m.summary.get(k) for k in keys} for pid, m in self.models.items()}
-        extra = {"prompts": {pid: {"score_min": m.score_min, "score_max": m.score_max,
-                                   "alpha": m.summary.get("alpha"), "has_prompt_text": bool(m.prompt_text),
-                                   "has_source": bool(m.source)} for pid, m in self.models.items()},
-                 "spelling_vocabulary": spelling_vocabulary()[1] if self.cfg["spelling"] else None}
-        return persist.save_dir(path, kind=self.kind, blob=self._state_blob(), params=self.cfg,
-                                data=self.data_spec, metrics=metrics, extra=extra, trained_at=self.trained_at)
+        return {pid: {k: m.summary.get(k) for k in keys} for pid, m in self.models.items()}
+
+    def _extra(self) -> dict[str, Any]:
+        return {"prompts": {pid: {"score_min": m.score_min, "score_max": m.score_max,
+                                  "alpha": m.summary.get("alpha"), "has_prompt_text": bool(m.prompt_text),
+                                  "has_source": bool(m.source)} for pid, m in self.models.items()},
+                "spelling_vocabulary": spelling_vocabulary()[1] if self.cfg["spelling"] else None}
 
     @classmethod
-    def load(cls, path: str | Path) -> EssayScorer:
-        state, blob, meta = persist.load_dir(path, cls.kind)
-        p = dict(meta["params"])
+    def _init_args(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        p = dict(params)
         p["ngram_range"] = tuple(p["ngram_range"])
-        self = cls(**p)
-        self.models = state["models"]
-        self.data_spec = meta.get("data")
-        self.trained_at = meta.get("trained_at")
-        self._blob = blob
-        return self
+        return p
 
     # -- internals ------------------------------------------------------------------------------------
-    def _model(self, prompt_id: str) -> _PromptModel:
-        m = self.models.get(str(prompt_id))
-        if m is None:
-            raise KeyError(f"EssayScorer: no model for prompt {prompt_id!r}; trained prompts: {self.prompt_ids}")
-        return m
-
-    def _state_blob(self) -> bytes:
-        if self._blob is None:
-            self._blob = persist.state_bytes({"kind": self.kind, "models": self.models})
-        return self._blob
+    def _fit_set(self, t: PromptTrainingSet) -> _PromptModel:
+        if len(t.y) < self.cfg["cv"] * 2:
+            raise ValueError(f"EssayScorer.fit: prompt {t.prompt_id!r} has {len(t.y)} essays; need at least "
+                             f"{self.cfg['cv'] * 2} (2 per fold, cv={self.cfg['cv']})")
+        pr = t.prompt
+        return self._fit_prompt(t.prompt_id, t.texts, t.y, t.score_min, t.score_max,
+                                (pr.text if pr else "") or "", (pr.source if pr else "") or "")
 
     def _stats(self, texts: Sequence[str], prompt_text: str, source: str) -> np.ndarray:
         c = self.cfg

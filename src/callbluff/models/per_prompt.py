@@ -1,13 +1,16 @@
-"""The Target side shared by per-prompt scorers (one model per prompt id: ContentScorer, EssayScorer,
-NeuralScorer)."""
+"""What the per-prompt scorers (one model per prompt id: ContentScorer, EssayScorer, NeuralScorer) share:
+training data grouped per prompt, the Target side, and the joblib-saved scorers' base class."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from callbluff.models import persist
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.targets.base import Input, Output
 
@@ -88,3 +91,109 @@ def training_sets(responses: Sequence[ScoredResponse], prompts: Mapping[str, Pro
                              f"scale {lo:g}-{hi:g}; fix the data or the Prompt's score range")
         sets.append(PromptTrainingSet(pid, [r.text for r in recs], y, lo, hi, pr))
     return sets
+
+
+class JoblibPerPromptScorer:
+    """Shared plumbing of the scikit-learn per-prompt scorers saved with :mod:`callbluff.models.persist`
+    (ContentScorer, EssayScorer): state, ``fit`` over :func:`training_sets`, the Target protocol, the
+    fingerprint and ``save``/``load``. A subclass sets ``kind`` and ``self.cfg`` (its constructor
+    parameters, JSON-able) and implements ``_fit_set`` (one prompt), ``score_texts``, ``_metrics`` and
+    ``_extra`` (what goes into ``model.json``); ``_init_args`` maps saved params back to the constructor.
+    """
+
+    kind: ClassVar[str]
+    cfg: dict[str, Any]
+
+    def _init_state(self) -> None:
+        self.models: dict[str, Any] = {}
+        self.data_spec: str | None = None
+        self.trained_at: str | None = None
+        self._blob: bytes | None = None
+
+    # -- subclass hooks -------------------------------------------------------------------------------
+    def _fit_set(self, t: PromptTrainingSet) -> Any:
+        raise NotImplementedError
+
+    def score_texts(self, prompt_id: str, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _metrics(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _extra(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def _init_args(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(params)
+
+    # -- shared ---------------------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.cfg)
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        return sorted(self.models, key=natural_key)
+
+    @property
+    def fingerprint(self) -> str:
+        """``KIND:`` + hash of the saved state and configuration (see :mod:`.persist`)."""
+        name = type(self).__name__
+        if not self.models:
+            raise RuntimeError(f"{name}: not trained; call fit() or {name}.load(DIR)")
+        return persist.fingerprint_of(self.kind, self._state_blob(), self.cfg)
+
+    def fit(self, responses: Sequence[ScoredResponse], prompts: Mapping[str, Prompt] | Prompt | None = None,
+            *, data_spec: str | None = None) -> Self:
+        """Train one model per prompt id in ``responses`` (gold = ``response.gold``); scale, prompt text and
+        source come from ``prompts`` (a mapping id -> Prompt, or one Prompt), else the scale is the gold
+        scores' min..max (see :func:`training_sets`)."""
+        sets = training_sets(responses, prompts, type(self).__name__)
+        if data_spec is not None:
+            self.data_spec = data_spec
+        for t in sets:
+            self.models[t.prompt_id] = self._fit_set(t)
+        self.trained_at = persist.utc_now()
+        self._blob = None
+        return self
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        """Target protocol: one :class:`Output` (``score``) per input; unknown prompts give an error row."""
+        return predict_per_prompt(inputs, self.models, self.score_texts, type(self).__name__)
+
+    def training_summary(self, prompt_id: str | None = None) -> dict[str, Any]:
+        """Chosen parameters, CV QWK on train, sizes and timing (one prompt, or all prompts)."""
+        if prompt_id is None:
+            return {pid: dict(m.summary) for pid, m in self.models.items()}
+        return dict(self._model(prompt_id).summary)
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``model.joblib`` + ``model.json`` (kind, data, params, per-prompt CV metrics, versions)."""
+        if not self.models:
+            raise RuntimeError(f"{type(self).__name__}.save: nothing trained; call fit() first")
+        return persist.save_dir(path, kind=self.kind, blob=self._state_blob(), params=self.cfg,
+                                data=self.data_spec, metrics=self._metrics(), extra=self._extra(),
+                                trained_at=self.trained_at)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        state, blob, meta = persist.load_dir(path, cls.kind)
+        self = cls(**cls._init_args(meta["params"]))
+        self.models = state["models"]
+        self.data_spec = meta.get("data")
+        self.trained_at = meta.get("trained_at")
+        self._blob = blob
+        return self
+
+    def _model(self, prompt_id: str) -> Any:
+        m = self.models.get(str(prompt_id))
+        if m is None:
+            raise KeyError(f"{type(self).__name__}: no model for prompt {prompt_id!r}; trained prompts: "
+                           f"{self.prompt_ids}")
+        return m
+
+    def _state_blob(self) -> bytes:
+        if self._blob is None:
+            self._blob = persist.state_bytes({"kind": self.kind, "models": self.models})
+        return self._blob
