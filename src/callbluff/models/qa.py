@@ -14,7 +14,6 @@ Two readers, both usable directly as a :class:`~callbluff.targets.base.Target` f
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from callbluff.models import persist
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Input, Output
 
@@ -33,29 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SlidingWindowQA", "TransformerQA", "reading_outputs"]
 
-MODEL_JSON = "model.json"
 
 
 def _hash(obj: Any) -> str:
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:16]
-
-
-def _write_meta(path: str | os.PathLike[str], meta: dict[str, Any]) -> Path:
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MODEL_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return out
-
-
-def _read_meta(path: str | os.PathLike[str], kind: str) -> dict[str, Any]:
-    f = Path(path) / MODEL_JSON
-    if not f.is_file():
-        raise FileNotFoundError(f"{f}: no {MODEL_JSON}; save a {kind} with .save(DIR) first")
-    meta = json.loads(f.read_text(encoding="utf-8"))
-    if meta.get("kind") != kind:
-        raise ValueError(f"{f}: key 'kind' is {meta.get('kind')!r}, expected {kind!r}; "
-                         "load it with callbluff.models.load_model(DIR) instead")
-    return meta
 
 
 def reading_outputs(
@@ -192,11 +173,11 @@ class SlidingWindowQA:
         return [self._rank(qd, self._passage(c)) for qd, c in zip(qdocs, contexts, strict=True)]
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        return _write_meta(path, {"kind": self.kind, "params": self.params, "fingerprint": self.fingerprint})
+        return persist.write_meta(path, {"kind": self.kind, "params": self.params, "fingerprint": self.fingerprint})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SlidingWindowQA:
-        return cls(**_read_meta(path, cls.kind)["params"])
+        return cls(**persist.read_meta(path, cls.kind)["params"])
 
     # -- internals ------------------------------------------------------------------------------------
     def _pipeline(self) -> Any:
@@ -426,10 +407,10 @@ class TransformerQA:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write ``model.json`` pointing at the model directory (the weights are not copied)."""
-        return _write_meta(path, {"kind": self.kind, "model_dir": str(self.model_dir), "params": self.params,
+        return persist.write_meta(path, {"kind": self.kind, "model_dir": str(self.model_dir), "params": self.params,
                                   "fingerprint": self.fingerprint})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TransformerQA:
-        meta = _read_meta(path, cls.kind)
+        meta = persist.read_meta(path, cls.kind)
         return cls(meta["model_dir"], **meta["params"])

@@ -45,12 +45,12 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from callbluff.models import persist
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Input, Output
 
 __all__ = ["Document", "RetrieverReader", "TfidfRetriever", "normalize_answer", "squad_documents"]
 
-MODEL_JSON = "model.json"
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -424,8 +424,7 @@ class RetrieverReader:
             reader_kind = None
         meta = {"kind": self.kind, "params": self.params, "reader": reader_kind, "meta": self.meta,
                 "n_documents": len(self.documents), "fingerprint": self.fingerprint}
-        (out / MODEL_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return out
+        return persist.write_meta(out, meta)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, reader: Any = None) -> RetrieverReader:
@@ -433,12 +432,7 @@ class RetrieverReader:
         from callbluff.models.qa import SlidingWindowQA, TransformerQA
 
         root = Path(path)
-        f = root / MODEL_JSON
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: no {MODEL_JSON}; build and save one with RetrieverReader(...).save(DIR)")
-        meta = json.loads(f.read_text(encoding="utf-8"))
-        if meta.get("kind") != cls.kind:
-            raise ValueError(f"{f}: key 'kind' is {meta.get('kind')!r}, expected {cls.kind!r}")
+        meta = persist.read_meta(root, cls.kind)
         params = dict(meta["params"])
         docs = []
         with gzip.open(root / "documents.jsonl.gz", "rt", encoding="utf-8") as fh:
@@ -448,7 +442,7 @@ class RetrieverReader:
         if reader is None:
             kinds = {SlidingWindowQA.kind: SlidingWindowQA, TransformerQA.kind: TransformerQA}
             if meta.get("reader") not in kinds:
-                raise ValueError(f"{f}: reader {meta.get('reader')!r} was not saved; pass reader=... to load()")
+                raise ValueError(f"{root / persist.MODEL_JSON}: reader {meta.get('reader')!r} was not saved; pass reader=... to load()")
             reader = kinds[meta["reader"]].load(root / "reader")
         retriever = TfidfRetriever.load(root, n_features=params["n_features"], ngram=params["ngram"])
         return cls(docs, reader=reader, n_docs=params["n_docs"], top_k=params["top_k"],
