@@ -26,7 +26,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,12 @@ def _squad_dev() -> list[Any]:
     from callbluff.datasets import load
 
     return load(f"squad:{need(DATA / 'squad-v1.1' / 'dev-v1.1.json.gz')}").records()
+
+
+def _selected_prompts(prompts: Iterable[str], args: argparse.Namespace) -> list[str]:
+    """The dataset's prompt ids in numeric order, restricted to ``--prompts`` when given."""
+    wanted = set(args.prompts.split(",")) if args.prompts else None
+    return [p for p in sorted(prompts, key=int) if wanted is None or p in wanted]
 
 
 def _chunks(items: Sequence[Any], n: int) -> Iterator[Sequence[Any]]:
@@ -275,9 +281,7 @@ def bench_neural(args: argparse.Namespace) -> dict[str, Any]:
     train = load(f"asap-sas:{need(DATA / 'asap-sas' / 'train.tsv.gz')}")
     test = load(f"asap-sas:{need(DATA / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz')}")
     tr, te = train.records(), test.records()
-    prompts = sorted(train.prompts, key=int)
-    if args.prompts:
-        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    prompts = _selected_prompts(train.prompts, args)
     per: dict[str, Any] = {}
     combined = NeuralScorer(seed=args.seed, num_threads=args.threads)
     combined.data_spec = "asap-sas:train.tsv.gz (all 10 prompts)"
@@ -349,9 +353,7 @@ def bench_content(args: argparse.Namespace) -> dict[str, Any]:
     train = load(f"asap-sas:{need(DATA / 'asap-sas' / 'train.tsv.gz')}")
     test = load(f"asap-sas:{need(DATA / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz')}")
     tr, te = train.records(), test.records()
-    prompts = sorted(train.prompts, key=int)
-    if args.prompts:
-        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    prompts = _selected_prompts(train.prompts, args)
     variants = [v for v in (args.variants or ",".join(CONTENT_VARIANTS)).split(",") if v in CONTENT_VARIANTS]
     out: dict[str, Any] = {"section": "content", "data": "ASAP-SAS train -> public leaderboard (solution gold)",
                            "ding_et_al_shallow_qwk": 0.673, "acceptance_mean_qwk": 0.66, "variants": {}}
@@ -413,9 +415,7 @@ def bench_essay(args: argparse.Namespace) -> dict[str, Any]:
 
     ds = load(f"asap-aes:{need(DATA / 'asap-aes' / 'training_set_rel3.tsv.gz')}")
     tr, te = holdout_split(ds.records(), 0.2, seed=args.seed)
-    prompts = sorted(ds.prompts, key=int)
-    if args.prompts:
-        prompts = [p for p in prompts if p in args.prompts.split(",")]
+    prompts = _selected_prompts(ds.prompts, args)
     per: dict[str, Any] = {}
     t_all = time.perf_counter()
     for pid in prompts:
