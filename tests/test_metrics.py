@@ -148,6 +148,7 @@ def test_overstability_hand_computed() -> None:
     assert s["n"] == 5 and s["n_missing"] == 0
     assert s["neg_pct"] == pytest.approx(40.0)  # 2 of 5 went down
     assert s["pos_pct"] == pytest.approx(20.0)  # 1 of 5 went up (two ties: unchanged)
+    assert s["not_lowered_pct"] == pytest.approx(60.0)  # 1 up + 2 unchanged of 5 were not lowered
     assert s["mean_diff_pct"] == pytest.approx(-4.0)  # mean d = -2/5 = -0.4 -> -4% of 10
     assert s["abs_mean_diff_pct"] == pytest.approx(12.0)  # mean |d| = 6/5 = 1.2
     # deviations from -0.4: -0.6, 0.4, 2.4, -2.6, 0.4; squares sum 13.2; /5 = 2.64; sqrt = 1.62481
@@ -168,6 +169,7 @@ def test_overstability_ttest_df2() -> None:
     s = overstability([5, 5, 5], [4, 3, 2], 0, 10)
     assert s["ttest_p"] == pytest.approx(0.0741799, abs=1e-6)
     assert s["neg_pct"] == 100.0 and s["pos_pct"] == 0.0
+    assert s["not_lowered_pct"] == 0.0  # every score went down: the scorer lowered them all
     assert s["mean_pos_diff_pct"] == 0.0  # none went up: 0.0 by convention
     assert s["std_diff_pct"] == pytest.approx(100 * math.sqrt(2 / 3) / 10)  # ddof=0: sqrt(((1+0+1)/3))
 
@@ -178,6 +180,21 @@ def test_overstability_nan_pairs_are_left_out() -> None:
     assert s["n"] == 2 and s["n_missing"] == 2
     assert s["neg_pct"] == 50.0 and s["pos_pct"] == 50.0
     assert s["mean_diff_pct"] == 0.0 and s["abs_mean_diff_pct"] == pytest.approx(10.0)
+    assert s["not_lowered_pct"] == 50.0  # of the 2 valid pairs, 1 went up; missing pairs count nowhere
+
+
+def test_not_lowered_pct_counts_up_and_unchanged_but_not_down() -> None:
+    # Kumar et al. 3.1: a robust scorer lowers every adversarial response. d = a - o on a 1..6 scale:
+    # [+2, 0, -1, 0, +1e-12 (below tol: unchanged), -3, +1, None (left out)] -> 7 valid pairs;
+    # not lowered: +2, 0, 0, +1e-12, +1 = 5 of 7 = 71.428571...%; lowered: -1, -3 = 2 of 7 (neg_pct)
+    s = overstability([2, 4, 5, 3, 4, 6, 1, 3], [4, 4, 4, 3, 4 + 1e-12, 3, 2, None], 1, 6)
+    assert s["n"] == 7 and s["n_missing"] == 1
+    assert s["not_lowered_pct"] == pytest.approx(500 / 7)
+    assert s["neg_pct"] == pytest.approx(200 / 7)
+    assert s["pos_pct"] == pytest.approx(200 / 7)  # +2 and +1 (1e-12 is below tol)
+    # a score lowered by less than tol is not lowered; one lowered by more is
+    assert overstability([3.0], [3.0 - 1e-12], 0, 3)["not_lowered_pct"] == 100.0
+    assert overstability([3.0], [3.0 - 1e-6], 0, 3)["not_lowered_pct"] == 0.0
 
 
 def test_overstability_degenerate_cases() -> None:
@@ -237,10 +254,37 @@ def test_arr_edge_cases() -> None:
         ("  It's   1,000 B.C. ", "its 1000 bc"),
         ("\u00c9cole", "\u00e9cole"),  # non-ASCII letters kept, lower-cased
         ("¿Qué?", "¿qué"),  # only ASCII punctuation (string.punctuation) is removed
+        # The official evaluate-v1.1.py applies white_space_fix(remove_articles(remove_punc(lower(s)))):
+        # punctuation goes BEFORE articles, so an article glued to punctuation is part of a word then.
+        ("79 A.D.", "79 ad"),  # "79 a.d." -> "79 ad"; "ad" is no article (articles first: "79 d")
+        ("the-cat", "thecat"),  # "thecat" is one word (articles first: "cat")
+        ("U.S.A. the", "usa"),  # "usa the" -> "usa" (articles first would cut the a of s.a.: "us")
+        ("an/the", "anthe"),  # one word once the slash is gone (articles first: "")
+        ("The Cat.", "cat"),  # a free-standing article goes either way
+        ("a (b) an", "b"),  # "a b an" -> "b"
+        ("A", ""),  # an answer that is only an article normalises to nothing
     ],
 )
 def test_normalize_answer_like_official_script(raw: str, norm: str) -> None:
     assert normalize_answer(raw) == norm
+
+
+def test_normalize_answer_matches_the_official_script_order() -> None:
+    # the official script's four steps, written out: lower -> remove punctuation -> remove articles -> fix
+    # whitespace; normalize_answer must agree with it on strings that mix articles and punctuation
+    import re
+    import string
+
+    def official(s: str) -> str:
+        s = s.lower()
+        s = "".join(ch for ch in s if ch not in set(string.punctuation))
+        s = re.sub(r"\b(a|an|the)\b", " ", s)
+        return " ".join(s.split())
+
+    for raw in ["79 A.D.", "the-cat", "A.B.C. the", "(An) apple, a day", "The  end.", "tHe.a.an", "a-an-the"]:
+        assert normalize_answer(raw) == official(raw), raw
+    # EM is taken on normalised strings: "A.D. 79" matches gold "AD 79" (both "ad 79")
+    assert exact_match("A.D. 79", ["AD 79"]) == 1.0
 
 
 def test_exact_match_and_f1_hand_computed() -> None:

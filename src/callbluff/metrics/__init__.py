@@ -7,6 +7,7 @@ field                  meaning                                                  
 ``n``, ``n_missing``   valid items / items left out because a prediction failed    count
 ``neg_pct``            samples whose score went down under attack                   % samples  Kumar et al. 3.1
 ``pos_pct``            samples whose score went up                                  % samples  Kumar et al. 3.1
+``not_lowered_pct``    samples whose score was not lowered (went up or stayed)      % samples  Kumar et al. 3.1, 4
 ``mean_diff_pct``      mean of adversarial - original                               % range    Kumar et al. 3.1
 ``abs_mean_diff_pct``  mean of abs(adversarial - original)                          % range    Kumar et al. 3.1
 ``std_diff_pct``       standard deviation of the difference                         % range    Kumar et al. 3.1

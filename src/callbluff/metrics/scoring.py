@@ -26,6 +26,7 @@ OVERSTABILITY_FIELDS: tuple[str, ...] = (
     "n_missing",
     "neg_pct",
     "pos_pct",
+    "not_lowered_pct",
     "mean_diff_pct",
     "abs_mean_diff_pct",
     "std_diff_pct",
@@ -151,6 +152,13 @@ def overstability(
     ``n_missing``                 pairs left out because a score is None/NaN (a failed prediction)
     ``neg_pct`` / ``pos_pct``     % of the ``n`` samples whose score went down (``d < -tol``) / up
                                   (``d > tol``); the rest are unchanged
+    ``not_lowered_pct``           % of the ``n`` samples whose score was *not* lowered (``d >= -tol``:
+                                  went up or stayed): the adversarial responses a robust scorer should
+                                  have scored lower but did not (Sec. 3.1: "the score of an adversarial
+                                  response should always be lesser than the score of the original
+                                  response"; Sec. 4 reads the results this way). Equal to
+                                  ``100 - neg_pct``; reported as its own field because it is the
+                                  headline failure rate of an attack whose expectation is "lower"
     ``mean_diff_pct``             mean of ``d``, as % of the score range ``score_max - score_min``
     ``abs_mean_diff_pct``         mean of ``|d|``, % of range
     ``std_diff_pct``              standard deviation of ``d`` (``ddof=0``, numpy's default; the paper
@@ -187,6 +195,7 @@ def overstability(
     neg, pos = d < -tol, d > tol
     out["neg_pct"] = pct(neg.sum(), n)
     out["pos_pct"] = pct(pos.sum(), n)
+    out["not_lowered_pct"] = pct((~neg).sum(), n)
     out["mean_diff_pct"] = pct(d.mean(), rng)
     out["abs_mean_diff_pct"] = pct(np.abs(d).mean(), rng)
     out["std_diff_pct"] = pct(d.std(ddof=ddof), rng) if n > ddof else math.nan
