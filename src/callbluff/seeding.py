@@ -25,3 +25,11 @@ def derive_seed(seed: int, *parts: Any) -> int:
 def record_rng(seed: int, record_id: str, attack: str, params: Mapping[str, Any]) -> np.random.Generator:
     """The generator for one (seed, record, attack, params): the only source of randomness of an attack."""
     return np.random.default_rng(derive_seed(seed, record_id, attack, dict(params)))
+
+
+def prompt_rng(seed: int, prompt_id: str, attack: str, params: Mapping[str, Any], i: int) -> np.random.Generator:
+    """The generator for answer ``i`` of a prompt-level generator (Ding et al. 2020 Sec. 2.2 random / n-gram /
+    burst answers, Kumar et al. 2020 Sec. 3.4 BabelGen): derived from (seed, prompt, attack, params, i) only,
+    so splitting a prompt's ``count`` answers across chunks or workers gives the same bytes. The ``"prompt"``
+    marker keeps these streams apart from :func:`record_rng`'s even when a record id equals a prompt id."""
+    return np.random.default_rng(derive_seed(seed, "prompt", prompt_id, attack, dict(params), int(i)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from callbluff.attacks import Budget, Position, QueryBudget, attack_names, get_attack, make_attack
+from callbluff.attacks import attack_names, get_attack, make_attack
 from callbluff.records import Prompt, QAExample, ScoredResponse
 from callbluff.resources.context import default_resources
 from callbluff.seeding import derive_seed, record_rng
@@ -15,7 +15,7 @@ ESSAY = ("Dear editor, I think computers are good for us. They help us learn abo
 
 def run(name: str, record, prompt=None, seed: int = 7, **params):
     attack = make_attack(name, **params)
-    return attack.generate(record, record_rng(seed, record.id, attack.name, attack.params_dict),
+    return attack.examples(record, record_rng(seed, record.id, attack.name, attack.params_dict),
                            default_resources(), prompt)
 
 
@@ -58,7 +58,7 @@ def test_shuffle_needs_a_scale() -> None:
 
 
 def test_wrong_record_type_is_an_error() -> None:
-    with pytest.raises(TypeError, match="scored responses"):
+    with pytest.raises(TypeError, match="ShuffleSent attacks ScoredResponse, got QAExample"):
         run("ShuffleSent", QAExample("q", "Who?", "Context."))
 
 
@@ -73,11 +73,30 @@ def test_registry_and_params_validation() -> None:
         make_attack("Shuffle", colour="red")
 
 
-def test_criteria_helpers() -> None:
-    assert Budget(percent=10).units(23) == 2 and Budget(percent=25).units(3) == 1
-    assert [Position(p).slice_bounds(9) for p in ("beginning", "middle", "end")] == [(0, 3), (3, 6), (6, 9)]
-    qb = QueryBudget(3)
-    assert qb.spend(2) and not qb.spend(2) and qb.remaining == 1
+def test_shufflesent_keeps_the_text_between_sentences() -> None:
+    text = "  I like dogs a lot. My dog is called Rex.\n\nHe runs in the park every day.  We play ball.\nIn the end, dogs are great. "
+    [ex] = run("ShuffleSent", ScoredResponse("e3", "1", text, (3.0,)))
+    sentences = [text[a:b] for a, b in ex.meta["sentence_spans"]]
+    assert sentences == ["I like dogs a lot.", "My dog is called Rex.", "He runs in the park every day.",
+                         "We play ball.", "In the end, dogs are great."]
+    gaps = ["  ", " ", "\n\n", "  ", "\n", " "]
+    moved = [sentences[i] for i in ex.meta["order"]]
+    assert ex.text == "".join(g + s for g, s in zip(gaps, moved + [""]))
+    for e in ex.meta["edits"]:  # output spans point at the moved sentences
+        assert ex.text[slice(*e["output_span"])] == e["inserted"] and text[slice(*e["source_span"])] == e["removed"]
+
+
+def test_shuffle_keeps_surrounding_whitespace_and_records_the_edit() -> None:
+    prompt = Prompt("3", "content", score_min=0, score_max=2)
+    text = " Pandas eat bamboo.\n"
+    [ex] = run("Shuffle", ScoredResponse("a", "3", text, (2.0,)), prompt)
+    assert ex.text.startswith(" ") and ex.text.endswith("\n")
+    [edit] = ex.meta["edits"]
+    assert edit["source_span"] == [1, 19] and ex.text[slice(*edit["output_span"])] == ex.text.strip()
+    assert sorted(ex.text.split()) == sorted(["Pandas", "eat", "bamboo", "."])
+
+
+def test_seed_derivation() -> None:
     assert derive_seed(1, "a", "X", {"p": 1}) == derive_seed(1, "a", "X", {"p": 1})
     assert derive_seed(1, "a", "X", {"p": 1}) != derive_seed(1, "a", "X", {"p": 2})
 

@@ -2,21 +2,30 @@
 
 from callbluff.attacks import content, essay  # noqa: F401  (registration side effect)
 from callbluff.attacks.base import (
+    EXPECTATIONS,
     Attack,
     AttackParams,
-    Budget,
-    Position,
-    QueryBudget,
+    Expectation,
+    GeneratorParams,
+    PromptGenerator,
     SearchAttack,
+    SearchParams,
     StaticAttack,
     attack_classes,
     attack_names,
     get_attack,
     make_attack,
     register,
+    registered,
+    state_hash,
+    unregister,
 )
+from callbluff.attacks.edits import Edit, Position, SizeCriterion, SizePositionParams, Unit, apply, select, units
+from callbluff.attacks.oracle import Oracle
 
 __all__ = [
-    "Attack", "AttackParams", "Budget", "Position", "QueryBudget", "SearchAttack", "StaticAttack",
-    "attack_classes", "attack_names", "get_attack", "make_attack", "register",
+    "EXPECTATIONS", "Attack", "AttackParams", "Edit", "Expectation", "GeneratorParams", "Oracle", "Position",
+    "PromptGenerator", "SearchAttack", "SearchParams", "SizeCriterion", "SizePositionParams", "StaticAttack",
+    "Unit", "apply", "attack_classes", "attack_names", "get_attack", "make_attack", "register", "registered",
+    "select", "state_hash", "units", "unregister",
 ]

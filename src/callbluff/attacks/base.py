@@ -1,86 +1,110 @@
-"""Attack protocols, the registry, and the criteria shared by attack families.
+"""The attack contract (v2): three kinds of attack, their expectations, the fit step, and the registry.
 
-An attack (DESIGN.md "Core contracts") has a ``name``, a ``task``, a ``family``, the ``paper`` it comes
-from, a one-line ``description`` and a pydantic ``Params`` model whose defaults follow the paper. It is
-either *static* (``generate(record, rng, res) -> list[Perturbed]``, pure and deterministic given ``rng``)
-or *model in the loop* (``search(record, target, rng, res, budget) -> list[Perturbed]``), which queries the
-system under test only through the cached Target it is given, within a :class:`QueryBudget`.
+An attack (docs/design.md "Attacks") has a ``name``, a ``task``, a ``family``, the ``paper`` it comes from,
+a one-line ``description`` and a pydantic ``Params`` model whose defaults follow the paper. It is one of
+three kinds:
 
-Kumar et al. 2020, Sec. 3.1: an adversary changes a response ``r`` into ``r'`` under a bounded *size
-criterion* (how much of the response may change, in %: 10, 15, 20, 25) and a *position criterion*
-(beginning, middle or end third of the response). Those are :class:`Budget` and :class:`Position`.
+- :class:`StaticAttack` (``kind="static"``): ``generate(record, rng, res, prompt, state)``, pure given ``rng``
+  (Kumar et al. 2020 Sec. 3.2-3.3 edits, Ding et al. 2020 Sec. 2.2 Shuffle, Jia & Liang 2017 AddSent...).
+- :class:`SearchAttack` (``kind="search"``): ``search(record, oracle, rng, res, prompt, state)`` queries the
+  system under test only through an :class:`~callbluff.attacks.oracle.Oracle` that enforces the query budget
+  (``Params.query_budget``; Jia & Liang Sec. 3.3 AddAny/AddCommon, DPAEG's search).
+- :class:`PromptGenerator` (``kind="generator"``): makes ``count`` answers per *prompt* from corpus
+  statistics learnt by ``fit`` (Ding et al. Sec. 2.2 random / n-gram / burst answers, Kumar et al. Sec. 3.4
+  BabelGen), with ``source_id = "prompt:<id>"``.
+
+Every attack declares what a robust system should do with its output, ``expect`` (CheckList's
+"expectation", Ribeiro et al. 2020 Sec. 2): the engine and the report derive the headline failure rate from
+it. ``requires`` names the resources it needs (:mod:`callbluff.resources.requirements`), checked once before
+a run. The engine and the conformance kit (:mod:`callbluff.testing`) call the template methods
+``examples`` / ``examples_for``, which check the record type and ``applies_to`` so ``generate`` need not.
 """
 
 from __future__ import annotations
 
-import enum
+import hashlib
+import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from callbluff.records import Perturbed, Prompt, Record, Task
+from callbluff.records import OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, Task
 
 if TYPE_CHECKING:
+    from callbluff.attacks.oracle import Oracle
     from callbluff.resources.context import Resources
-    from callbluff.targets.base import Target
 
+Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-answer"]
+"""What a robust system does with an adversarial input (CheckList's expectation function):
 
-class Position(str, enum.Enum):
-    """Where a perturbation goes: one of three equal-sized portions of the response (Kumar et al. 3.1)."""
+- ``"lower"``: the score drops below the original's (Kumar et al. 2020 Sec. 3.1: "no adversary should
+  increase the quality of the response"; a scorer whose score does not drop is overstable);
+- ``"bottom"``: the score is the prompt's scale minimum (Ding et al. 2020 Sec. 3.2, ARR);
+- ``"same-score"``: a benign change, the score stays the same;
+- ``"same-answer"``: a QA system still returns a correct answer (Jia & Liang 2017 Sec. 2; DPAEG);
+- ``"wrong-answer"``: a robust QA system must NOT return the gold answer (the question no longer asks for it).
+"""
+EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
+Kind = Literal["static", "search", "generator"]
 
-    beginning = "beginning"
-    middle = "middle"
-    end = "end"
-
-    def slice_bounds(self, n: int) -> tuple[int, int]:
-        """``[start, stop)`` indices of this third of a sequence of length ``n`` (units split evenly)."""
-        k = {"beginning": 0, "middle": 1, "end": 2}[self.value]
-        return (k * n) // 3, ((k + 1) * n) // 3
-
-
-class Budget(BaseModel):
-    """Size criterion (Kumar et al. 3.1): the perturbation changes at most ``percent`` % of the response."""
-
-    model_config = ConfigDict(frozen=True)
-    percent: float = Field(15.0, gt=0, le=100)
-
-    def units(self, n: int) -> int:
-        """How many of ``n`` units (words, sentences) may change: at least 1 when ``n > 0``."""
-        return max(1, round(n * self.percent / 100.0)) if n > 0 else 0
-
-
-@dataclass
-class QueryBudget:
-    """How many target queries a model-in-the-loop attack may spend on one record."""
-
-    max_queries: int
-    used: int = 0
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.max_queries - self.used)
-
-    def spend(self, n: int = 1) -> bool:
-        """Reserve ``n`` queries; False (and nothing reserved) when that would exceed the budget."""
-        if self.used + n > self.max_queries:
-            return False
-        self.used += n
-        return True
+TASK_RECORD_TYPES: dict[str, type] = {
+    "essay": ScoredResponse, "content": ScoredResponse, "reading": QAExample, "questions": OpenQuestion,
+}
 
 
 class AttackParams(BaseModel):
-    """Base for attack parameter models: unknown keys are errors, values are validated."""
+    """Base for attack parameter models: unknown keys are errors, values are validated, instances frozen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SearchParams(AttackParams):
+    """Parameters of every search attack: ``query_budget`` is how many target queries one record may cost.
+
+    Being a parameter, the budget is part of each example's id and of its metrics row, so two configurations
+    that differ only in their budget stay apart."""
+
+    query_budget: int = Field(200, ge=1)
+
+
+class GeneratorParams(AttackParams):
+    """Parameters of every prompt-level generator: ``count`` answers are made per prompt."""
+
+    count: int = Field(100, ge=1)
+
+
+def state_hash(state: Any) -> str:
+    """A stable SHA-256 of a fit state (the provenance ``meta["fit_state"]`` of every example made with it).
+
+    JSON-able states hash their canonical JSON (stable across Python versions); anything else its pickle
+    (protocol 4). ``None`` hashes too (an attack whose fit learnt nothing)."""
+    try:
+        data = canonical_json_strict(state).encode()
+    except (TypeError, ValueError):
+        data = pickle.dumps(state, protocol=4)
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def canonical_json_strict(obj: Any) -> str:
+    """Canonical JSON that refuses non-JSON values instead of stringifying them (``default=str``)."""
+    import json
+
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _type_names(t: type | tuple[type, ...]) -> str:
+    types = t if isinstance(t, tuple) else (t,)
+    return " or ".join(x.__name__ for x in types)
+
+
 class Attack(ABC):
-    """Common part of static and search attacks."""
+    """What every kind of attack has: identity, params, expectation, requirements, the fit step."""
 
     name: ClassVar[str]
     task: ClassVar[Task]
@@ -88,7 +112,15 @@ class Attack(ABC):
     paper: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[AttackParams]] = AttackParams
+    kind: ClassVar[Kind]
+    record_type: ClassVar[type | tuple[type, ...]]
+    requires: ClassVar[tuple[str, ...]] = ()
+    expect: ClassVar[Expectation]
+    needs_fit: ClassVar[bool] = False
     model_in_the_loop: ClassVar[bool] = False
+    field: ClassVar[str] = "text"
+    """The record field the attack's texts replace: ``"text"`` (responses, questions) or ``"context"``
+    (reading comprehension paragraphs, e.g. AddSent / AddAny append to the context)."""
 
     def __init__(self, **params: Any) -> None:
         try:
@@ -101,60 +133,229 @@ class Attack(ABC):
                 f"{k} (default {v.default!r})" for k, v in self.Params.model_fields.items()
             ) or "none"
             raise ValueError(f"attack {self.name}: bad parameters: {problems}. Allowed: {allowed}") from None
+        self._hashed: tuple[Any, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params_dict.items())})"
 
     @property
     def params_dict(self) -> dict[str, Any]:
         return self.params.model_dump(mode="json")
 
+    # -- the fit step --------------------------------------------------------------------------------
+    def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> Any:
+        """Corpus statistics learnt once per (attack config, prompt) from ``records`` (that prompt's records,
+        or a declared corpus); the state is passed back to ``generate`` / ``search`` / ``generate_one``.
+
+        Must be deterministic and picklable (it is shipped to workers). Default: nothing to learn."""
+        return None
+
+    def state_hash(self, state: Any) -> str:
+        """:func:`state_hash` of ``state``, remembered for the last state seen (one hash per chunk, not per record)."""
+        if self._hashed is None or self._hashed[0] is not state:
+            self._hashed = (state, state_hash(state))
+        return self._hashed[1]
+
+    def _check_state(self, state: Any) -> None:
+        if self.needs_fit and state is None:
+            raise ValueError(f"attack {self.name} needs fit: call fit(records, prompt, res) once per prompt and "
+                             "pass its state (the engine does this before the first chunk)")
+
+    def _stamp(self, examples: Sequence[Perturbed], state: Any) -> list[Perturbed]:
+        """Put the fit state's hash in each example's provenance (``meta["fit_state"]``) when the attack fits."""
+        if not self.needs_fit:
+            return list(examples)
+        h = self.state_hash(state)
+        return [replace(ex, meta={**dict(ex.meta), "fit_state": h}) for ex in examples]
+
+    # -- records -------------------------------------------------------------------------------------
+    def check_record(self, record: Record) -> None:
+        """TypeError when ``record`` is not of this attack's ``record_type``."""
+        if not isinstance(record, self.record_type):
+            raise TypeError(f"{self.name} attacks {_type_names(self.record_type)}, got {type(record).__name__} "
+                            f"(record {getattr(record, 'id', '?')}); is the dataset's task {self.task!r}?")
+
     def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
         """Whether this attack makes examples from ``record`` (e.g. Shuffle takes only correct answers)."""
         return True
 
-    def perturbed(self, record: Record, text: str, *, field: str = "text", index: int = 0,
+    def perturbed(self, record: Record, text: str, *, field: str | None = None, index: int = 0,
                   prompt_id: str | None = None, **meta: Any) -> Perturbed:
-        """Build a :class:`Perturbed` carrying this attack's name and params."""
+        """Build a :class:`Perturbed` carrying this attack's name and params (``field`` defaults to the
+        class's :attr:`field`)."""
         return Perturbed(
-            source_id=record.id, attack=self.name, params=self.params_dict, text=text, field=field,
+            source_id=record.id, attack=self.name, params=self.params_dict, text=text, field=field or self.field,
             index=index, prompt_id=prompt_id if prompt_id is not None else getattr(record, "prompt_id", None),
             meta=meta,
         )
 
 
 class StaticAttack(Attack):
-    """An attack that needs no model: pure given ``rng`` and resources."""
+    """An attack that needs no model: pure given ``rng``, resources and the fit state."""
+
+    kind = "static"
 
     @abstractmethod
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
-                 prompt: Prompt | None = None) -> list[Perturbed]:
-        """Adversarial examples derived from ``record`` (possibly none, e.g. when it does not apply)."""
+                 prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
+        """Adversarial examples derived from ``record`` (possibly none). The record's type and
+        ``applies_to`` were checked by :meth:`examples`."""
+
+    def examples(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
+        """What the engine calls: check the record type, skip records the attack does not apply to,
+        generate, and stamp the fit state's hash."""
+        self.check_record(record)
+        self._check_state(state)
+        if not self.applies_to(record, prompt):
+            return []
+        return self._stamp(self.generate(record, rng, res, prompt, state), state)
 
 
 class SearchAttack(Attack):
-    """A model-in-the-loop attack: searches for the worst case by querying ``target`` within ``budget``."""
+    """A model-in-the-loop attack: searches for the worst case through an oracle with a fixed query budget."""
 
+    kind = "search"
     model_in_the_loop = True
+    Params: ClassVar[type[AttackParams]] = SearchParams
 
     @abstractmethod
-    def search(self, record: Record, target: Target, rng: np.random.Generator, res: Resources,
-               budget: QueryBudget, prompt: Prompt | None = None) -> list[Perturbed]:
-        """The adversarial example(s) found for ``record``."""
+    def search(self, record: Record, oracle: Oracle, rng: np.random.Generator, res: Resources,
+               prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
+        """The adversarial example(s) found for ``record``; ``oracle.ask(texts)`` is the only way to the target."""
 
+    def examples(self, record: Record, oracle: Oracle, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
+        """What the engine calls (see :meth:`StaticAttack.examples`); the oracle's budget is ``query_budget``."""
+        self.check_record(record)
+        self._check_state(state)
+        if not self.applies_to(record, prompt):
+            return []
+        return self._stamp(self.search(record, oracle, rng, res, prompt, state), state)
+
+
+class PromptGenerator(Attack):
+    """Makes ``count`` answers per prompt from what ``fit`` learnt on the prompt's records (or a corpus).
+
+    Its examples have no source record: ``source_id = "prompt:<prompt id>"``; they are measured by the score
+    distribution and ARR (Ding et al. 2020 Sec. 3.2), not by (original, adversarial) pairs."""
+
+    kind = "generator"
+    needs_fit = True
+    Params: ClassVar[type[AttackParams]] = GeneratorParams
+
+    @abstractmethod
+    def generate_one(self, index: int, prompt: Prompt, state: Any, rng: np.random.Generator,
+                     res: Resources) -> Perturbed | None:
+        """Answer number ``index`` for ``prompt`` (use :meth:`generated`), or None when none can be made."""
+
+    def generated(self, prompt: Prompt, text: str, index: int, **meta: Any) -> Perturbed:
+        """Build the :class:`Perturbed` for answer ``index`` of ``prompt``."""
+        return Perturbed(source_id=f"prompt:{prompt.id}", attack=self.name, params=self.params_dict, text=text,
+                         field="text", index=index, prompt_id=prompt.id, meta=meta)
+
+    def check_prompt(self, prompt: Prompt) -> None:
+        if prompt.task != self.task:
+            raise TypeError(f"{self.name} generates {self.task!r} answers, got prompt {prompt.id} of task "
+                            f"{prompt.task!r}")
+
+    def examples_for(self, prompt: Prompt, state: Any, seed: int, res: Resources, start: int = 0,
+                     stop: int | None = None) -> list[Perturbed]:
+        """Answers ``start .. min(stop, count) - 1`` of ``prompt``; answer ``i`` draws from
+        ``prompt_rng(seed, prompt.id, name, params, i)``, so any split of the range gives the same bytes."""
+        from callbluff.seeding import prompt_rng
+
+        self.check_prompt(prompt)
+        self._check_state(state)
+        count = int(self.params.count)  # type: ignore[attr-defined]  (Params subclasses GeneratorParams)
+        stop = count if stop is None else min(stop, count)
+        out: list[Perturbed] = []
+        for i in range(max(0, start), stop):
+            ex = self.generate_one(i, prompt, state, prompt_rng(seed, prompt.id, self.name, self.params_dict, i), res)
+            if ex is None:
+                continue
+            if ex.index != i or ex.source_id != f"prompt:{prompt.id}":
+                raise ValueError(f"{self.name}.generate_one({i}) returned index {ex.index} / source "
+                                 f"{ex.source_id!r}; build it with self.generated(prompt, text, {i})")
+            out.append(ex)
+        return self._stamp(out, state)
+
+
+# -- the registry -------------------------------------------------------------------------------------
 
 _REGISTRY: dict[str, type[Attack]] = {}
 _ENTRY_POINTS_LOADED = False
 A = TypeVar("A", bound=type[Attack])
+_KIND_PARAMS: dict[str, type[AttackParams]] = {
+    "static": AttackParams, "search": SearchParams, "generator": GeneratorParams,
+}
+
+
+def validate_attack_class(cls: type[Attack]) -> None:
+    """TypeError naming the attribute and the fix when ``cls`` does not follow the contract."""
+    from callbluff.records import TASKS
+    from callbluff.resources.requirements import REQUIREMENTS
+
+    who = f"attack class {cls.__name__}"
+    for attr in ("name", "task", "family", "paper", "description"):
+        if not getattr(cls, attr, None):
+            raise TypeError(f"{who} must set class attribute {attr!r}")
+    if cls.task not in TASKS:
+        raise TypeError(f"{who}: task {cls.task!r} is not one of {', '.join(TASKS)}")
+    kind = getattr(cls, "kind", None)
+    if kind not in _KIND_PARAMS:
+        raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
+    if getattr(cls, "expect", None) not in EXPECTATIONS:
+        raise TypeError(f"{who} must declare expect = one of {', '.join(map(repr, EXPECTATIONS))} (what a robust "
+                        f"system does with its examples), got {getattr(cls, 'expect', None)!r}")
+    if not (isinstance(cls.Params, type) and issubclass(cls.Params, _KIND_PARAMS[kind])):
+        raise TypeError(f"{who}: Params must subclass {_KIND_PARAMS[kind].__name__} for a {kind} attack")
+    rt = getattr(cls, "record_type", None)
+    types = rt if isinstance(rt, tuple) else (rt,)
+    if not types or not all(isinstance(t, type) for t in types):
+        raise TypeError(f"{who}: record_type must be a record class or a tuple of them, got {rt!r}")
+    if not isinstance(cls.requires, tuple) or not all(isinstance(r, str) for r in cls.requires):
+        raise TypeError(f"{who}: requires must be a tuple of names, got {cls.requires!r}")
+    unknown = [r for r in cls.requires if r not in REQUIREMENTS]
+    if unknown:
+        raise TypeError(f"{who}: unknown requirement(s) {', '.join(unknown)}; known: {', '.join(sorted(REQUIREMENTS))}")
+    if kind == "generator" and not cls.needs_fit:
+        raise TypeError(f"{who}: a prompt-level generator learns from a corpus: keep needs_fit = True")
 
 
 def register(cls: A) -> A:
-    """Class decorator: make an attack available by its ``name`` (case-insensitive lookup)."""
-    for attr in ("name", "task", "family", "paper", "description"):
-        if not getattr(cls, attr, None):
-            raise TypeError(f"attack class {cls.__name__} must set class attribute {attr!r}")
+    """Class decorator: check ``cls`` against the contract and make it available by ``name`` (case-insensitive).
+
+    ``record_type`` defaults to the task's record class (``ScoredResponse`` for essay/content, ``QAExample``
+    for reading, ``OpenQuestion`` for questions) when the class does not set it."""
+    if not hasattr(cls, "record_type") and getattr(cls, "task", None) in TASK_RECORD_TYPES:
+        cls.record_type = TASK_RECORD_TYPES[cls.task]
+    validate_attack_class(cls)
     key = cls.name.lower()
     if key in _REGISTRY and _REGISTRY[key] is not cls:
         raise ValueError(f"attack name {cls.name!r} is registered twice ({_REGISTRY[key].__name__}, {cls.__name__})")
     _REGISTRY[key] = cls
     return cls
+
+
+def unregister(name: str) -> type[Attack] | None:
+    """Remove attack ``name`` from the registry (for tests); returns the class that was registered, if any."""
+    return _REGISTRY.pop(name.lower(), None)
+
+
+@contextmanager
+def registered(*classes: type[Attack]) -> Iterator[tuple[type[Attack], ...]]:
+    """Register ``classes`` for the duration of a ``with`` block (tests, the writing-attacks guide)."""
+    done: list[type[Attack]] = []
+    try:
+        for cls in classes:
+            register(cls)
+            done.append(cls)
+        yield tuple(classes)
+    finally:
+        for cls in done:
+            if _REGISTRY.get(cls.name.lower()) is cls:
+                unregister(cls.name)
 
 
 def _load_builtin_and_plugins() -> None:
@@ -211,4 +412,6 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-Generator = Callable[..., list[Perturbed]]
+def requirements_of(attacks: Sequence[Attack | type[Attack]]) -> tuple[str, ...]:
+    """The union of the ``requires`` of ``attacks``, in first-seen order (for ``check_requirements``)."""
+    return tuple(dict.fromkeys(r for a in attacks for r in a.requires))

@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.edits import Edit, Unit, apply, regex_units, units
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
@@ -36,11 +37,14 @@ class Shuffle(StaticAttack):
 
     "We select correct answers from the ASAP-SAS dataset and randomly shuffle word tokens in each answer.
     The generated set of adversarial answers has exactly the same vocabulary as the source answers, but
-    each answer is syntactically incorrect." A robust scorer gives them the bottom score (ARR, Sec. 3.2).
+    each answer is syntactically incorrect." A robust scorer gives them the bottom score (ARR, Sec. 3.2):
+    ``expect = "bottom"``.
 
     Assumptions where the paper is silent: "correct" means a gold score at the top of the prompt's scale
-    (configurable with ``min_score``); tokens are spaCy tokenizer tokens joined by single spaces; the drawn
-    order always differs from the original; answers with fewer than two distinct tokens yield nothing.
+    (configurable with ``min_score``); tokens are spaCy tokenizer tokens (edit-toolkit word units) joined by
+    single spaces, so a token never glues to its new neighbour; whitespace before the first and after the
+    last token is kept; the drawn order always differs from the original; answers with fewer than two
+    distinct tokens yield nothing. ``meta["edits"]`` gives the replaced span (edit toolkit).
     """
 
     name = "Shuffle"
@@ -49,6 +53,9 @@ class Shuffle(StaticAttack):
     paper = DING
     description = "Shuffle the word tokens of a correct answer (same vocabulary, no syntax)."
     Params = ShuffleParams
+    record_type = ScoredResponse
+    requires = ("spacy",)
+    expect = "bottom"
 
     def threshold(self, prompt: Prompt | None) -> float | None:
         if self.params.min_score is not None:
@@ -57,29 +64,26 @@ class Shuffle(StaticAttack):
 
     def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
         threshold = self.threshold(prompt)
-        if not isinstance(record, ScoredResponse) or record.gold is None or threshold is None:
-            return False
-        return record.gold >= threshold
-
-    def tokens(self, text: str, res: Resources) -> list[str]:
-        if self.params.tokenizer == "whitespace":
-            return _WS_TOKEN.findall(text)
-        return [t.text for t in res.sentencizer.tokenizer(text) if not t.is_space]
-
-    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
-                 prompt: Prompt | None = None) -> list[Perturbed]:
-        if not isinstance(record, ScoredResponse):
-            raise TypeError(f"{self.name} attacks scored responses, got {type(record).__name__}")
-        if self.threshold(prompt) is None:
+        if threshold is None:
             raise ValueError(
                 f"{self.name}: record {record.id} has no prompt scale to decide which answers are correct; "
                 "load data with prompts (e.g. asap-sas:...) or set --param min_score=N"
             )
-        if not self.applies_to(record, prompt):
-            return []
+        return isinstance(record, ScoredResponse) and record.gold is not None and record.gold >= threshold
+
+    def tokens(self, text: str, res: Resources) -> list[Unit]:
+        if self.params.tokenizer == "whitespace":
+            return regex_units(text, _WS_TOKEN)
+        return units(text, "word", res)
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
         tokens = self.tokens(record.text, res)
-        order = changing_permutation(tokens, rng)
+        order = changing_permutation([t.text for t in tokens], rng)
         if order is None:
             return []
-        return [self.perturbed(record, " ".join(tokens[i] for i in order), order=order, n_tokens=len(tokens),
-                               source_score=record.gold)]
+        shuffled = " ".join(tokens[i].text for i in order)
+        text, edits = apply(record.text, [Edit(tokens[0].start, tokens[-1].end, shuffled)])
+        return [self.perturbed(record, text, order=order, n_tokens=len(tokens), source_score=record.gold,
+                               edits=edits)]

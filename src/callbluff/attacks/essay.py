@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.edits import Edit, apply, units
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
@@ -28,12 +29,15 @@ class ShuffleSent(StaticAttack):
 
     "We randomly shuffled all the sentences of the response. This ensured that readability and coherence of
     the response are affected [...] the transition between the lines is also lost." Humans lower the score
-    (Sec. 4.1, Table: "Shuffle"), so an overstable scorer is one whose score does not drop.
+    (Sec. 4.1), so a robust scorer lowers it too (``expect = "lower"``); one whose score does not drop is
+    overstable.
 
-    Assumptions where the paper is silent: sentences come from spaCy's statistical sentence recogniser;
-    shuffled sentences are joined by one space; the drawn order always differs from the original (an
-    identity draw is redrawn); responses with fewer than ``min_sentences`` sentences (or whose sentences
-    are all identical) yield no example. ``meta`` keeps the new order and the original sentence spans.
+    Assumptions where the paper is silent: sentences are spaCy's statistical sentences (edit-toolkit
+    sentence units); sentence *slots* keep their place and the text between them (spaces, line and paragraph
+    breaks) is kept byte for byte, only the sentences move; the drawn order always differs from the
+    original (an identity draw is redrawn); responses with fewer than ``min_sentences`` sentences (or whose
+    sentences are all identical) yield no example. ``meta`` keeps the new order, the original sentence spans
+    and the edits (source and output spans of every moved sentence).
     """
 
     name = "ShuffleSent"
@@ -42,18 +46,21 @@ class ShuffleSent(StaticAttack):
     paper = KUMAR
     description = "Shuffle the sentences of a response (loses transitions and coherence)."
     Params = ShuffleSentParams
+    record_type = ScoredResponse
+    requires = ("spacy",)
+    expect = "lower"
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
-                 prompt: Prompt | None = None) -> list[Perturbed]:
-        if not isinstance(record, ScoredResponse):
-            raise TypeError(f"{self.name} attacks scored responses, got {type(record).__name__}")
-        spans = res.sentence_spans(record.text)
-        if len(spans) < self.params.min_sentences:
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
+        sentences = units(record.text, "sentence", res)
+        if len(sentences) < self.params.min_sentences:
             return []
-        sentences = [record.text[a:b] for a, b in spans]
-        order = changing_permutation(sentences, rng)
+        order = changing_permutation([s.text for s in sentences], rng)
         if order is None:
             return []
-        text = " ".join(sentences[i] for i in order)
-        return [self.perturbed(record, text, order=order, sentence_spans=[list(s) for s in spans],
-                               n_sentences=len(spans))]
+        moves = [Edit(slot.start, slot.end, sentences[src].text)
+                 for slot, src in zip(sentences, order) if sentences[src].text != slot.text]
+        text, edits = apply(record.text, moves)
+        return [self.perturbed(record, text, order=order, sentence_spans=[[s.start, s.end] for s in sentences],
+                               n_sentences=len(sentences), edits=edits)]

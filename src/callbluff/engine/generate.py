@@ -62,11 +62,11 @@ def generate_examples(task: GenerationTask) -> GenerationResult:
         prompt = task.prompts.get(pid) if pid is not None else None
         for spec in task.attacks:
             attack = instantiate(spec)
-            if not isinstance(attack, StaticAttack) or not attack.applies_to(record, prompt):
+            if not isinstance(attack, StaticAttack):
                 continue
             rng = record_rng(task.seed, record.id, attack.name, attack.params_dict)
             try:
-                examples.extend(attack.generate(record, rng, res, prompt))
+                examples.extend(attack.examples(record, rng, res, prompt))
             except Exception as e:  # noqa: BLE001 - recorded, not swallowed
                 errors.append({"stage": "generate", "source_id": record.id, "attack": attack.name,
                                "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"})

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from callbluff import __version__
-from callbluff.attacks.base import QueryBudget, SearchAttack, StaticAttack
+from callbluff.attacks.base import SearchAttack, StaticAttack
+from callbluff.attacks.oracle import Oracle
 from callbluff.datasets.base import Dataset, load
 from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.generate import (
@@ -79,13 +80,13 @@ def _search(spec: AttackSpec, attack: SearchAttack, records: Sequence[Record], p
     for record in records:
         pid = getattr(record, "prompt_id", None)
         prompt = prompts.get(pid) if pid is not None else None
-        if not attack.applies_to(record, prompt):
-            continue
-        budget = QueryBudget(spec.query_budget)
+        budget = getattr(attack.params, "query_budget", spec.query_budget)
+        oracle = Oracle(target, lambda text, r=record: adversarial_input(attack.perturbed(r, text), r, attack.task),
+                        budget)
         rng = record_rng(seed, record.id, attack.name, attack.params_dict)
         try:
-            for ex in attack.search(record, target, rng, res, budget, prompt):
-                found.append((ex, budget.used))
+            for ex in attack.examples(record, oracle, rng, res, prompt):
+                found.append((ex, oracle.used))
         except Exception as e:  # noqa: BLE001 - recorded per record
             errors.append({"stage": "search", "source_id": record.id, "attack": attack.name,
                            "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"})

@@ -6,15 +6,31 @@ for the life of the worker process. Everything is offline-first.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
 
+PARSE_CACHE_SIZE = 256
+
+
+class TextSpans(NamedTuple):
+    """Character spans ``[start, end)`` of one text's words (non-space tokens) and sentences."""
+
+    words: tuple[tuple[int, int], ...]
+    sentences: tuple[tuple[int, int], ...]
+
+
 class Resources:
     """Lazy access to the spaCy pipeline and the other resources attacks need."""
+
+    def __init__(self) -> None:
+        self._parses: OrderedDict[str, TextSpans] = OrderedDict()
+        self._lock = threading.Lock()
 
     @cached_property
     def nlp(self) -> Language:
@@ -31,16 +47,38 @@ class Resources:
         return load_english("sentences")
 
     def sentence_spans(self, text: str) -> list[tuple[int, int]]:
-        """Character spans ``[start, end)`` of the sentences of ``text``, whitespace excluded."""
+        """Character spans ``[start, end)`` of the sentences of ``text``, surrounding whitespace excluded."""
+        return list(self.spans(text).sentences)
+
+    def spans(self, text: str) -> TextSpans:
+        """Word and sentence spans of ``text`` from ONE parse (``sentencizer``), cached per text.
+
+        Several attacks on the same record share the parse: the last :data:`PARSE_CACHE_SIZE` texts are
+        kept (least recently used dropped first). Thread-safe.
+        """
+        with self._lock:
+            hit = self._parses.get(text)
+            if hit is not None:
+                self._parses.move_to_end(text)
+                return hit
         doc = self.sentencizer(text)
-        spans = []
+        words = tuple((t.idx, t.idx + len(t.text)) for t in doc if not t.is_space)
+        sentences = []
         for s in doc.sents:
             start, end = s.start_char, s.end_char
             while end > start and text[end - 1].isspace():
                 end -= 1
+            while start < end and text[start].isspace():
+                start += 1
             if end > start:
-                spans.append((start, end))
-        return spans
+                sentences.append((start, end))
+        parsed = TextSpans(words, tuple(sentences))
+        with self._lock:
+            self._parses[text] = parsed
+            while len(self._parses) > PARSE_CACHE_SIZE:
+                self._parses.popitem(last=False)
+        return parsed
+
 
 
 _DEFAULT: Resources | None = None

