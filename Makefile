@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.callbluff-setup-stamp
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-fast mutation bench clean
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
@@ -16,6 +16,21 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# Unit tests only: no real-data (`shared`, marked automatically by tests/conftest.py) or `slow` tests.
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow and not shared"
+
+# Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): mutates metrics/, engine/metrics_rows.py,
+# seeding.py, targets/base.py and targets/cache.py and runs the fast tests that pin them, niced, 2 children.
+# Not part of `make test`. Results are kept in mutants/ (a re-run only redoes what changed); list the
+# survivors with `.venv/bin/mutmut results`, inspect one with `.venv/bin/mutmut show NAME`.
+mutation: setup
+	nice -n 10 $(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut export-cicd-stats
+	@$(PY) -c 'import json; s = json.load(open("mutants/mutmut-cicd-stats.json")); \
+	print("mutation score: {killed} killed / {survived} survived / {total} mutants ({no_tests} not covered, " \
+	      "{timeout} timeouts, {suspicious} suspicious, {skipped} skipped)".format(**s))'
 
 bench: setup
 	$(PY) benchmarks/overhead.py

@@ -3,9 +3,11 @@ clear message when it is absent, as on a user's machine."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import CodeType
 
 import pytest
 
@@ -29,16 +31,60 @@ def shared_data() -> Path:
     return shared_path("data")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep callbluff's user cache out of the real home directory for the whole session (session scope,
-    so module- and session-scoped fixtures that train or encode are isolated too). A user-set
-    ``CALLBLUFF_HOME`` is respected."""
-    if "CALLBLUFF_HOME" in os.environ:
-        yield
-        return
-    os.environ["CALLBLUFF_HOME"] = str(tmp_path_factory.getbasetemp() / "callbluff-home")
-    try:
-        yield
-    finally:
-        os.environ.pop("CALLBLUFF_HOME", None)
+# -- the `shared` marker and the end-of-run line about skipped real-data tests ---------------------------
+
+_SHARED_NAMES = frozenset({"shared_path", "shared_data", "SHARED", "SHARED_DATA", "SHARED_MODELS"})
+
+
+def _uses_shared(code: CodeType) -> bool:
+    """Whether ``code`` (or a function nested in it) names this module's ../shared helpers."""
+    if _SHARED_NAMES & (set(code.co_names) | set(code.co_varnames)):
+        return True
+    return any(_uses_shared(c) for c in code.co_consts if isinstance(c, CodeType))
+
+
+def _needs_shared(item: pytest.Item) -> bool:
+    funcs = [getattr(item, "obj", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        if "shared_data" in info.names_closure:
+            return True
+        funcs += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for fn in funcs:
+        code = getattr(inspect.unwrap(fn), "__code__", None) if fn is not None else None
+        if code is not None and _uses_shared(code):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that reads ../shared (through ``shared_path``, the ``shared_data`` fixture or
+    ``SHARED``, in the test or in any fixture it uses) as ``shared``, so ``-m "not shared"`` (``make
+    test-fast``) leaves them all out without each test having to remember the marker."""
+    for item in items:
+        if item.get_closest_marker("shared") is None and _needs_shared(item):
+            item.add_marker(pytest.mark.shared)
+
+
+def _is_shared_skip(report: pytest.TestReport) -> bool:
+    """A skip of a ``shared`` test because ../shared (or a file in it) is missing."""
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    return "shared" in getattr(report, "keywords", {}) and ("shared" in reason.lower() or str(SHARED) in reason)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> Iterator[None]:
+    """One line saying how many real-data tests were skipped and why, printed last (after pytest's own
+    short summary, just before the final counts): this is the outermost wrapper of the hook."""
+    result = yield
+    n = sum(_is_shared_skip(r) for r in terminalreporter.stats.get("skipped", []))
+    if n:
+        if not SHARED.is_dir():
+            why = (f"the shared data/models directory {SHARED} does not exist; put the project's shared "
+                   "directory beside the repository or set CALLBLUFF_SHARED to it to run them")
+        else:
+            why = f"files they need are missing under {SHARED} (run with -rs to see which)"
+        terminalreporter.write_line(f"callbluff: {n} real-data test{'s' if n != 1 else ''} skipped: {why}",
+                                    yellow=True, bold=True)
+    return result

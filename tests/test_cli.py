@@ -13,11 +13,18 @@ from callbluff.cli import app
 runner = CliRunner()
 
 
-def test_help_everywhere() -> None:
-    for args in ([], ["--help"], ["list", "--help"], ["generate", "--help"], ["run", "--help"],
-                 ["evaluate", "--help"], ["report", "--help"], ["train", "--help"], ["demo", "--help"]):
-        res = runner.invoke(app, args)
-        assert res.exit_code in (0, 2) and "Usage" in res.output, args
+@pytest.mark.parametrize("command", ["", "list", "generate", "run", "evaluate", "report", "train", "demo"])
+def test_help_everywhere(command: str) -> None:
+    args = [command, "--help"] if command else ["--help"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, (args, res.output)  # asking for help is a success, not a usage error
+    assert "Usage" in res.output and "--help" in res.output
+
+
+def test_bare_command_shows_usage_as_a_usage_error() -> None:
+    # no command at all: the usage is printed, and the exit code is Click's usage-error code 2
+    res = runner.invoke(app, [])
+    assert res.exit_code == 2 and "Usage" in res.output and "run" in res.output
 
 
 def test_list_names_attacks_and_papers() -> None:
