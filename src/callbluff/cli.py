@@ -110,16 +110,9 @@ def _progress(stage: str, done: int, total: int | None) -> None:
     console.print(f"  {stage} {done} done", highlight=False)
 
 
-TERMINAL_FIELDS = {
-    "essay": ["n", "qwk", "neg_pct", "pos_pct", "mean_diff_pct", "abs_mean_diff_pct", "ttest_p", "n_errors"],
-    "content": ["n", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", "n_errors"],
-    "reading": ["n", "em", "f1", "em_adv", "f1_adv", "n_errors"],
-    "questions": ["n", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv", "n_errors"],
-}
-
-
 def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     """A compact metrics table (all fields are in metrics.json and report.html)."""
+    from callbluff.metrics.rows import TERMINAL_FIELDS
     from callbluff.report.html import _fmt, short_params
 
     if not rows:
@@ -136,28 +129,56 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     out.print(table)
 
 
-@app.command()
+EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
+than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
+options, or a damaged run directory: the message names the file and the fix)."""
+
+
+def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str) -> None:
+    print_metrics(result.metrics, title=title)
+    c = result.counts
+    console.print(f"counts: {c['records']} records, {c['examples']} adversarial examples, {c['predictions']} "
+                  f"predictions; errors: {c['n_errors_original']} original, {c['n_errors_adversarial']} "
+                  f"adversarial, {c['n_errors_generate']} attack failures", highlight=False)
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    console.print(f"run directory: [bold]{out_dir}[/] (report: {out_dir / 'report.html'})", highlight=False)
+    problems = result.failed_targets(max_error_rate)
+    if problems:
+        for p in problems:
+            console.print(f"[bold red]failed:[/] {p}", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command(epilog=EXIT_CODES)
 def run(
     suite_file: Annotated[Path, typer.Argument(help="suite TOML file", metavar="SUITE.toml")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (re-running into it resumes)")],
     workers: Annotated[int, typer.Option(help="worker processes for generation")] = 1,
     limit: Annotated[int | None, typer.Option(help="only the first N records (overrides the suite)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress lines")] = False,
+    retry_errors: Annotated[bool, typer.Option(
+        "--retry-errors/--no-retry-errors",
+        help="on resume, ask again the predictions that failed last time (default) or keep their errors")] = True,
+    restart: Annotated[bool, typer.Option(
+        help="start over in --out (removes its run files; a readable prediction cache is kept and reused)")] = False,
+    max_error_rate: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="exit 1 when a target's share of failed predictions exceeds this")] = 0.5,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
+    from callbluff.engine.store import RunDirError
     from callbluff.engine.suite import SuiteError, load_suite
 
     try:
         suite = load_suite(suite_file)
-        result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=None if quiet else _progress)
-    except (SuiteError, DataError, FileNotFoundError) as e:
+        result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=None if quiet else _progress,
+                           retry_errors=retry_errors, restart=restart)
+    except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
         fail(str(e))
         raise
-    print_metrics(result.metrics, title=f"{suite.name}: metrics")
-    console.print(f"counts: {result.counts}")
-    console.print(f"run directory: [bold]{out_dir}[/] (report: {out_dir / 'report.html'})")
+    _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics")
 
 
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
@@ -180,19 +201,22 @@ def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
     return cfg
 
 
-@app.command()
+@app.command(epilog=EXIT_CODES)
 def evaluate(
     target: Annotated[str, typer.Option(help="TYPE:VALUE, e.g. model:DIR, hf:DIR, http://127.0.0.1:8000/score")],
     data: Annotated[str, typer.Option(help="dataset spec")],
     target_option: Annotated[list[str] | None, typer.Option(help="target setting key=value (repeatable)")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="run directory (default: a temporary one)")] = None,
     limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
+    max_error_rate: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="exit 1 when the share of failed predictions exceeds this")] = 0.5,
 ) -> None:
     """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
     import tempfile
 
     from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
+    from callbluff.engine.store import RunDirError
     from callbluff.engine.suite import SuiteError, parse_suite
 
     cfg = target_from_spec(target, target_option)
@@ -201,11 +225,10 @@ def evaluate(
                              "output": {"report": out_dir is not None}}, source="evaluate", base_dir=Path.cwd())
         run_dir = out_dir or Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
         result = run_suite(suite, run_dir, limit=limit)
-    except (SuiteError, DataError, FileNotFoundError) as e:
+    except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
         fail(str(e))
         raise
-    print_metrics(result.metrics, title=f"clean metrics on {data}")
-    console.print(f"counts: {result.counts}; run directory: {run_dir}")
+    _finish_run(result, run_dir, max_error_rate, f"clean metrics on {data}")
 
 
 @app.command()

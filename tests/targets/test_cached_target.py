@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,21 +132,71 @@ def test_without_a_cache_it_still_batches(tmp_path: Path):
     assert t.stats.calls == 2
 
 
-def test_write_behind_caches_everything_and_never_repeats_a_call(tmp_path) -> None:
-    from callbluff.targets import CachedTarget, CallableTarget, Input, PredictionCache
-
-    calls: list[str] = []
-
-    def fn(text: str) -> float:
-        calls.append(text)
-        return float(len(text))
-
+def test_each_batch_is_committed_before_the_next_is_sent(tmp_path: Path) -> None:
+    """Durability (issue 8): when batch k+1 reaches the target, batch k is already in SQLite (read through
+    another connection, as a resumed process would)."""
     cache = PredictionCache(tmp_path / "c.sqlite")
-    target = CachedTarget(CallableTarget(fn), cache, batch_size=4, write_behind=True)
-    inputs = [Input("content", f"t{i}", "p") for i in range(50)]
-    first = target.predict(inputs)
-    again = target.predict(inputs)  # may run while writes are pending: answered from memory, not re-called
-    target.close()
-    assert [o.score for o in first] == [o.score for o in again] == [float(len(f"t{i}")) for i in range(50)]
-    assert len(calls) == 50 and target.stats.cache_hits == 50
-    assert cache.count(target.fingerprint) == 50
+    seen_in_cache: list[int] = []
+
+    def fn(texts: list[str]) -> list[float]:
+        with sqlite3.connect(tmp_path / "c.sqlite") as other:
+            seen_in_cache.append(other.execute("select count(*) from predictions").fetchone()[0])
+        return [float(len(t)) for t in texts]
+
+    target = CachedTarget(CallableTarget(fn, batched=True, fingerprint="b"), cache, batch_size=4)
+    target.predict(ask([f"t{i}" for i in range(10)]))
+    assert seen_in_cache == [0, 4, 8]
+
+
+class Streaming:
+    """A streaming target (like HTTP/command): checks, before answering input k, that the k answers it already
+    handed over are committed."""
+
+    fingerprint = "streaming"
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.committed_before: list[int] = []
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:  # pragma: no cover - streaming is preferred
+        raise AssertionError("CachedTarget should use predict_stream")
+
+    def predict_stream(self, inputs: Sequence[Input], emit) -> None:
+        for k, inp in enumerate(inputs):
+            with sqlite3.connect(self.db) as other:
+                self.committed_before.append(other.execute("select count(*) from predictions").fetchone()[0])
+            emit(k, Output(score=float(len(inp.text))) if inp.text != "bad" else Output(error="nope"))
+
+
+def test_streaming_target_outputs_are_committed_one_by_one(tmp_path: Path) -> None:
+    cache = PredictionCache(tmp_path / "c.sqlite")
+    inner = Streaming(tmp_path / "c.sqlite")
+    target = CachedTarget(inner, cache, batch_size=3)
+    outs = target.predict(ask(["a", "bb", "bad", "dddd", "eeeee"]))
+    assert [o.score for o in outs] == [1.0, 2.0, None, 4.0, 5.0] and outs[2].error == "nope"
+    assert inner.committed_before == [0, 1, 2, 2, 3]  # errors are never committed
+    assert target.stats.calls == 5 and cache.count("streaming") == 4
+
+
+def test_output_check_runs_before_caching_and_on_cache_hits(tmp_path: Path) -> None:
+    from callbluff.records import Prompt
+    from callbluff.targets.validate import OutputCheck
+
+    prompts = {"7": Prompt("7", "content", score_min=0, score_max=3)}
+    answers = {"ok": 2, "str": "3", "high": 99, "word": "three"}
+    cache = PredictionCache(tmp_path / "c.sqlite")
+    inner = CallableTarget(lambda t: answers[t], fingerprint="v")
+    target = CachedTarget(inner, cache, check=OutputCheck("content", prompts=prompts))
+    outs = target.predict(ask(list(answers)))
+    assert [o.score for o in outs] == [2.0, 3.0, None, None]
+    assert outs[2].error.startswith("score 99 outside 0-3 for prompt 7")
+    assert outs[3].error == "expected a score, got the answer 'three'"
+    assert cache.count("v") == 2  # only valid outputs are cached
+    clip = CachedTarget(inner, cache, check=OutputCheck("content", out_of_range="clip", prompts=prompts))
+    assert [o.score for o in clip.predict(ask(["ok", "high"]))] == [2.0, 3.0]
+    assert cache.count("v") == 3
+    # the same cache read back under the strict check: the stored 99 is refused again, without a call
+    strict = CachedTarget(CallableTarget(lambda t: 1 / 0, fingerprint="v"), cache,
+                          check=OutputCheck("content", prompts=prompts))
+    again = strict.predict(ask(["high"]))
+    assert again[0].error.startswith("score 99 outside") and strict.stats.calls == 0

@@ -213,7 +213,7 @@ def test_qa_answers_with_candidates():
 
 
 def test_bad_configuration_is_rejected_with_the_key():
-    with pytest.raises(ValueError, match=r"mode must be 'single' or 'batch'"):
+    with pytest.raises(ValueError, match=r"HttpTarget: key 'mode': Input should be 'single' or 'batch'"):
         HttpTarget("http://127.0.0.1:9/x", mode="stream")
     with pytest.raises(ValueError, match=r"\$\{inputs\}, which is not allowed in single mode"):
         HttpTarget("http://127.0.0.1:9/x", body_template={"q": "${inputs}"})
@@ -221,7 +221,7 @@ def test_bad_configuration_is_rejected_with_the_key():
         HttpTarget("http://127.0.0.1:9/x", body_template={"q": "${text}", "key": "${API_KEY}"})
     with pytest.raises(ValueError, match="not valid JSON"):
         HttpTarget("http://127.0.0.1:9/x", body_template="{text: ${text}}")
-    with pytest.raises(ValueError, match="concurrency must be an integer >= 1"):
+    with pytest.raises(ValueError, match="key 'concurrency': Input should be greater than or equal to 1"):
         HttpTarget("http://127.0.0.1:9/x", concurrency=0)
 
 

@@ -92,13 +92,13 @@ def test_command_defaults_cwd_to_the_suite_directory(tmp_path: Path):
     ({"type": "http", "url": "http://h/x", "timeout": 0}, "key 'timeout': Input should be greater than 0"),
     ({"type": "http", "url": "http://h/x", "body_template": {"t": "${txt}"}},
      "${txt}, which is not allowed in single mode (allowed: ${text}, ${prompt_id}, ${context}, ${task}"),
-    ({"type": "callable", "function": "no_colon"}, "key 'function': Value error, write 'package.module:function'"),
+    ({"type": "callable", "function": "no_colon"}, "key 'function': write 'package.module:function'"),
     ({"type": "callable", "function": "no_such_module_xyz:f"}, "cannot import module 'no_such_module_xyz'"),
     ({"type": "callable", "function": "os.path:nope"}, "module 'os.path' has no attribute 'nope'"),
     ({"type": "hf", "model_dir": "m", "task": "summarization"},
      "key 'task': Input should be 'question-answering', 'text-classification' or 'text-regression'"),
     ({"type": "sklearn"}, "type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'"),
-    ({"type": "command", "argv": ["x"], "output": "label"}, "key 'output': Input should be 'score', 'answer' or 'auto'"),
+    ({"type": "command", "argv": ["x"], "output": "label"}, "key 'output': Input should be 'score', 'answer', 'both' or 'auto'"),
 ])
 def test_errors_name_the_key_and_the_allowed_values(cfg: dict, message: str):
     with pytest.raises(TargetConfigError) as err:

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from callbluff import metrics as M
-from callbluff.records import Prompt, Task
+from callbluff.records import Prompt, Task, canonical_json
 
 ALL = "all"
 
@@ -61,7 +61,7 @@ def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Pro
         for pid, o in orig_t.groupby("prompt_id", sort=True):
             qwks[pid] = _clean_qwk(o, prompts[pid])
             rows.append({"task": task, "attack": "clean", "params": "{}", "prompt": pid, "target": target,
-                         "n": int(o["score"].notna().sum()), "n_errors": int(o["error"].notna().sum()),
+                         "n": int(o["score"].notna().sum()), "n_errors_original": int(o["error"].notna().sum()),
                          "qwk": qwks[pid]})
         ex_t = ex[ex["target"] == target]
         for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
@@ -70,7 +70,7 @@ def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Pro
                 row = {"task": task, "attack": attack, "params": params, "prompt": pid, "target": target,
                        **M.overstability(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float),
                                          p.score_min, p.score_max),
-                       "n_errors": int(gp["adv_error"].notna().sum() + gp["orig_error"].notna().sum()),
+                       **_error_fields(gp),
                        "qwk": qwks.get(pid, math.nan)}
                 if gp["queries"].gt(0).any():  # model-in-the-loop attacks: target queries spent per example
                     row["queries_mean"] = float(gp["queries"].mean())
@@ -82,7 +82,7 @@ def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Pro
                 a_s = _scaled(g["adv_score"], g["prompt_id"], prompts)
                 row = {"task": task, "attack": attack, "params": params, "prompt": ALL, "target": target,
                        **M.overstability(o_s, a_s, 0.0, 100.0),
-                       "n_errors": int(g["adv_error"].notna().sum() + g["orig_error"].notna().sum()),
+                       **_error_fields(g),
                        "qwk": float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
                        "qwk_mean_over_prompts": True}
                 if task == "content":
@@ -102,7 +102,7 @@ def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
     for target, orig_t in orig.groupby("target", sort=True):
         rows.append({"task": "reading", "attack": "clean", "params": "{}", "prompt": ALL, "target": target,
                      **M.squad_metrics(list(orig_t["answer"]), _golds(orig_t["gold_answers"])),
-                     "n_errors": int(orig_t["error"].notna().sum())})
+                     "n_errors_original": int(orig_t["error"].notna().sum())})
         ex_t = ex[ex["target"] == target]
         for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
             attacked = orig_t[orig_t["source_id"].isin(set(g["source_id"]))]
@@ -111,7 +111,7 @@ def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
                    **M.squad_metrics(list(attacked["answer"]), _golds(attacked["gold_answers"])),
                    **M.worst_case_squad_metrics(list(g["source_id"]), list(g["adv_answer"]), gold_map),
                    "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
-                   "n_errors": int(g["adv_error"].notna().sum())}
+                   **_error_fields(g)}
             rows.append(row)
     return rows
 
@@ -144,7 +144,7 @@ def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]
         types = list(orig_t["answer_type"])
         rows.append({"task": "questions", "attack": "clean", "params": "{}", "prompt": ALL, "target": target,
                      "n": len(orig_t), **ranking(orig_t["answer"], orig_t["candidates"], orig_t["error"], golds, types, ""),
-                     "n_errors": int(orig_t["error"].notna().sum())})
+                     "n_errors_original": int(orig_t["error"].notna().sum())})
         type_of = dict(zip(orig_t["source_id"], orig_t["answer_type"]))
         ex_t = ex[ex["target"] == target]
         for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
@@ -160,13 +160,42 @@ def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]
                          **ranking(g["orig_answer"], g["orig_candidates"], g["orig_error"], g_golds, g_types, ""),
                          **ranking(g["adv_answer"], g["adv_candidates"], g["adv_error"], g_golds, g_types, "_adv"),
                          "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
-                         "n_errors": int(g["adv_error"].notna().sum())})
+                         **_error_fields(g)})
     return rows
 
 
+def _error_fields(g: pd.DataFrame) -> dict[str, int]:
+    """Failed predictions among a group of examples, split: the source's original input, the adversarial one."""
+    return {"n_errors_original": int(g["orig_error"].notna().sum()),
+            "n_errors_adversarial": int(g["adv_error"].notna().sum()), "n_errors_generate": 0}
+
+
+def _attach_generate_errors(rows: list[dict[str, Any]], gen_errors: Sequence[Mapping[str, Any]],
+                            targets: Sequence[str], task: Task, pooled: bool) -> None:
+    """Count attack failures (generation or search) as ``n_errors_generate`` in the row of their (target,
+    attack, params, prompt), and in the pooled ``all`` row where one exists. A configuration that failed on every
+    record of a prompt still gets that row, with ``n = 0``. ``pooled`` tasks (reading, questions) have only
+    ``all`` rows. Generation errors concern every target; search errors name theirs."""
+    index = {(r["target"], r["attack"], r["params"], r["prompt"]): r for r in rows}
+    for e in gen_errors:
+        params = canonical_json(e.get("params") or {})
+        prompt = ALL if pooled or e.get("prompt_id") is None else str(e["prompt_id"])
+        for target in ([e["target"]] if e.get("target") else targets):
+            key = (target, e["attack"], params, prompt)
+            if key not in index:
+                index[key] = {"task": task, "attack": e["attack"], "params": params, "prompt": prompt,
+                              "target": target, "n": 0, "n_errors_original": 0, "n_errors_adversarial": 0,
+                              "n_errors_generate": 0}
+                rows.append(index[key])
+            index[key]["n_errors_generate"] += 1
+            if prompt != ALL and (target, e["attack"], params, ALL) in index:
+                index[(target, e["attack"], params, ALL)]["n_errors_generate"] += 1
+
+
 def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Mapping[str, Prompt],
-                    task: Task) -> list[dict[str, Any]]:
-    """All metric rows of a run (pure: tables in, rows out)."""
+                    task: Task, gen_errors: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """All metric rows of a run (pure: tables in, rows out). ``gen_errors`` are the attack failures
+    (errors.jsonl stages ``generate`` / ``search``), counted as ``n_errors_generate`` in their rows."""
     if not len(originals):
         return []
     if task in ("essay", "content"):
@@ -175,4 +204,7 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
         rows = reading_rows(examples, originals)
     else:
         rows = questions_rows(examples, originals)
+    if gen_errors:
+        _attach_generate_errors(rows, gen_errors, sorted(set(originals["target"])), task,
+                                pooled=task in ("reading", "questions"))
     return [_nan_to_none(r) for r in rows]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,34 +33,65 @@ from callbluff.engine.generate import (
     split_evenly,
 )
 from callbluff.engine.inputs import adversarial_input, gold_of, original_input
-from callbluff.engine.store import BackgroundWriter, RunDir, write_atomic
+from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, write_atomic
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.seeding import record_rng
 from callbluff.targets.base import Input, Output, Target
+from callbluff.targets.cache import PredictionCache
+from callbluff.targets.config import from_config
+from callbluff.targets.validate import OutputCheck, secret_values
+from callbluff.targets.wrappers import CachedTarget
 
 
 @dataclass
 class RunResult:
     run_dir: Path
     metrics: list[dict[str, Any]]
-    counts: dict[str, int]
+    counts: dict[str, Any]
     target_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def failed_targets(self, max_error_rate: float = 0.5) -> list[str]:
+        """Why the run should exit non-zero: targets all of whose calls failed, or whose share of failed
+        predictions (original + adversarial) exceeds ``max_error_rate``. Empty when the run is fine."""
+        problems = []
+        for name, c in self.counts.get("per_target", {}).items():
+            total = c["original_inputs"] + c["adversarial_inputs"]
+            failed = c["n_errors_original"] + c["n_errors_adversarial"]
+            if total and failed == total:
+                problems.append(f"target {name}: all {total} predictions failed (see errors.jsonl)")
+            elif total and failed / total > max_error_rate:
+                problems.append(f"target {name}: {failed} of {total} predictions failed "
+                                f"({failed / total:.0%} > --max-error-rate {max_error_rate:.0%}; see errors.jsonl)")
+        return problems
 
 
-def build_targets(suite: Suite, cache_path: Path, batch_size: int) -> dict[str, Any]:
-    """The suite's targets, each wrapped with batching and the prediction cache."""
-    from callbluff.targets import CachedTarget, PredictionCache, from_config
+def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
+                  given: dict[str, Target] | None = None) -> dict[str, CachedTarget]:
+    """The suite's targets (or ``given`` Python targets), each behind the prediction cache with its output check.
 
-    cache = PredictionCache(cache_path)
-    out: dict[str, Any] = {}
+    The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
+    declared kind and the prompt's scale and scrubs the secrets its settings reference through ``${VAR}``.
+    """
+    out: dict[str, CachedTarget] = {}
+    batch = suite.output.batch_size
+    if given:
+        for name, t in given.items():
+            cfg = getattr(t, "config", None)
+            check = OutputCheck(dataset.task, kind=getattr(cfg, "output", "auto"),
+                                out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
+            out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
+        return out
     for i, cfg in enumerate(suite.target):
         try:
-            inner = from_config(cfg.settings(), base_dir=suite.base_dir, where=f"target[{i}]")
+            inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
         except Exception as e:
             raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        out[cfg.name] = CachedTarget(inner, cache, batch_size=batch_size, write_behind=True)
+        check = OutputCheck(dataset.task, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
+                            secrets=secret_values(cfg.model_dump()))
+        out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
     return out
 
 
@@ -98,13 +130,17 @@ class Engine:
 
     def __init__(self, suite: Suite, out_dir: str | Path, *, executor: Executor | None = None,
                  limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
-                 targets: dict[str, Target] | None = None) -> None:
+                 targets: dict[str, Target] | None = None, retry_errors: bool = True,
+                 restart: bool = False) -> None:
         self.suite = suite
         self.run = RunDir(out_dir)
         self.executor = executor or LocalExecutor(1)
         self.limit = limit if limit is not None else suite.limit
         self.progress = progress or (lambda stage, done, total: None)
         self._given_targets = targets
+        self.retry_errors = retry_errors
+        self.restart = restart
+        self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
         specs = []
         for a in suite.attack:
             for point in a.expand():
@@ -120,6 +156,11 @@ class Engine:
         return hashlib.sha256(f"{self.suite.fingerprint()}|limit={self.limit}".encode()).hexdigest()[:16]
 
     def _check_resume(self) -> dict[str, Any] | None:
+        if self.restart:
+            removed = self.run.clear(keep_cache=self._cache_readable())
+            if removed:
+                self.notes.append(f"--restart: removed {', '.join(removed)}")
+            return None
         meta = self.run.read_meta()
         if meta is None:
             return None
@@ -127,24 +168,49 @@ class Engine:
             raise SuiteError(
                 f"{self.run.path} holds a run of a different suite (or --limit): its fingerprint is "
                 f"{meta.get('fingerprint')}, this suite's is {self.fingerprint()}. Use another --out "
-                "directory, or delete that one to start over."
+                "directory, or --restart to start over in this one."
             )
         return meta
+
+    def _cache_path(self) -> Path:
+        return Path(self.suite.resolve(self.suite.output.cache)) if self.suite.output.cache else self.run.cache
+
+    def _cache_readable(self) -> bool:
+        path = self._cache_path()
+        if not path.exists():
+            return True
+        try:
+            with PredictionCache(path) as cache:
+                cache.check()
+            return True
+        except sqlite3.DatabaseError:
+            return False
+
+    def _open_cache(self) -> PredictionCache:
+        path = self._cache_path()
+        try:
+            cache = PredictionCache(path)
+            cache.check()
+        except sqlite3.DatabaseError as e:
+            raise RunDirError(
+                f"{path}: the prediction cache is damaged ({e}). Fix: {RESTART_HINT.split(' (')[0]} (a damaged "
+                f"cache is removed; every prediction is asked again), or delete {path} and re-run (finished "
+                "chunks are kept; only unfinished predictions are asked again)") from None
+        return cache
+
+    def _recover_parts(self) -> None:
+        for chunk, why in self.run.damaged_chunks().items():
+            self.run.forget_chunk(chunk)
+            self.notes.append(f"chunk {chunk}: {why}; recomputed (predictions from the cache)")
 
     def execute(self) -> RunResult:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self._check_tasks(dataset)
         previous = self._check_resume()
         self.run.create()
-        cache_path = Path(self.suite.resolve(self.suite.output.cache)) if self.suite.output.cache else self.run.cache
-        if self._given_targets:
-            from callbluff.targets import CachedTarget, PredictionCache
-
-            cache = PredictionCache(cache_path)
-            targets = {k: CachedTarget(t, cache, batch_size=self.suite.output.batch_size, write_behind=True)
-                       for k, t in self._given_targets.items()}
-        else:
-            targets = build_targets(self.suite, cache_path, self.suite.output.batch_size)
+        cache = self._open_cache()
+        self._recover_parts()
+        targets = build_targets(self.suite, cache, dataset, self._given_targets)
         started = datetime.now(UTC).isoformat()
         meta: dict[str, Any] = {
             "suite": self.suite.model_dump(exclude={"base_dir"}),
@@ -164,30 +230,45 @@ class Engine:
         }
         self.run.write_meta(meta)
         t0 = time.perf_counter()
-        chunks_skipped = 0
+        chunks_skipped = retried = 0
         writer = BackgroundWriter()
         try:
-            for idx, records in enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit)):
-                if self.run.chunk_done(idx):
-                    chunks_skipped += 1
+            try:
+                for idx, records in enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit)):
+                    if self.run.chunk_done(idx):
+                        if not (self.retry_errors and self.run.chunk_status(idx).get("prediction_errors", 0)):
+                            chunks_skipped += 1
+                            self.progress("chunk", idx + 1, None)
+                            continue
+                        retried += 1
+                    self._run_chunk(idx, records, dataset, targets, writer)
                     self.progress("chunk", idx + 1, None)
-                    continue
-                self._run_chunk(idx, records, dataset, targets, writer)
-                self.progress("chunk", idx + 1, None)
+            finally:
+                writer.close()  # every finished chunk is on disk before we go on (or re-raise)
+                for t in targets.values():
+                    t.close()
+            if retried:
+                self.notes.append(f"retried the failed predictions of {retried} finished chunk(s)")
+            result = self.finalize(dataset)
+        except BaseException as e:
+            interrupted = isinstance(e, KeyboardInterrupt)
+            meta.update(status="interrupted" if interrupted else "failed",
+                        error=None if interrupted else f"{type(e).__name__}: {e}", notes=self.notes,
+                        stopped=datetime.now(UTC).isoformat())
+            self.run.write_meta(meta)
+            raise
         finally:
-            writer.close()  # every finished chunk is on disk before we go on (or re-raise)
-            for t in targets.values():
-                close = getattr(t, "close", None)
-                if close:
-                    close()
-        result = self.finalize(dataset)
+            cache.close()
         meta.update(
             status="finished", finished=datetime.now(UTC).isoformat(),
             seconds_this_session=round(time.perf_counter() - t0, 3), chunks_resumed=chunks_skipped,
-            counts=result.counts,
-            target_stats={name: t.stats.to_dict() for name, t in targets.items()},
+            chunks_retried=retried, counts=result.counts, notes=self.notes,
+            target_stats={name: {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0}
+                          for name, t in targets.items()},
         )
+        meta.pop("error", None)
         result.target_stats = meta["target_stats"]
+        result.notes = list(self.notes)
         self.run.write_meta(meta)
         if self.suite.output.report:
             from callbluff.report.html import write_report
@@ -255,14 +336,25 @@ class Engine:
                     "adv_answer": a["answer"], "orig_candidates": o["candidates"], "adv_candidates": a["candidates"],
                     "orig_error": o["error"], "adv_error": a["error"], "queries": queries, "chunk": idx,
                 })
-        for target in targets.values():
-            target.flush()  # a chunk is marked done only once its predictions are in the cache
+        for e in errors:  # attack failures: traced to their prompt so metric rows can count them
+            src = by_id.get(e.get("source_id", ""))
+            e.setdefault("prompt_id", getattr(src, "prompt_id", None))
+        generr = self.run.generr_path(idx)
         if errors:
-            write_atomic(self.run.part_path(idx, "generr").with_suffix(".json"), json.dumps(errors))
-        writer.submit(self.run.write_chunk, idx, originals_rows, example_rows)
+            write_atomic(generr, json.dumps(errors, default=str))
+        else:
+            generr.unlink(missing_ok=True)
+        status = {"prediction_errors": sum(r["error"] is not None for r in originals_rows)
+                  + sum(r["adv_error"] is not None for r in example_rows),
+                  "generate_errors": len(errors)}
+        writer.submit(self.run.write_chunk, idx, originals_rows, example_rows, status)
 
     def finalize(self, dataset: Dataset) -> RunResult:
-        """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json."""
+        """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json; count every input.
+
+        Invariant (issue 8): for each target, every original and every adversarial input is exactly one of a
+        valid prediction or an error row; ``counts`` says so and the numbers add up.
+        """
         from callbluff.engine.metrics_rows import compute_metrics
         from callbluff.engine.store import write_table_atomic
 
@@ -270,31 +362,51 @@ class Engine:
         write_table_atomic(self.run.examples, ex_table)
         write_table_atomic(self.run.originals, orig_table)
         examples, originals = ex_table.to_pandas(), orig_table.to_pandas()
-        n_err = self._write_errors(examples, originals)
-        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task)
+        gen_errors = self._generation_errors()
+        n_err = self._write_errors(examples, originals, gen_errors)
+        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task, gen_errors)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
+        per_target: dict[str, dict[str, int]] = {}
+        for name in sorted(set(originals["target"]) | set(examples["target"])):
+            o = originals[originals["target"] == name]
+            x = examples[examples["target"] == name]
+            per_target[name] = {
+                "original_inputs": len(o), "original_ok": int(o["error"].isna().sum()),
+                "n_errors_original": int(o["error"].notna().sum()),
+                "adversarial_inputs": len(x), "adversarial_ok": int(x["adv_error"].isna().sum()),
+                "n_errors_adversarial": int(x["adv_error"].notna().sum()),
+                "n_errors_search": sum(1 for e in gen_errors if e.get("target") == name),
+            }
         counts = {
             "records": int(originals["source_id"].nunique()) if len(originals) else 0,
             "examples": int(examples["example_id"].nunique()) if len(examples) else 0,
             "predictions": int(len(originals) + len(examples)),
+            "n_errors_original": int(originals["error"].notna().sum()),
+            "n_errors_adversarial": int(examples["adv_error"].notna().sum()),
+            "n_errors_generate": len(gen_errors),
             "errors": n_err,
             "chunks": len(self.run.done_chunks()),
+            "per_target": per_target,
         }
         return RunResult(self.run.path, metrics, counts)
 
-    def _write_errors(self, examples: Any, originals: Any) -> int:
-        lines: list[str] = []
+    def _generation_errors(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         for idx in self.run.done_chunks():
-            p = self.run.part_path(idx, "generr").with_suffix(".json")
+            p = self.run.generr_path(idx)
             if p.exists():
-                lines.extend(json.dumps(e, sort_keys=True) for e in json.loads(p.read_text()))
+                out.extend(json.loads(p.read_text(encoding="utf-8")))
+        return out
+
+    def _write_errors(self, examples: Any, originals: Any, gen_errors: list[dict[str, Any]]) -> int:
+        lines = [json.dumps(e, sort_keys=True, default=str) for e in gen_errors]
         for row in originals[originals["error"].notna()].itertuples():
             lines.append(json.dumps({"stage": "predict_original", "source_id": row.source_id, "target": row.target,
-                                     "cause": row.error}, sort_keys=True))
+                                     "prompt_id": row.prompt_id, "cause": row.error}, sort_keys=True))
         for row in examples[examples["adv_error"].notna()].itertuples():
             lines.append(json.dumps({"stage": "predict_adversarial", "example_id": row.example_id,
                                      "source_id": row.source_id, "attack": row.attack, "target": row.target,
-                                     "cause": row.adv_error}, sort_keys=True))
+                                     "prompt_id": row.prompt_id, "cause": row.adv_error}, sort_keys=True))
         write_atomic(self.run.errors, "".join(line + "\n" for line in lines))
         return len(lines)
 
@@ -332,7 +444,10 @@ def versions() -> dict[str, str]:
 
 
 def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,
-              progress: Callable[[str, int, int | None], None] | None = None) -> RunResult:
-    """Run ``suite`` into ``out_dir`` with a local executor of ``workers`` processes (resumes if possible)."""
+              progress: Callable[[str, int, int | None], None] | None = None, retry_errors: bool = True,
+              restart: bool = False) -> RunResult:
+    """Run ``suite`` into ``out_dir`` with a local executor of ``workers`` processes (resumes if possible;
+    recorded prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over)."""
     with LocalExecutor(workers) as ex:
-        return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress).execute()
+        return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress, retry_errors=retry_errors,
+                      restart=restart).execute()

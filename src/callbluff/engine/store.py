@@ -1,11 +1,17 @@
 """The run directory (DESIGN.md "Runs").
 
 ``run.json`` (suite, seed, versions, target fingerprints, timings, counts; never secrets),
-``parts/`` (one finished chunk = ``NNNNNN.originals.parquet`` + ``NNNNNN.examples.parquet``, each written
-atomically, examples last, so a chunk whose examples part exists is complete), ``examples.parquet`` (all
-parts merged), ``predictions.sqlite`` (the prediction cache), ``errors.jsonl``, ``metrics.json`` and
-``report.html``. Re-running the same suite into the same directory skips finished chunks, and the cache
-answers every prediction made before an interruption.
+``parts/`` (one finished chunk = ``NNNNNN.originals.parquet`` + ``NNNNNN.status.json`` (its error counts) +
+``NNNNNN.examples.parquet``, each written atomically, examples last, so a chunk whose examples part exists is
+complete), ``examples.parquet`` (all parts merged), ``predictions.sqlite`` (the prediction cache),
+``errors.jsonl``, ``metrics.json`` and ``report.html``. Re-running the same suite into the same directory
+skips finished chunks (re-running those with failed predictions, unless told not to), and the cache answers
+every prediction made before an interruption.
+
+A damaged directory (issue 8) is handled where it can be: a chunk part that is missing or unreadable is
+removed with its siblings and the chunk recomputed (its predictions come from the cache, so the target is not
+asked again); a damaged ``run.json`` or cache raises :class:`RunDirError` naming the file and the fix
+(``--restart``, which starts over but keeps a readable cache, or which file to remove).
 """
 
 from __future__ import annotations
@@ -39,6 +45,13 @@ ORIGINAL_COLUMNS = [
     "candidates", "error", "chunk",
 ]
 SCHEMAS = {"examples": _schema(EXAMPLE_COLUMNS), "originals": _schema(ORIGINAL_COLUMNS)}
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be used as it is: the message names the file and the fix."""
+
+
+RESTART_HINT = "re-run with --restart (starts over; a readable prediction cache is kept, so no target call is repeated)"
 
 
 class RunDir:
@@ -82,7 +95,13 @@ class RunDir:
     def read_meta(self) -> dict[str, Any] | None:
         if not self.run_json.exists():
             return None
-        return json.loads(self.run_json.read_text())
+        try:
+            meta = json.loads(self.run_json.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise RunDirError(f"{self.run_json} is damaged ({e}); {RESTART_HINT}, or delete {self.run_json}") from None
+        if not isinstance(meta, dict):
+            raise RunDirError(f"{self.run_json} is not a callbluff run.json (a JSON object); {RESTART_HINT}")
+        return meta
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_atomic(self.run_json, json.dumps(meta, indent=2, sort_keys=True, default=str))
@@ -94,9 +113,68 @@ class RunDir:
     def chunk_done(self, chunk: int) -> bool:
         return self.part_path(chunk, "examples").exists()
 
-    def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]]) -> None:
+    def status_path(self, chunk: int) -> Path:
+        return self.parts / f"{chunk:06d}.status.json"
+
+    def generr_path(self, chunk: int) -> Path:
+        return self.parts / f"{chunk:06d}.generr.json"
+
+    def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
+                    status: dict[str, Any]) -> None:
         write_table_atomic(self.part_path(chunk, "originals"), rows_table(originals, "originals"))
+        write_atomic(self.status_path(chunk), json.dumps(status, sort_keys=True))
         write_table_atomic(self.part_path(chunk, "examples"), rows_table(examples, "examples"))
+
+    def chunk_status(self, chunk: int) -> dict[str, Any]:
+        """The error counts of a finished chunk (``prediction_errors``, ``generate_errors``)."""
+        try:
+            return dict(json.loads(self.status_path(chunk).read_text(encoding="utf-8")))
+        except (OSError, ValueError):  # absent or damaged: count from the parts themselves
+            ex = pq.read_table(self.part_path(chunk, "examples"), columns=["adv_error"])
+            orig = pq.read_table(self.part_path(chunk, "originals"), columns=["error"])
+            return {"prediction_errors": (len(ex) - ex["adv_error"].null_count) + (len(orig) - orig["error"].null_count),
+                    "generate_errors": 0}
+
+    def damaged_chunks(self) -> dict[int, str]:
+        """Finished chunks whose parts are missing or unreadable, with the reason (they are recomputed)."""
+        bad: dict[int, str] = {}
+        for chunk in self.done_chunks():
+            for kind in ("originals", "examples"):
+                path = self.part_path(chunk, kind)
+                try:
+                    pq.read_metadata(path)
+                except FileNotFoundError:
+                    bad[chunk] = f"{path.name} is missing"
+                    break
+                except (OSError, pa.ArrowException) as e:
+                    bad[chunk] = f"{path.name} is unreadable ({e})"
+                    break
+        return bad
+
+    def forget_chunk(self, chunk: int) -> None:
+        for path in (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
+                     self.generr_path(chunk)):
+            path.unlink(missing_ok=True)
+
+    def clear(self, keep_cache: bool = True) -> list[str]:
+        """Remove the run's files for ``--restart`` (the prediction cache is kept when ``keep_cache``)."""
+        import shutil
+
+        removed = []
+        for path in (self.run_json, self.examples, self.originals, self.metrics, self.errors, self.report):
+            if path.exists():
+                path.unlink()
+                removed.append(path.name)
+        if self.parts.exists():
+            shutil.rmtree(self.parts)
+            removed.append("parts/")
+        if not keep_cache:
+            for suffix in ("", "-wal", "-shm"):
+                p = self.cache.with_name(self.cache.name + suffix)
+                if p.exists():
+                    p.unlink()
+            removed.append(self.cache.name)
+        return removed
 
     def done_chunks(self) -> list[int]:
         return sorted(int(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))

@@ -32,9 +32,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from callbluff.records import canonical_json
+from callbluff.targets.config import TargetConfig, validate_target_config
 
 
 class SuiteError(ValueError):
@@ -45,25 +46,6 @@ class DatasetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     spec: str = Field(description="dataset spec NAME:PATH[?options], e.g. asap-sas:train.tsv.gz")
     options: dict[str, Any] = Field(default_factory=dict)
-
-
-class TargetConfig(BaseModel):
-    """One system under test. ``type`` picks the adapter; the other keys are the adapter's settings."""
-
-    model_config = ConfigDict(extra="allow")
-    name: str
-    type: str
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, v: str) -> str:
-        allowed = ("callable", "sklearn", "http", "command", "hf", "model")
-        if v not in allowed:
-            raise ValueError(f"unknown target type {v!r}; allowed: {', '.join(allowed)}")
-        return v
-
-    def settings(self) -> dict[str, Any]:
-        return self.model_dump()
 
 
 class AttackConfig(BaseModel):
@@ -100,7 +82,8 @@ class Suite(BaseModel):
     seed: int = 0
     limit: int | None = Field(None, ge=1)
     dataset: DatasetConfig
-    target: list[TargetConfig] = Field(default_factory=list)
+    target: list[TargetConfig] = Field(default_factory=list, description="systems under test; each table is "
+                                       "validated by its adapter's settings model (callbluff.targets.config)")
     attack: list[AttackConfig] = Field(default_factory=list)
     output: OutputConfig = Field(default_factory=OutputConfig)
     base_dir: str = Field(".", description="directory relative paths resolve against (set by load_suite)")
@@ -141,6 +124,16 @@ def _format_validation(path: str, e: ValidationError) -> str:
 
 
 def parse_suite(data: dict[str, Any], *, source: str = "<suite>", base_dir: str | Path = ".") -> Suite:
+    targets = data.get("target", [])
+    if isinstance(targets, list):  # each [[target]] table first, by its adapter's model: errors name the key
+        for i, t in enumerate(targets):
+            try:
+                validate_target_config(t, f"target[{i}]")
+            except ValueError as e:
+                raise SuiteError(f"{source}: {e}") from None
+            if isinstance(t, dict) and not t.get("name"):
+                raise SuiteError(f"{source}: key `target[{i}].name`: every target needs a name (it labels its rows "
+                                 "in metrics.json and the report), e.g. name = \"my-scorer\"")
     try:
         suite = Suite(**{**data, "base_dir": str(Path(base_dir).resolve())})
     except ValidationError as e:
@@ -162,13 +155,6 @@ def _check_attacks(suite: Suite, source: str) -> None:
                 cls(**point)
             except ValueError as e:
                 raise SuiteError(f"{source}: key `attack[{i}]` ({a.name}): {e}") from None
-    from callbluff.targets.config import validate_target_config
-
-    for i, t in enumerate(suite.target):
-        try:
-            validate_target_config(t.settings(), f"target[{i}]")
-        except ValueError as e:
-            raise SuiteError(f"{source}: {e}") from None
     names = [t.name for t in suite.target]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -17,6 +17,29 @@ from callbluff.records import TASKS
 
 ROW_KEYS: tuple[str, ...] = ("task", "attack", "params", "prompt", "target")
 
+ERROR_FIELDS: tuple[str, ...] = ("n_errors_original", "n_errors_adversarial", "n_errors_generate")
+"""Failed predictions of the sources' original inputs, of the adversarial inputs, and attack failures
+(generation or search) in the row's (attack, params, prompt): three counts, never mixed."""
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "essay": ("n", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "abs_mean_diff_pct",
+              "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", *ERROR_FIELDS),
+    "content": ("n", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "abs_mean_diff_pct",
+                "std_diff_pct", "ttest_p", *ERROR_FIELDS),
+    "reading": ("n", "em", "f1", "em_adv", "f1_adv", "queries_mean", *ERROR_FIELDS),
+    "questions": ("n", "success_rate", "recall_at_5", "recall_at_5_adv", "recall_at_20", "recall_at_20_adv",
+                  "mrr", "mrr_adv", "map", "map_adv", *ERROR_FIELDS),
+}
+"""The metric fields of each task's rows, in display order (report tables; metrics.json may hold more)."""
+
+TERMINAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "essay": ("n", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
+    "content": ("n", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
+    "reading": ("n", "em", "f1", "em_adv", "f1_adv", *ERROR_FIELDS),
+    "questions": ("n", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv", *ERROR_FIELDS),
+}
+"""The compact subset printed on the terminal."""
+
 
 def _plain(value: Any) -> Any:
     """numpy scalars -> Python numbers, NaN/inf -> None (undefined; keeps metrics.json strict JSON)."""

@@ -10,11 +10,8 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, PackageLoader
 
-SCORING_FIELDS = ["n", "qwk", "neg_pct", "pos_pct", "mean_diff_pct", "abs_mean_diff_pct", "std_diff_pct",
-                  "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr", "n_errors"]
-READING_FIELDS = ["n", "em", "f1", "em_adv", "f1_adv", "queries_mean", "n_errors"]
-QUESTION_FIELDS = ["n", "success_rate", "recall_at_5", "recall_at_5_adv", "recall_at_20", "recall_at_20_adv",
-                   "mrr", "mrr_adv", "map", "map_adv", "n_errors"]
+from callbluff.metrics.rows import FIELDS
+
 
 
 def _fmt(v: Any) -> str:
@@ -66,7 +63,7 @@ def headlines(task: str, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _fields_for(task: str, rows: list[dict[str, Any]]) -> list[str]:
-    base = {"essay": SCORING_FIELDS, "content": SCORING_FIELDS, "reading": READING_FIELDS}.get(task, QUESTION_FIELDS)
+    base = FIELDS.get(task, FIELDS["questions"])
     present = {k for r in rows for k, v in r.items() if v is not None}
     return [f for f in base if f in present]
 

@@ -24,8 +24,8 @@ from typing import Any, Literal, Self
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Output, TargetStats
 
-OutputKind = Literal["score", "answer", "auto"]
-OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "auto")
+OutputKind = Literal["score", "answer", "both", "auto"]
+OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "both", "auto")
 
 
 class CoercionError(ValueError):
@@ -103,6 +103,8 @@ def coerce_output(value: Any, kind: str = "auto") -> Output:
     """
     if kind not in OUTPUT_KINDS:
         raise ValueError(f"output kind must be one of {OUTPUT_KINDS}, got {kind!r}")
+    if kind == "both":  # read like auto; the engine's output check then requires both fields
+        kind = "auto"
     if kind != "answer" and type(value) in (float, int):  # fast path: a plain number is a score
         score = float(value)
         if not math.isfinite(score):

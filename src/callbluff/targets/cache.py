@@ -118,6 +118,16 @@ class PredictionCache:
     def __repr__(self) -> str:
         return f"PredictionCache({str(self.path)!r})"
 
+    def check(self) -> None:
+        """Raise :class:`sqlite3.DatabaseError` (naming the file) when the cache file is damaged (truncated,
+        overwritten): SQLite's ``quick_check`` reads every page once, a few seconds for millions of rows."""
+        try:
+            result = self._conn().execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise sqlite3.DatabaseError(f"prediction cache {self.path}: {exc}") from exc
+        if result != "ok":
+            raise sqlite3.DatabaseError(f"prediction cache {self.path}: integrity check failed ({result})")
+
     # -- reads ---------------------------------------------------------------------------------------------
     def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Output]:
         """The cached outputs among ``keys`` (missing keys are absent from the result)."""

@@ -24,13 +24,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from callbluff.targets._common import (
-    OUTPUT_KINDS,
     CoercionError,
     TargetBase,
     check_lengths,
     coerce_output,
     exception_cause,
 )
+from callbluff.targets.config import CallableSettings
+from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
 
@@ -72,19 +73,20 @@ class CallableTarget(TargetBase):
     ``fingerprint`` (defaults to :func:`callable_identity`).
     """
 
-    def __init__(self, fn: Callable[..., Any], *, batched: bool = False, name: str | None = None,
-                 output: str = "auto", fingerprint: str | None = None, pass_input: bool = False) -> None:
+    def __init__(self, fn: Callable[..., Any], *, config: CallableSettings | None = None, **settings: Any) -> None:
+        """``settings``: the keys of :class:`~callbluff.targets.config.CallableSettings` (``batched``,
+        ``pass_input``, ``output``, ``out_of_range``, ``name``, ``fingerprint``), validated there."""
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {type(fn).__name__}")
-        if output not in OUTPUT_KINDS:
-            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}")
+        cfg = target_settings(CallableSettings, config, settings, "CallableTarget")
+        self.config = cfg
         self.fn = fn
-        self.batched = batched
-        self.pass_input = pass_input
-        self.output = output
+        self.batched = cfg.batched
+        self.pass_input = cfg.pass_input
+        self.output = cfg.output
         ident = callable_identity(fn)
-        self.name = name or ident.split("#")[0]
-        self.fingerprint = fingerprint or f"callable:{ident}"
+        self.name = cfg.name or ident.split("#")[0]
+        self.fingerprint = cfg.fingerprint or f"callable:{ident}"
         self.stats = TargetStats()
 
     def _arg(self, inp: Input) -> Any:

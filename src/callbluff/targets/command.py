@@ -29,16 +29,15 @@ import collections
 import json
 import os
 import queue
-import shlex
+import re
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from callbluff.targets._common import (
-    OUTPUT_KINDS,
     CoercionError,
     TargetBase,
     coerce_output,
@@ -47,9 +46,12 @@ from callbluff.targets._common import (
     file_sha256,
 )
 from callbluff.targets.base import Input, Output, TargetStats
+from callbluff.targets.config import CommandConfig
+from callbluff.targets.config import settings as target_settings
 
 _MAX_HASHED_FILE = 64 * 1024 * 1024
 _EOF = object()
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FAIL_FAST = 5
 
 
@@ -109,23 +111,23 @@ class _Proc:
 class CommandTarget(TargetBase):
     """Drive a JSON-lines subprocess (see the module docstring for the protocol and failure handling)."""
 
-    def __init__(self, argv: Sequence[str] | str, *, cwd: str | os.PathLike[str] | None = None,
-                 env: Mapping[str, str] | None = None, timeout: float = 30.0, startup_timeout: float = 60.0,
-                 output: str = "auto", name: str | None = None, fingerprint: str | None = None) -> None:
-        self.argv = shlex.split(argv) if isinstance(argv, str) else [str(a) for a in argv]
-        if not self.argv:
-            raise ValueError("CommandTarget: argv is empty; give the command to run, e.g. ['python', 'scorer.py']")
-        if output not in OUTPUT_KINDS:
-            raise ValueError(f"CommandTarget: output must be one of {OUTPUT_KINDS}, got {output!r}")
-        if timeout <= 0:
-            raise ValueError(f"CommandTarget: timeout must be > 0 seconds, got {timeout!r}")
-        self.cwd = None if cwd is None else str(cwd)
-        self.env = {str(k): str(v) for k, v in (env or {}).items()}
-        self.timeout = float(timeout)
-        self.startup_timeout = max(float(startup_timeout), self.timeout)
-        self.output = output
-        self.name = name or " ".join(Path(self.argv[0]).name if i == 0 else a for i, a in enumerate(self.argv))
-        self.fingerprint = fingerprint or "command:" + config_hash([self.argv, self.cwd, self._file_hashes()])
+    def __init__(self, argv: Sequence[str] | str | CommandConfig, **settings: Any) -> None:
+        """``CommandTarget(CommandConfig(...))``, or ``CommandTarget(argv, **settings)`` with the keys of
+        :class:`~callbluff.targets.config.CommandConfig` (validated there, in one place)."""
+        given = argv if isinstance(argv, CommandConfig) else None
+        values = {"type": "command", "argv": argv if isinstance(argv, str) else [str(a) for a in argv or []],
+                  **{k: (str(v) if k == "cwd" and v is not None else v) for k, v in settings.items()}} \
+            if given is None else {}
+        cfg = target_settings(CommandConfig, given, values, "CommandTarget")
+        self.config = cfg
+        self.argv = list(cfg.argv)
+        self.cwd = cfg.cwd
+        self.env = dict(cfg.env)
+        self.timeout = cfg.timeout
+        self.startup_timeout = max(cfg.startup_timeout, self.timeout)
+        self.output = cfg.output
+        self.name = cfg.name or " ".join(Path(self.argv[0]).name if i == 0 else a for i, a in enumerate(self.argv))
+        self.fingerprint = cfg.fingerprint or "command:" + config_hash([self.argv, self.cwd, self._file_hashes()])
         self.stats = TargetStats()
         self.restarts = 0
         self._proc: _Proc | None = None
@@ -160,8 +162,21 @@ class CommandTarget(TargetBase):
         """The running process id (None when not started)."""
         return None if self._proc is None else self._proc.popen.pid
 
+    def _environment(self) -> dict[str, str] | None:
+        """The process environment: ours plus ``env``, whose ``${VAR}`` references are expanded here, at start,
+        and never stored (a missing variable is an error naming it)."""
+        if not self.env:
+            return None
+        def expand(m: re.Match[str]) -> str:
+            val = os.environ.get(m.group(1))
+            if val is None:
+                raise ValueError(f"env uses ${{{m.group(1)}}} but environment variable {m.group(1)} is not set; "
+                                 "export it before running")
+            return val
+        return {**os.environ, **{k: _ENV_REF.sub(expand, v) for k, v in self.env.items()}}
+
     def _start(self) -> _Proc:
-        env = {**os.environ, **self.env} if self.env else None
+        env = self._environment()
         if self._proc is not None and self._proc.popen.pid and self._proc.popen.poll() is None:
             return self._proc
         if self._proc is not None:
@@ -237,23 +252,33 @@ class CommandTarget(TargetBase):
         return Output(error=f"command exited with code {code} while answering{err}")
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        return self._predict(inputs, None)
+
+    def predict_stream(self, inputs: Sequence[Input], emit: Callable[[int, Output], None]) -> None:
+        """Like :meth:`predict`, but hands each answer to ``emit(index, output)`` before the next input is
+        written to the process (so a kill repeats at most the one round trip in flight)."""
+        self._predict(inputs, emit)
+
+    def _predict(self, inputs: Sequence[Input], emit: Callable[[int, Output], None] | None) -> list[Output]:
         outs: list[Output] = []
         t0 = time.perf_counter()
         with self._lock:
             try:
                 streak: list[str] = []  # errors of consecutive fresh processes that died without answering
-                for inp in inputs:
+                for k, inp in enumerate(inputs):
                     if len(streak) >= _FAIL_FAST and len(set(streak[-_FAIL_FAST:])) == 1:
-                        outs.append(Output(error=f"not sent: the command exited {len(streak)} times in a row "
-                                                 f"without answering (last: {streak[-1]})"))
-                        continue
-                    was_fresh = self._proc is None or self._proc.answered == 0
-                    out, failed = self._ask(inp)
-                    if failed and was_fresh:
-                        streak.append(out.error or "")
+                        out = Output(error=f"not sent: the command exited {len(streak)} times in a row "
+                                           f"without answering (last: {streak[-1]})")
                     else:
-                        streak.clear()
+                        was_fresh = self._proc is None or self._proc.answered == 0
+                        out, failed = self._ask(inp)
+                        if failed and was_fresh:
+                            streak.append(out.error or "")
+                        else:
+                            streak.clear()
                     outs.append(out)
+                    if emit is not None:
+                        emit(k, out)
             finally:
                 self.stats.seconds += time.perf_counter() - t0
         self.stats.inputs += len(inputs)

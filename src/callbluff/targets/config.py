@@ -1,8 +1,12 @@
-"""Build a target from a suite's ``[[target]]`` table (issue 3 "Suites": validated with pydantic; errors name
-the key and say what is allowed).
+"""Target settings: one pydantic model per adapter, the single place where a target's settings are checked.
 
-Every table has ``type`` (``callable``, ``sklearn``, ``http``, ``command``, ``hf`` or ``model``), an optional
-``name`` and an optional ``fingerprint`` (override the adapter's default identity), plus the adapter's keys:
+A suite's ``[[target]]`` table is validated once, by its adapter's model (errors name the key and say what is
+allowed), and the adapter takes that validated model itself (``HttpTarget(HttpConfig(...))``); Python users'
+keyword arguments (``HttpTarget(url, concurrency=8)``) go through the same model. Every table has ``type``
+(``callable``, ``sklearn``, ``http``, ``command``, ``hf`` or ``model``), an optional ``name``, an optional
+``fingerprint`` (override the adapter's default identity), ``output`` (what the target returns: ``score``,
+``answer``, ``both`` or ``auto`` = what the task needs) and ``out_of_range`` (``error`` or ``clip``), plus the
+adapter's keys:
 
 ========== ==================================================================================================
 callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
@@ -25,31 +29,59 @@ is not importable is looked for in ``base_dir`` too.
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import re
+import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from callbluff.targets.base import Target
+from callbluff.targets.validate import OutOfRange, OutputKind
 
 TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "command", "hf", "model")
-OutputKind = Literal["score", "answer", "auto"]
+SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
+BATCH_PLACEHOLDERS = ("inputs", "texts")
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class _Base(BaseModel):
+def _placeholders(obj: Any) -> set[str]:
+    if isinstance(obj, str):
+        return set(_PLACEHOLDER.findall(obj))
+    if isinstance(obj, dict):
+        return set().union(*(_placeholders(k) | _placeholders(v) for k, v in obj.items())) if obj else set()
+    if isinstance(obj, list):
+        return set().union(*(_placeholders(v) for v in obj)) if obj else set()
+    return set()
+
+
+class TargetSettings(BaseModel):
+    """Settings every adapter has. ``output`` declares what the target returns: ``score``, ``answer``, ``both``,
+    or ``auto`` (what the task needs: a score for essay/content, an answer for reading/questions); every output
+    is validated against it (:mod:`callbluff.targets.validate`). ``out_of_range`` says what happens to a score
+    outside the prompt's scale: ``error`` (the default: an error row naming the score and the scale) or
+    ``clip`` (moved to the nearest end of the scale; only when asked for explicitly)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str | None = None
     fingerprint: str | None = None
+    output: OutputKind = "auto"
+    out_of_range: OutOfRange = "error"
 
 
-class CallableConfig(_Base):
-    type: Literal["callable"]
-    function: str
+class CallableSettings(TargetSettings):
+    """A Python function: ``batched`` (takes a list), ``pass_input`` (gets :class:`Input` objects, not texts)."""
+
     batched: bool = False
     pass_input: bool = False
-    output: OutputKind = "auto"
+
+
+class CallableConfig(CallableSettings):
+    type: Literal["callable"] = "callable"
+    function: str
 
     @field_validator("function")
     @classmethod
@@ -60,21 +92,34 @@ class CallableConfig(_Base):
         return v
 
 
-class SklearnConfig(_Base):
-    type: Literal["sklearn"]
-    path: str | None = None
-    per_prompt: dict[str, str] | None = None
+class SklearnSettings(TargetSettings):
+    """A fitted estimator: ``method`` is what is called (``predict``; e.g. ``decision_function``)."""
+
     method: str = "predict"
     output: OutputKind = "score"
 
 
-class HttpConfig(_Base):
-    type: Literal["http"]
+class SklearnConfig(SklearnSettings):
+    type: Literal["sklearn"] = "sklearn"
+    path: str | None = None
+    per_prompt: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> SklearnConfig:
+        if self.path is None and not self.per_prompt:
+            raise ValueError("type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'")
+        return self
+
+
+class HttpConfig(TargetSettings):
+    """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
+
+    type: Literal["http"] = "http"
     url: str
     body_template: dict[str, Any] | list[Any] | str | None = None
     response_path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
-    method: Literal["POST", "PUT", "GET", "post", "put", "get"] = "POST"
+    method: Literal["POST", "PUT", "GET"] = "POST"
     mode: Literal["single", "batch"] = "single"
     batch_size: int = Field(16, ge=1)
     concurrency: int = Field(4, ge=1)
@@ -83,22 +128,69 @@ class HttpConfig(_Base):
     backoff: float = Field(0.5, ge=0)
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
-    output: OutputKind = "auto"
     seed: int | None = None
 
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
 
-class CommandConfig(_Base):
-    type: Literal["command"]
-    argv: list[str] | str
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, v: str) -> str:
+        if not re.match(r"^https?://", v):
+            raise ValueError(f"url must start with http:// or https://, got {v!r}")
+        return v
+
+    @field_validator("body_template", mode="before")
+    @classmethod
+    def _json_string(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"body_template is not valid JSON ({exc}); write placeholders as JSON "
+                                 'strings, e.g. {"text": "${text}"}') from None
+        return v
+
+    @model_validator(mode="after")
+    def _template(self) -> HttpConfig:
+        if self.body_template is None:
+            return self
+        allowed = BATCH_PLACEHOLDERS if self.mode == "batch" else SINGLE_PLACEHOLDERS
+        used = _placeholders(self.body_template)
+        bad = sorted(used - set(allowed))
+        if bad:
+            raise ValueError(f"body_template uses ${{{bad[0]}}}, which is not allowed in {self.mode} mode "
+                             f"(allowed: {', '.join('${' + a + '}' for a in allowed)}; secrets belong in headers)")
+        if self.mode == "batch" and not used & set(BATCH_PLACEHOLDERS):
+            raise ValueError("in batch mode body_template must contain ${inputs} or ${texts}")
+        return self
+
+
+class CommandConfig(TargetSettings):
+    """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
+    may reference ``${VAR}`` from the environment (secrets: never written anywhere)."""
+
+    type: Literal["command"] = "command"
+    argv: list[str]
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(30.0, gt=0)
     startup_timeout: float = Field(60.0, gt=0)
-    output: OutputKind = "auto"
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = shlex.split(v)
+        if isinstance(v, list) and not v:
+            raise ValueError("argv is empty; give the command to run, e.g. ['python', 'scorer.py']")
+        return v
 
 
-class HFConfig(_Base):
-    type: Literal["hf"]
+class HFConfig(TargetSettings):
+    type: Literal["hf"] = "hf"
     model_dir: str
     task: Literal["question-answering", "text-classification", "text-regression"] = "question-answering"
     batch_size: int = Field(16, ge=1)
@@ -107,10 +199,11 @@ class HFConfig(_Base):
     top_k: int = Field(5, ge=1)
     max_answer_len: int = Field(30, ge=1)
     num_threads: int | None = Field(None, ge=1)
+    scores: Literal["logit", "probability"] = "logit"
 
 
-class ModelConfig(_Base):
-    type: Literal["model"]
+class ModelConfig(TargetSettings):
+    type: Literal["model"] = "model"
     path: str
 
 
@@ -118,29 +211,50 @@ TargetConfig = Annotated[
     CallableConfig | SklearnConfig | HttpConfig | CommandConfig | HFConfig | ModelConfig,
     Field(discriminator="type"),
 ]
-_MODELS: dict[str, type[_Base]] = {"callable": CallableConfig, "sklearn": SklearnConfig, "http": HttpConfig,
-                                   "command": CommandConfig, "hf": HFConfig, "model": ModelConfig}
+_MODELS: dict[str, type[TargetSettings]] = {"callable": CallableConfig, "sklearn": SklearnConfig,
+                                            "http": HttpConfig, "command": CommandConfig, "hf": HFConfig,
+                                            "model": ModelConfig}
 
 
 class TargetConfigError(ValueError):
     """A ``[[target]]`` table that cannot be used; the message names the key and what is allowed."""
 
 
-def _explain(err: ValidationError, cls: type[_Base], kind: str, where: str) -> str:
+def _explain(err: ValidationError, cls: type[TargetSettings], kind: str, where: str) -> str:
     allowed = ", ".join(k for k in cls.model_fields)
     lines = []
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(table)"
+        key = ".".join(str(p) for p in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown key {key!r} (allowed for type {kind!r}: {allowed})")
         elif e["type"] == "missing":
             lines.append(f"{where}: missing required key {key!r}")
+        elif not key:
+            lines.append(f"{where}: {msg}")
         else:
-            lines.append(f"{where}: key {key!r}: {e['msg']} (got {e.get('input')!r})")
+            lines.append(f"{where}: key {key!r}: {msg} (got {e.get('input')!r})")
     return "\n".join(lines)
 
 
-def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> _Base:
+S = TypeVar("S", bound=TargetSettings)
+
+
+def settings(cls: type[S], given: S | None, values: dict[str, Any], where: str) -> S:
+    """The adapter's validated settings: ``given`` as is, or ``values`` validated by ``cls`` (one place for every
+    check, whether the settings come from a suite file or from Python keyword arguments)."""
+    if given is not None:
+        if not isinstance(given, cls):
+            raise TypeError(f"{where}: config must be a {cls.__name__}, got {type(given).__name__}")
+        return given
+    try:
+        return cls.model_validate(values)
+    except ValidationError as err:
+        kind = str(cls.model_fields["type"].default) if "type" in cls.model_fields else where
+        raise TargetConfigError(_explain(err, cls, kind, where)) from None
+
+
+def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> TargetSettings:
     """Validate one ``[[target]]`` table; raises :class:`TargetConfigError` naming the key and the fix."""
     if not isinstance(cfg, dict):
         raise TargetConfigError(f"{where}: expected a table, got {type(cfg).__name__}")
@@ -187,55 +301,37 @@ def import_function(spec: str, base_dir: Path | None = None) -> Any:
     return obj
 
 
-def from_config(cfg: dict[str, Any], *, base_dir: str | os.PathLike[str] | None = None,
+def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.PathLike[str] | None = None,
                 where: str = "[[target]]") -> Target:
-    """Build the target a ``[[target]]`` table describes (see the module docstring for the keys)."""
-    c = validate_target_config(cfg, where)
+    """Build the target a ``[[target]]`` table (or its validated config) describes; relative paths resolve
+    against ``base_dir``. The adapter takes the validated config itself: no setting is forwarded by hand."""
+    c = cfg if isinstance(cfg, TargetSettings) else validate_target_config(cfg, where)
     base = Path(base_dir) if base_dir is not None else None
-    common = {"name": c.name, "fingerprint": c.fingerprint}
     if isinstance(c, CallableConfig):
         from callbluff.targets.callables import CallableTarget
 
-        fn = import_function(c.function, base)
-        return CallableTarget(fn, batched=c.batched, pass_input=c.pass_input, output=c.output,
-                              name=c.name or c.function, fingerprint=c.fingerprint)
+        return CallableTarget(import_function(c.function, base), config=c)
     if isinstance(c, SklearnConfig):
         from callbluff.targets.sklearn_target import SklearnTarget
 
-        if c.path is None and not c.per_prompt:
-            raise TargetConfigError(f"{where}: type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'")
         per = {k: _resolve(v, base) for k, v in (c.per_prompt or {}).items()}
-        return SklearnTarget(_resolve(c.path, base), per_prompt=per or None, method=c.method, output=c.output,
-                             **common)
+        return SklearnTarget(_resolve(c.path, base), per_prompt=per or None, config=c)
     if isinstance(c, HttpConfig):
         from callbluff.targets.http_target import HttpTarget
 
-        try:
-            return HttpTarget(c.url, body_template=c.body_template, response_path=c.response_path,
-                              headers=dict(c.headers), method=c.method, mode=c.mode, batch_size=c.batch_size,
-                              concurrency=c.concurrency, timeout=c.timeout, retries=c.retries, backoff=c.backoff,
-                              backoff_max=c.backoff_max, rate_limit=c.rate_limit, output=c.output, seed=c.seed,
-                              **common)
-        except ValueError as exc:
-            raise TargetConfigError(f"{where}: {exc}") from None
+        return HttpTarget(c)
     if isinstance(c, CommandConfig):
         from callbluff.targets.command import CommandTarget
 
         cwd = _resolve(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
-        return CommandTarget(c.argv, cwd=cwd, env=dict(c.env), timeout=c.timeout,
-                             startup_timeout=c.startup_timeout, output=c.output, **common)
+        return CommandTarget(c.model_copy(update={"cwd": cwd}))
     if isinstance(c, HFConfig):
         from callbluff.targets.hf import HFTarget
 
-        return HFTarget(_resolve(c.model_dir, base) or c.model_dir, c.task, batch_size=c.batch_size,
-                        max_length=c.max_length, stride=c.stride, top_k=c.top_k, max_answer_len=c.max_answer_len,
-                        num_threads=c.num_threads, **common)
+        return HFTarget(c.model_copy(update={"model_dir": _resolve(c.model_dir, base) or c.model_dir}))
     assert isinstance(c, ModelConfig)
-    try:
-        from callbluff.models import load_model  # type: ignore[attr-defined]
-    except ImportError:
-        raise TargetConfigError(f"{where}: type 'model' needs callbluff.models.load_model, which this build of "
-                                "callbluff does not provide yet; use type 'hf' or 'sklearn' instead") from None
+    from callbluff.models import load_model
+
     target = load_model(_resolve(c.path, base))
     if not (hasattr(target, "predict") and hasattr(target, "fingerprint")):
         raise TargetConfigError(f"{where}: load_model({c.path!r}) returned a {type(target).__name__}, which is "

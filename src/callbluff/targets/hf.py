@@ -28,6 +28,8 @@ import numpy as np
 
 from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
 from callbluff.targets.base import Candidate, Input, Output, TargetStats
+from callbluff.targets.config import HFConfig
+from callbluff.targets.config import settings as target_settings
 
 HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression")
 _HASHED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
@@ -184,12 +186,17 @@ class HFTarget(TargetBase):
     * ``text-regression``: a one-output head; ``score`` is that output.
     """
 
-    def __init__(self, model_dir: str | os.PathLike[str], task: str = "question-answering", *,
-                 batch_size: int = 16, max_length: int = 384, stride: int = 128, top_k: int = 5,
-                 max_answer_len: int = 30, num_threads: int | None = None, scores: str = "logit",
-                 name: str | None = None, fingerprint: str | None = None) -> None:
-        if task not in HF_TASKS:
-            raise ValueError(f"HFTarget: task must be one of {HF_TASKS}, got {task!r}")
+    def __init__(self, model_dir: str | os.PathLike[str] | HFConfig, task: str = "question-answering",
+                 **settings: Any) -> None:
+        """``HFTarget(HFConfig(...))``, or ``HFTarget(model_dir, task, **settings)`` with the keys of
+        :class:`~callbluff.targets.config.HFConfig` (validated there, in one place)."""
+        given = model_dir if isinstance(model_dir, HFConfig) else None
+        cfg = target_settings(HFConfig, given, {} if given else {"type": "hf", "model_dir": str(model_dir),
+                                                                  "task": task, **settings}, "HFTarget")
+        self.config = cfg
+        task, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
+        batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
+        max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
         import importlib.util
 
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
@@ -204,8 +211,6 @@ class HFTarget(TargetBase):
         self.top_k = int(top_k)
         self.max_answer_len = int(max_answer_len)
         self.num_threads = num_threads
-        if scores not in ("logit", "probability"):
-            raise ValueError(f"HFTarget: scores must be 'logit' or 'probability', got {scores!r}")
         self.scores = scores
         self.name = name or self.model_dir.name
         self.fingerprint = fingerprint or "hf:" + config_hash(

@@ -52,11 +52,10 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from callbluff.targets._common import (
-    OUTPUT_KINDS,
     CoercionError,
     TargetBase,
     coerce_output,
@@ -64,11 +63,11 @@ from callbluff.targets._common import (
     exception_cause,
 )
 from callbluff.targets.base import Input, Output, TargetStats
+from callbluff.targets.config import HttpConfig
+from callbluff.targets.config import settings as target_settings
 
 log = logging.getLogger("callbluff.targets.http")
 
-SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
-BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 DEFAULT_SINGLE_BODY: dict[str, Any] = {"text": "${text}", "task": "${task}", "prompt_id": "${prompt_id}",
@@ -80,16 +79,6 @@ _SNIPPET = 160
 def _snippet(text: str, limit: int = _SNIPPET) -> str:
     text = text if len(text) <= limit else text[: limit - 3] + "..."
     return repr(text)
-
-
-def _placeholders(obj: Any) -> set[str]:
-    if isinstance(obj, str):
-        return set(_PLACEHOLDER.findall(obj))
-    if isinstance(obj, dict):
-        return set().union(*(_placeholders(k) | _placeholders(v) for k, v in obj.items())) if obj else set()
-    if isinstance(obj, list):
-        return set().union(*(_placeholders(v) for v in obj)) if obj else set()
-    return set()
 
 
 def render_template(obj: Any, values: dict[str, Any]) -> Any:
@@ -239,63 +228,35 @@ class _LoopThread:
 class HttpTarget(TargetBase):
     """A target behind an HTTP JSON endpoint (see the module docstring for templates, paths and faults)."""
 
-    def __init__(self, url: str, *, body_template: Any = None, response_path: str | None = None,
-                 headers: dict[str, str] | None = None, method: str = "POST", mode: str = "single",
-                 batch_size: int = 16, concurrency: int = 4, timeout: float = 10.0, retries: int = 3,
-                 backoff: float = 0.5, backoff_max: float = 8.0, rate_limit: float | None = None,
-                 output: str = "auto", name: str | None = None, fingerprint: str | None = None,
-                 seed: int | None = None, trust_env: bool = True) -> None:
-        if mode not in ("single", "batch"):
-            raise ValueError(f"HttpTarget: mode must be 'single' or 'batch', got {mode!r}")
-        if output not in OUTPUT_KINDS:
-            raise ValueError(f"HttpTarget: output must be one of {OUTPUT_KINDS}, got {output!r}")
-        for key, val, low in (("batch_size", batch_size, 1), ("concurrency", concurrency, 1), ("retries", retries, 0)):
-            if int(val) != val or val < low:
-                raise ValueError(f"HttpTarget: {key} must be an integer >= {low}, got {val!r}")
-        if timeout <= 0:
-            raise ValueError(f"HttpTarget: timeout must be > 0 seconds, got {timeout!r}")
-        if rate_limit is not None and rate_limit <= 0:
-            raise ValueError(f"HttpTarget: rate_limit must be > 0 requests/second (or unset), got {rate_limit!r}")
-        if not re.match(r"^https?://", url):
-            raise ValueError(f"HttpTarget: url must start with http:// or https://, got {url!r}")
-        if isinstance(body_template, str):
-            try:
-                body_template = json.loads(body_template)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"HttpTarget: body_template is not valid JSON ({exc}); write placeholders "
-                                 'as JSON strings, e.g. {"text": "${text}"}') from None
+    def __init__(self, url: str | HttpConfig, *, trust_env: bool = True, **settings: Any) -> None:
+        """``HttpTarget(HttpConfig(...))``, or ``HttpTarget(url, **settings)`` with the keys of
+        :class:`~callbluff.targets.config.HttpConfig` (validated there, in one place)."""
+        cfg = target_settings(HttpConfig, url if isinstance(url, HttpConfig) else None,
+                              {"type": "http", "url": url, **settings}, "HttpTarget")
+        body_template = cfg.body_template
         if body_template is None:
-            body_template = DEFAULT_BATCH_BODY if mode == "batch" else DEFAULT_SINGLE_BODY
-        allowed = BATCH_PLACEHOLDERS if mode == "batch" else SINGLE_PLACEHOLDERS
-        used = _placeholders(body_template)
-        bad = sorted(used - set(allowed))
-        if bad:
-            raise ValueError(f"HttpTarget: body_template uses ${{{bad[0]}}}, which is not allowed in {mode} mode "
-                             f"(allowed: {', '.join('${' + a + '}' for a in allowed)}; secrets belong in headers)")
-        if mode == "batch" and not used & set(BATCH_PLACEHOLDERS):
-            raise ValueError("HttpTarget: in batch mode body_template must contain ${inputs} or ${texts}")
-        if response_path is None and mode == "batch":
-            response_path = "results"
-        self.url = url
-        self.method = method.upper()
-        self.mode = mode
+            body_template = DEFAULT_BATCH_BODY if cfg.mode == "batch" else DEFAULT_SINGLE_BODY
+        self.config = cfg
+        self.url = cfg.url
+        self.method = cfg.method
+        self.mode = cfg.mode
         self.body_template = body_template
-        self.response_path = response_path or ""
+        self.response_path = cfg.response_path or ("results" if cfg.mode == "batch" else "")
         self._path = _parse_path(self.response_path)
-        self.header_templates: dict[str, str] = dict(headers or {})
-        self.batch_size = int(batch_size)
-        self.concurrency = int(concurrency)
-        self.timeout = float(timeout)
-        self.retries = int(retries)
-        self.backoff = float(backoff)
-        self.backoff_max = float(backoff_max)
-        self.rate_limit = rate_limit
-        self.output = output
-        self.seed = seed
+        self.header_templates: dict[str, str] = dict(cfg.headers)
+        self.batch_size = cfg.batch_size
+        self.concurrency = cfg.concurrency
+        self.timeout = cfg.timeout
+        self.retries = cfg.retries
+        self.backoff = cfg.backoff
+        self.backoff_max = cfg.backoff_max
+        self.rate_limit = cfg.rate_limit
+        self.output = cfg.output
+        self.seed = cfg.seed
         self.trust_env = trust_env
-        self.name = name or url
-        self.fingerprint = fingerprint or "http:" + config_hash(
-            [self.method, url, body_template, self.response_path, output])
+        self.name = cfg.name or cfg.url
+        self.fingerprint = cfg.fingerprint or "http:" + config_hash(
+            [self.method, self.url, body_template, self.response_path, cfg.output])
         self.stats = TargetStats()
         self._init_runtime()
 
@@ -458,7 +419,8 @@ class HttpTarget(TargetBase):
                                  f"{len(chunk)} inputs")] * len(chunk)
         return [self._read_one(v) for v in result]
 
-    async def _predict_async(self, inputs: Sequence[Input], fresh: bool) -> list[Output]:
+    async def _predict_async(self, inputs: Sequence[Input], fresh: bool,
+                             emit: Callable[[int, Output], None] | None = None) -> list[Output]:
         import httpx
 
         if fresh or self._client is None:
@@ -470,22 +432,44 @@ class HttpTarget(TargetBase):
             self._rate_lock = asyncio.Lock()
             self._next_slot = 0.0
         secrets: list[str] = []
+
+        def done(first: int, outs: Sequence[Output]) -> list[Output]:
+            # called with no await between the response and here: the output is handed over (and, by the
+            # cache wrapper, committed) before this task yields, i.e. before a waiting request can be sent
+            outs = [Output(error=self._scrub(o.error, secrets)) if o.error and secrets else o for o in outs]
+            if emit is not None:
+                for k, o in enumerate(outs):
+                    emit(first + k, o)
+            return list(outs)
+
         try:
             url = self._expand(self.url, "url", secrets)
             headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
         except LookupError as exc:
-            return [Output(error=str(exc.args[0]))] * len(inputs)
+            return done(0, [Output(error=str(exc.args[0]))] * len(inputs))
+
+        async def one(k: int, inp: Input) -> list[Output]:
+            return done(k, [await self._single(inp, url, headers, secrets)])
+
+        async def many(k: int, chunk: Sequence[Input]) -> list[Output]:
+            return done(k, await self._batch(chunk, url, headers, secrets))
+
         if self.mode == "single":
-            outs = await asyncio.gather(*(self._single(i, url, headers, secrets) for i in inputs))
+            parts = await asyncio.gather(*(one(k, i) for k, i in enumerate(inputs)))
         else:
-            chunks = [inputs[k:k + self.batch_size] for k in range(0, len(inputs), self.batch_size)]
-            parts = await asyncio.gather(*(self._batch(c, url, headers, secrets) for c in chunks))
-            outs = [o for p in parts for o in p]
-        if secrets:
-            outs = [Output(error=self._scrub(o.error, secrets)) if o.error else o for o in outs]
-        return list(outs)
+            parts = await asyncio.gather(*(many(k, inputs[k:k + self.batch_size])
+                                           for k in range(0, len(inputs), self.batch_size)))
+        return [o for p in parts for o in p]
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        return self._predict(inputs, None)
+
+    def predict_stream(self, inputs: Sequence[Input], emit: Callable[[int, Output], None]) -> None:
+        """Like :meth:`predict`, but hands each output to ``emit(index, output)`` as soon as its response
+        arrives (before another request takes its concurrency slot); returns when all are handed over."""
+        self._predict(inputs, emit)
+
+    def _predict(self, inputs: Sequence[Input], emit: Callable[[int, Output], None] | None) -> list[Output]:
         if not inputs:
             return []
         t0 = time.perf_counter()
@@ -493,7 +477,7 @@ class HttpTarget(TargetBase):
             _, fresh = self._runner.ensure()
             if fresh:
                 self._client = None
-            outs = self._runner.run(self._predict_async(list(inputs), fresh))
+            outs = self._runner.run(self._predict_async(list(inputs), fresh, emit))
         finally:
             with self._stats_lock:
                 self.stats.seconds += time.perf_counter() - t0

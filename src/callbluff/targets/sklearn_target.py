@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from callbluff.targets._common import (
-    OUTPUT_KINDS,
     CoercionError,
     TargetBase,
     check_lengths,
@@ -32,6 +31,8 @@ from callbluff.targets._common import (
     exception_cause,
     file_sha256,
 )
+from callbluff.targets.config import SklearnSettings
+from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
 PathLike = str | os.PathLike[str]
@@ -67,12 +68,15 @@ class SklearnTarget(TargetBase):
     """
 
     def __init__(self, estimator: Any | PathLike | None = None, *,
-                 per_prompt: Mapping[str, Any | PathLike] | None = None, method: str = "predict",
-                 output: str = "score", name: str | None = None, fingerprint: str | None = None) -> None:
+                 per_prompt: Mapping[str, Any | PathLike] | None = None, config: SklearnSettings | None = None,
+                 **settings: Any) -> None:
+        """``settings``: the keys of :class:`~callbluff.targets.config.SklearnSettings` (``method``, ``output``,
+        ``out_of_range``, ``name``, ``fingerprint``), validated there."""
         if estimator is None and not per_prompt:
             raise ValueError("SklearnTarget needs an estimator, a joblib path, or per_prompt={prompt_id: ...}")
-        if output not in OUTPUT_KINDS:
-            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}")
+        cfg = target_settings(SklearnSettings, config, settings, "SklearnTarget")
+        self.config = cfg
+        method, output, name, fingerprint = cfg.method, cfg.output, cfg.name, cfg.fingerprint
         self.method = method
         self.output = output
         self.default: Any | None = None

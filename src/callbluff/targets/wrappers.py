@@ -1,24 +1,34 @@
 """Target wrappers: the prediction cache in front of any target (DESIGN.md "Target": "Wrappers add batching,
 retries, timeouts and the SQLite prediction cache").
 
-:class:`CachedTarget` is what the engine and model-in-the-loop attacks talk to: it answers from the cache
-what it can, sends only the misses to the wrapped target (in batches of ``batch_size``, duplicates within a
-call sent once), stores each batch's successful outputs as soon as the batch returns (so a killed run loses
-at most the batch in flight), and never stores errors (so a later run retries them). It also shields callers
-from badly behaved targets: an exception or a wrong number of outputs from the wrapped target becomes an
-error output per input, never a crash.
+:class:`CachedTarget` is what the engine and model-in-the-loop attacks talk to. It answers from the cache what it
+can, sends only the misses to the wrapped target (in batches of ``batch_size``, duplicates within a call sent
+once), checks every output (:class:`~callbluff.targets.validate.OutputCheck`: declared kind, the prompt's scale,
+secrets scrubbed) and shields callers from badly behaved targets: an exception or a wrong number of outputs
+from the wrapped target becomes an error output per input, never a crash.
 
-With ``write_behind=True`` the cache writes happen on one background thread while the caller goes on (the
-next batches are already being predicted while earlier ones are stored), gathered into one transaction per
-``write_every`` outputs, which takes the SQLite commits off the critical path for fast targets. :meth:`flush` waits for pending writes and re-raises their errors; ``close``
-flushes. A kill loses at most the batches not yet written, which are then predicted again on resume.
+Durability (issue 8): a prediction the target has returned is committed to SQLite *before the next call to that
+target is sent*, so a run killed at any moment repeats at most the calls that were in flight:
+
+* a target with ``predict_stream(inputs, emit)`` (HTTP, command) hands over each output as it arrives and it is
+  committed at once, inside ``emit``: a kill repeats at most ``concurrency`` HTTP requests (one batch request
+  each in batch mode) or one command round trip;
+* any other target returns a whole batch, committed in one transaction before the next batch is sent: a kill
+  repeats at most one batch.
+
+Only valid outputs are cached (errors never are, so a later run retries them). Commits use WAL with
+``synchronous = NORMAL``: a committed prediction survives the process being killed.
+
+Thread safety: several threads may call :meth:`predict` at once (concurrent model-in-the-loop searches); the
+cache gives each thread its own SQLite connection and statistics are updated under a lock. The wrapped target
+must itself be safe to call from several threads if it is used that way (HTTP and command targets are).
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Self
 
@@ -26,32 +36,30 @@ from callbluff.targets._common import exception_cause
 from callbluff.targets.base import Input, Output, Target, TargetStats
 from callbluff.targets.cache import PredictionCache
 
+Check = Callable[[Input, Output], Output]
+
 
 class CachedTarget:
-    """``target`` behind ``cache``.
+    """``target`` behind ``cache``, every output passed through ``check`` (when given).
 
-    ``stats`` counts, for this wrapper: ``calls`` (``predict`` calls made on the wrapped target),
-    ``inputs`` (inputs sent to it, i.e. cache misses), ``seconds`` (time inside it), ``errors`` (error outputs
-    returned to callers) and ``cache_hits`` (inputs answered from the cache, including duplicates within one
-    call). ``fingerprint`` is the wrapped target's.
+    ``stats`` counts, for this wrapper: ``calls`` (``predict`` calls made on the wrapped target; one per batch,
+    or one per input for streaming targets), ``inputs`` (inputs sent to it, i.e. cache misses), ``seconds``
+    (time inside it), ``errors`` (error outputs returned to callers) and ``cache_hits`` (inputs answered from
+    the cache, including duplicates within one call). ``fingerprint`` is the wrapped target's.
     """
 
     def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
-                 *, write_behind: bool = False, write_every: int = 512) -> None:
+                 *, check: Check | None = None) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
         self.cache = cache
         self.batch_size = int(batch_size)
+        self.check = check
         self.fingerprint: str = target.fingerprint
         self.stats = TargetStats()
-        self._writer: ThreadPoolExecutor | None = None
-        if write_behind and cache is not None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-cache-writer")
-        self._pending: list[Future[int]] = []
-        self._unwritten: dict[str, Output] = {}  # outputs handed to the writer and maybe not yet in SQLite
-        self._buffer: list[tuple[str, Output]] = []  # write-behind: outputs gathered into one transaction
-        self.write_every = max(1, int(write_every))
+        self._lock = threading.Lock()
+        self._streaming = callable(getattr(target, "predict_stream", None))
 
     @property
     def name(self) -> str:
@@ -64,43 +72,89 @@ class CachedTarget:
         inner = getattr(self.target, "to_config", None)
         return inner() if callable(inner) else {"type": type(self.target).__name__, "fingerprint": self.fingerprint}
 
-    def _call(self, batch: Sequence[Input]) -> list[Output]:
-        self.stats.calls += 1
-        self.stats.inputs += len(batch)
+    # -- the wrapped target ---------------------------------------------------------------------------------
+    def _checked(self, inp: Input, out: Any) -> Output:
+        if not isinstance(out, Output):
+            return Output(error=f"target returned {type(out).__name__}, not Output")
+        return self.check(inp, out) if self.check is not None else out
+
+    def _storable(self, raw: Any) -> Output:
+        """What goes in the cache for a valid output: as the target gave it (unclipped), secrets scrubbed."""
+        scrub = getattr(self.check, "scrub_output", None)
+        return scrub(raw) if scrub is not None else raw
+
+    def _call(self, batch: Sequence[Input]) -> list[tuple[Output, Output]]:
         t0 = time.perf_counter()
         try:
             outs = list(self.target.predict(list(batch)))
         except Exception as exc:  # noqa: BLE001 - a target that raises must not end the run
-            return [Output(error=f"target raised {exception_cause(exc)}")] * len(batch)
+            outs = [Output(error=f"target raised {exception_cause(exc)}")] * len(batch)
         finally:
-            self.stats.seconds += time.perf_counter() - t0
+            with self._lock:
+                self.stats.calls += 1
+                self.stats.inputs += len(batch)
+                self.stats.seconds += time.perf_counter() - t0
         if len(outs) != len(batch):
-            return [Output(error=f"target returned {len(outs)} outputs for {len(batch)} inputs")] * len(batch)
-        return [o if isinstance(o, Output) else Output(error=f"target returned {type(o).__name__}, not Output")
-                for o in outs]
+            outs = [Output(error=f"target returned {len(outs)} outputs for {len(batch)} inputs")] * len(batch)
+        return [(o, self._checked(i, o)) for i, o in zip(batch, outs)]
 
+    def _call_stream(self, keys: Sequence[str], batch: Sequence[Input], found: dict[str, Output]) -> None:
+        """Stream ``batch`` through the target, committing each valid output the moment it arrives."""
+        got: dict[int, Output] = {}
+
+        def emit(i: int, out: Output) -> None:
+            if i in got or not 0 <= i < len(batch):
+                return
+            checked = self._checked(batch[i], out)
+            if checked.error is None and self.cache is not None:
+                self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
+            got[i] = checked
+
+        t0 = time.perf_counter()
+        try:
+            self.target.predict_stream(list(batch), emit)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - a target that raises must not end the run
+            cause = f"target raised {exception_cause(exc)}"
+            for i in range(len(batch)):
+                got.setdefault(i, Output(error=cause))
+        finally:
+            with self._lock:
+                self.stats.calls += len(batch)
+                self.stats.inputs += len(batch)
+                self.stats.seconds += time.perf_counter() - t0
+        for i, k in enumerate(keys):
+            found[k] = got.get(i) or Output(error="target returned no output for this input")
+
+    # -- public ---------------------------------------------------------------------------------------------
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         """One output per input, in input order: cached where possible, predicted (and cached) otherwise."""
         keys = [i.key() for i in inputs]
-        found = self.cache.get_many(self.fingerprint, keys) if self.cache is not None and keys else {}
-        if self._unwritten:
-            found.update({k: self._unwritten[k] for k in keys if k not in found and k in self._unwritten})
-        # first occurrence of each missing key is sent; later duplicates reuse its answer
-        todo: dict[str, Input] = {}
+        found: dict[str, Output] = {}
+        if self.cache is not None and keys:
+            cached = self.cache.get_many(self.fingerprint, keys)
+            if cached:
+                by_key = dict(zip(keys, inputs))
+                found = {k: self._checked(by_key[k], o) for k, o in cached.items()}
+        todo: dict[str, Input] = {}  # first occurrence of each missing key; later duplicates reuse its answer
         for k, inp in zip(keys, inputs):
             if k not in found and k not in todo:
                 todo[k] = inp
-        self.stats.cache_hits += len(inputs) - len(todo)
         miss_keys = list(todo)
         for s in range(0, len(miss_keys), self.batch_size):
             bkeys = miss_keys[s:s + self.batch_size]
-            outs = self._call([todo[k] for k in bkeys])
-            good = [(k, o) for k, o in zip(bkeys, outs) if o.error is None]
+            batch = [todo[k] for k in bkeys]
+            if self._streaming:
+                self._call_stream(bkeys, batch, found)
+                continue
+            pairs = self._call(batch)
+            good = [(k, self._storable(raw)) for k, (raw, checked) in zip(bkeys, pairs) if checked.error is None]
             if self.cache is not None and good:
-                self._store(good)
-            found.update(zip(bkeys, outs))
+                self.cache.put_many(self.fingerprint, good)  # committed before the next batch is sent
+            found.update((k, checked) for k, (_, checked) in zip(bkeys, pairs))
         result = [found[k] for k in keys]
-        self.stats.errors += sum(1 for o in result if o.error is not None)
+        with self._lock:
+            self.stats.cache_hits += len(inputs) - len(todo)
+            self.stats.errors += sum(1 for o in result if o.error is not None)
         return result
 
     def predict_iter(self, inputs: Iterable[Input], chunk_size: int | None = None) -> Iterator[Output]:
@@ -110,43 +164,11 @@ class CachedTarget:
         while chunk := list(islice(it, size)):
             yield from self.predict(chunk)
 
-    def _store(self, good: list[tuple[str, Output]]) -> None:
-        assert self.cache is not None
-        if self._writer is None:
-            self.cache.put_many(self.fingerprint, good)
-            return
-        self._pending = [f for f in self._pending if not f.done() or f.exception() is not None]
-        if not self._pending and not self._buffer:
-            self._unwritten.clear()
-        self._unwritten.update(good)
-        self._buffer.extend(good)
-        if len(self._buffer) >= self.write_every:
-            self._submit_buffer()
-
-    def _submit_buffer(self) -> None:
-        if self._buffer and self._writer is not None and self.cache is not None:
-            batch, self._buffer = self._buffer, []
-            self._pending.append(self._writer.submit(self.cache.put_many, self.fingerprint, batch))
-
-    def flush(self) -> None:
-        """Wait for background cache writes (``write_behind``); re-raises the first write error."""
-        self._submit_buffer()
-        pending, self._pending = self._pending, []
-        for f in pending:
-            f.result()
-        self._unwritten.clear()
-
     def close(self) -> None:
-        """Flush pending cache writes and close the wrapped target (the cache is shared: its owner closes it)."""
-        try:
-            self.flush()
-        finally:
-            if self._writer is not None:
-                self._writer.shutdown(wait=True)
-                self._writer = None
-            closer = getattr(self.target, "close", None)
-            if callable(closer):
-                closer()
+        """Close the wrapped target (the cache is shared: its owner closes it)."""
+        closer = getattr(self.target, "close", None)
+        if callable(closer):
+            closer()
 
     def __enter__(self) -> Self:
         return self

@@ -1,0 +1,165 @@
+"""Output validation and secret scrubbing: what a target returned, checked before anything is stored.
+
+Every output a target returns passes through an :class:`OutputCheck` before it reaches the prediction cache,
+the run's tables or an attack's oracle (issue 8):
+
+* the target *declares* what it returns (``output = "score" | "answer" | "both"``; ``"auto"`` means "what the
+  task needs": a score for essay/content scoring, an answer for reading/questions);
+* a scorer's numeric string (``"3"``) is accepted as its number; an answer where a score is needed, a missing
+  answer, NaN, or anything unparseable becomes an error with its cause, never a silent row;
+* a score outside the prompt's scale is an error (``"score 99 outside 0-3 for prompt 1"``) unless the target
+  says ``out_of_range = "clip"`` explicitly;
+* secrets given through ``${VAR}`` in a target's settings are replaced by ``***`` in every string of the
+  output (answers, candidates, errors), so a server that echoes a token cannot get it written anywhere.
+
+The check is pure and cheap (microseconds); :class:`~callbluff.targets.wrappers.CachedTarget` applies it to
+fresh outputs before caching them (so only valid outputs are ever cached and an invalid one is asked again on
+a later run) and to cache hits (so a changed scale or ``out_of_range`` takes effect at once). What is cached
+is the scrubbed output as the target gave it (a clipped score is stored unclipped), so switching
+``out_of_range`` back to ``error`` refuses it again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from callbluff.records import Prompt
+from callbluff.targets.base import Candidate, Input, Output
+
+OutputKind = Literal["score", "answer", "both", "auto"]
+OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "both", "auto")
+OutOfRange = Literal["error", "clip"]
+SCORING_TASKS = ("essay", "content")
+MIN_SECRET_LEN = 4  # shorter values cannot be scrubbed without mangling ordinary text
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def needed_kind(kind: str, task: str) -> str:
+    """The kind an ``auto`` target must deliver for ``task``; explicit kinds pass through."""
+    if kind != "auto":
+        return kind
+    return "score" if task in SCORING_TASKS else "answer"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _number(text: str) -> float | None:
+    try:
+        v = float(text.strip())
+    except (ValueError, AttributeError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+@dataclass
+class OutputCheck:
+    """Validate outputs for one target in one run: ``kind`` resolved against ``task``, scale from ``prompts``.
+
+    ``secrets`` are scrubbed from every string. ``clipped`` counts outputs moved onto the scale (``clip`` mode).
+    """
+
+    task: str
+    kind: str = "auto"
+    out_of_range: str = "error"
+    prompts: Mapping[str, Prompt] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()
+    clipped: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in OUTPUT_KINDS:
+            raise ValueError(f"output must be one of {', '.join(OUTPUT_KINDS)}, got {self.kind!r}")
+        if self.out_of_range not in ("error", "clip"):
+            raise ValueError(f"out_of_range must be 'error' or 'clip', got {self.out_of_range!r}")
+        self.need = needed_kind(self.kind, self.task)
+        self.secrets = tuple(sorted({s for s in self.secrets if len(s) >= MIN_SECRET_LEN}, key=len, reverse=True))
+
+    # -- secrets ------------------------------------------------------------------------------------------
+    def scrub(self, text: str) -> str:
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, "***")
+        return text
+
+    def scrub_output(self, out: Output) -> Output:
+        """``out`` with every secret replaced by ``***`` in its strings (the form that may be stored)."""
+        if not self.secrets:
+            return out
+        return Output(
+            score=out.score,
+            answer=None if out.answer is None else self.scrub(out.answer),
+            candidates=tuple(Candidate(self.scrub(c.text), c.score) for c in out.candidates),
+            error=None if out.error is None else self.scrub(out.error),
+        )
+
+    # -- validation ---------------------------------------------------------------------------------------
+    def __call__(self, inp: Input, out: Output) -> Output:
+        """The checked output for ``inp``: valid, or ``Output(error=cause)``."""
+        out = self.scrub_output(out)
+        if out.error is not None:
+            return out
+        if self.need in ("score", "both"):
+            out = self._check_score(inp, out)
+            if out.error is not None:
+                return out
+        if self.need in ("answer", "both") and out.answer is None:
+            if out.score is not None and self.need == "answer":
+                return Output(answer=_fmt(out.score), candidates=out.candidates)
+            return Output(error=f"expected an answer, got {_describe(out)}")
+        return out
+
+    def _check_score(self, inp: Input, out: Output) -> Output:
+        score = out.score
+        if score is None:
+            parsed = _number(out.answer) if out.answer is not None else None
+            if parsed is None:
+                return Output(error=f"expected a score, got {_describe(out)}")
+            score = parsed
+            out = Output(score=score, candidates=out.candidates)
+        if not math.isfinite(score):
+            return Output(error=f"non-finite score {score!r}")
+        prompt = self.prompts.get(inp.prompt_id) if inp.prompt_id is not None else None
+        if prompt is not None and not prompt.in_range(score):
+            if self.out_of_range == "clip":
+                self.clipped += 1
+                return Output(score=min(max(score, prompt.score_min), prompt.score_max), answer=out.answer,
+                              candidates=out.candidates)
+            return Output(error=f"score {_fmt(score)} outside {_fmt(prompt.score_min)}-{_fmt(prompt.score_max)} "
+                                f"for prompt {prompt.id} (fix the target, or set out_of_range = \"clip\" on it)")
+        return out
+
+
+def _describe(out: Output) -> str:
+    if out.answer is not None:
+        a = out.answer if len(out.answer) <= 80 else out.answer[:77] + "..."
+        return f"the answer {a!r}"
+    if out.score is not None:
+        return f"the score {_fmt(out.score)}"
+    return "nothing"
+
+
+def env_references(value: Any) -> set[str]:
+    """Names of the environment variables referenced as ``${NAME}`` anywhere in ``value`` (nested)."""
+    if isinstance(value, str):
+        return set(_ENV_REF.findall(value))
+    if isinstance(value, Mapping):
+        return set().union(*(env_references(v) for v in value.values())) if value else set()
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
+        return set().union(*(env_references(v) for v in value))
+    return set()
+
+
+def secret_values(settings: Mapping[str, Any], *, skip: Iterable[str] = ("body_template",)) -> tuple[str, ...]:
+    """The values of the environment variables a target's settings reference through ``${VAR}``.
+
+    ``body_template`` placeholders (``${text}``, ``${prompt_id}``...) are template fields, not secrets.
+    """
+    skipped = set(skip)
+    names = env_references({k: v for k, v in settings.items() if k not in skipped})
+    return tuple(sorted(v for n in names if (v := os.environ.get(n))))
