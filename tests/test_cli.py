@@ -111,7 +111,7 @@ def test_train_with_eval_stores_held_out_figures(tmp_path: Path) -> None:
     assert metrics["eval_data"] == "demo:content?split=test"
     # only the trained prompt is measured (demo-2 would be a row of errors), through the engine's clean rows
     [row] = metrics["eval_rows"]
-    assert row["prompt"] == "demo-1" and row["attack"] == "clean" and row["n"] > 0 and row["n_errors"] == 0
+    assert row["prompt"] == "demo-1" and row["attack"] == "clean" and row["n"] > 0 and row["n_errors_original"] == 0
     assert metrics["demo-1"]["eval_qwk"] == round(row["qwk"], 4) == metrics["eval_mean_qwk"]
     assert metrics["eval_mean_qwk"] > 0.3 and "cv_qwk" in metrics["demo-1"]
     res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content?split=train", "--out",

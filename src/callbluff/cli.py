@@ -79,6 +79,9 @@ def generate(
         raise
     if isinstance(instance, SearchAttack):
         fail(f"{cls.name} is model-in-the-loop: it needs a target; use `callbluff run` with a suite")
+    if instance.needs_fit:
+        fail(f"{cls.name} learns from a corpus per prompt first (fit step); run it with `callbluff run` and a suite "
+             "(its examples are in examples.parquet), or `callbluff run` with a target of your choice")
     try:
         ds = load(data)
     except (DataError, FileNotFoundError) as e:

@@ -23,6 +23,12 @@ class Executor(Protocol):
         """``fn`` over ``items``, results in input order."""
         ...
 
+    def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
+        """``fn`` over ``items`` with up to ``concurrency`` calls at once *in this process* (I/O-bound work that
+        shares live objects, e.g. model-in-the-loop searches sharing the run's cached target); results in input
+        order."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -45,6 +51,15 @@ class LocalExecutor:
         if self.workers == 1:
             return map(fn, items)
         return self._get_pool().map(fn, items)
+
+    def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
+        items = list(items)
+        if concurrency <= 1 or len(items) <= 1:
+            return map(fn, items)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="callbluff-search") as tp:
+            return iter(list(tp.map(fn, items)))
 
     def close(self) -> None:
         if self._pool is not None:

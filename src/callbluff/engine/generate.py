@@ -1,13 +1,21 @@
-"""Pure generation of adversarial examples for a batch of records (runs inside executor workers)."""
+"""Pure generation of adversarial examples (runs inside executor workers).
+
+Two kinds of work (attack contract v2): :class:`GenerationTask` runs the static attacks over a batch of records;
+:class:`GeneratorTask` makes answers ``start .. stop-1`` of one prompt-level generator for one prompt. Both
+take the fit states the engine computed once per (attack configuration, prompt), and both are pure given the
+seed, so any split of the work over chunks, workers or executors gives the same bytes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from callbluff.attacks.base import Attack, StaticAttack, get_attack
+from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
+from callbluff.iterutil import chunked  # noqa: F401  (the engine's chunking, re-exported)
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.seeding import record_rng
@@ -15,22 +23,24 @@ from callbluff.seeding import record_rng
 
 @dataclass(frozen=True)
 class AttackSpec:
-    """One attack configuration of a plan: a registered name and one point of its parameter grid."""
+    """One attack configuration of a plan: a registered name and one point of its parameter grid (for search
+    attacks the grid point includes ``query_budget``, so it is part of every example id and metrics row)."""
 
     name: str
     params_json: str  # canonical JSON of the user-given params (hashable, picklable)
-    query_budget: int = 200
 
     @classmethod
-    def make(cls, name: str, params: Mapping[str, Any], query_budget: int = 200) -> AttackSpec:
-        return cls(name, canonical_json(dict(params)), query_budget)
+    def make(cls, name: str, params: Mapping[str, Any]) -> AttackSpec:
+        return cls(name, canonical_json(dict(params)))
 
 
 @lru_cache(maxsize=256)
 def instantiate(spec: AttackSpec) -> Attack:
-    import json
-
     return get_attack(spec.name)(**json.loads(spec.params_json))
+
+
+FitStates = Mapping[tuple[AttackSpec, str | None], Any]
+"""Fit states by (attack configuration, prompt id); ``None`` keys a dataset without prompts."""
 
 
 @dataclass(frozen=True)
@@ -41,12 +51,30 @@ class GenerationTask:
     prompts: Mapping[str, Prompt]
     attacks: Sequence[AttackSpec]
     seed: int
+    states: FitStates = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GeneratorTask:
+    """Answers ``start .. stop-1`` of the prompt-level generator ``spec`` for ``prompt``."""
+
+    spec: AttackSpec
+    prompt: Prompt
+    state: Any
+    seed: int
+    start: int
+    stop: int
 
 
 @dataclass(frozen=True)
 class GenerationResult:
     examples: list[Perturbed]
     errors: list[dict[str, Any]]
+
+
+def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
+    return {"stage": stage, "source_id": source_id, "prompt_id": prompt_id, "attack": attack.name,
+            "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"}
 
 
 def generate_examples(task: GenerationTask) -> GenerationResult:
@@ -66,11 +94,21 @@ def generate_examples(task: GenerationTask) -> GenerationResult:
                 continue
             rng = record_rng(task.seed, record.id, attack.name, attack.params_dict)
             try:
-                examples.extend(attack.examples(record, rng, res, prompt))
+                examples.extend(attack.examples(record, rng, res, prompt, task.states.get((spec, pid))))
             except Exception as e:  # noqa: BLE001 - recorded, not swallowed
-                errors.append({"stage": "generate", "source_id": record.id, "attack": attack.name,
-                               "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"})
+                errors.append(_error("generate", attack, record.id, pid, e))
     return GenerationResult(examples, errors)
+
+
+def generate_prompt_examples(task: GeneratorTask) -> GenerationResult:
+    """Answers ``start .. stop-1`` of one prompt-level generator for one prompt (pure given the seed)."""
+    attack = instantiate(task.spec)
+    assert isinstance(attack, PromptGenerator)
+    try:
+        ex = attack.examples_for(task.prompt, task.state, task.seed, default_resources(), task.start, task.stop)
+    except Exception as e:  # noqa: BLE001 - recorded, not swallowed
+        return GenerationResult([], [_error("generate", attack, f"prompt:{task.prompt.id}", task.prompt.id, e)])
+    return GenerationResult(ex, [])
 
 
 def split_evenly(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
@@ -83,17 +121,3 @@ def split_evenly(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
         out.append(items[start:stop])
         start = stop
     return [s for s in out if len(s)]
-
-
-def chunked(records: Iterable[Record], size: int, limit: int | None = None) -> Iterable[list[Record]]:
-    """Stream ``records`` in lists of ``size`` (the first ``limit`` only)."""
-    chunk: list[Record] = []
-    for i, r in enumerate(records):
-        if limit is not None and i >= limit:
-            break
-        chunk.append(r)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk

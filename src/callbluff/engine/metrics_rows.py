@@ -65,32 +65,49 @@ def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Pro
                          "qwk": qwks[pid]})
         ex_t = ex[ex["target"] == target]
         for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
+            generated = bool(g["source_id"].str.startswith("prompt:").all())
             for pid, gp in g.groupby("prompt_id", sort=True):
                 p = prompts[pid]
-                row = {"task": task, "attack": attack, "params": params, "prompt": pid, "target": target,
-                       **M.overstability(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float),
-                                         p.score_min, p.score_max),
-                       **_error_fields(gp),
-                       "qwk": qwks.get(pid, math.nan)}
+                row = {"task": task, "attack": attack, "params": params, "prompt": pid, "target": target}
+                if generated:  # prompt-level answers: no pairs, the score distribution (Ding et al. 3.2)
+                    row.update(_generated_fields(gp["adv_score"], gp["prompt_id"], prompts))
+                else:
+                    row.update(M.overstability(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float),
+                                               p.score_min, p.score_max))
+                    if task == "content":
+                        row["arr"] = M.arr(gp["adv_score"].to_numpy(float), p.score_min)
+                row.update(_error_fields(gp), qwk=qwks.get(pid, math.nan))
                 if gp["queries"].gt(0).any():  # model-in-the-loop attacks: target queries spent per example
                     row["queries_mean"] = float(gp["queries"].mean())
-                if task == "content":
-                    row["arr"] = M.arr(gp["adv_score"].to_numpy(float), p.score_min)
                 rows.append(row)
             if g["prompt_id"].nunique() > 1:
-                o_s = _scaled(g["orig_score"], g["prompt_id"], prompts)
-                a_s = _scaled(g["adv_score"], g["prompt_id"], prompts)
-                row = {"task": task, "attack": attack, "params": params, "prompt": ALL, "target": target,
-                       **M.overstability(o_s, a_s, 0.0, 100.0),
-                       **_error_fields(g),
-                       "qwk": float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
-                       "qwk_mean_over_prompts": True}
-                if task == "content":
-                    bottoms = g["prompt_id"].map(lambda q: prompts[q].score_min)
-                    rejected = [M.arr([s], b) for s, b in zip(g["adv_score"], bottoms) if pd.notna(s)]
-                    row["arr"] = float(np.mean(rejected)) if rejected else math.nan
+                row = {"task": task, "attack": attack, "params": params, "prompt": ALL, "target": target}
+                if generated:
+                    row.update(_generated_fields(g["adv_score"], g["prompt_id"], prompts))
+                else:
+                    o_s = _scaled(g["orig_score"], g["prompt_id"], prompts)
+                    a_s = _scaled(g["adv_score"], g["prompt_id"], prompts)
+                    row.update(M.overstability(o_s, a_s, 0.0, 100.0))
+                    if task == "content":
+                        row["arr"] = _pooled_arr(g["adv_score"], g["prompt_id"], prompts)
+                row.update(_error_fields(g), qwk=float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
+                           qwk_mean_over_prompts=True)
                 rows.append(row)
     return rows
+
+
+def _pooled_arr(scores: pd.Series, prompt_ids: pd.Series, prompts: Mapping[str, Prompt]) -> float:
+    rejected = [M.arr([s], prompts[q].score_min) for s, q in zip(scores, prompt_ids) if pd.notna(s)]
+    return float(np.mean(rejected)) if rejected else math.nan
+
+
+def _generated_fields(scores: pd.Series, prompt_ids: pd.Series, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
+    """Prompt-level answers have no original to compare with: ``n`` scored answers, ``arr`` (% at the bottom of
+    the scale, Ding et al. 3.2) and ``mean_score_pct`` (mean score as % of the scale; Kumar et al. 4.1 report the
+    share of the range BABEL essays reach)."""
+    ok = scores.notna()
+    return {"n": int(ok.sum()), "arr": _pooled_arr(scores, prompt_ids, prompts),
+            "mean_score_pct": float(np.mean(_scaled(scores[ok], prompt_ids[ok], prompts))) if ok.any() else math.nan}
 
 
 def _golds(col: pd.Series) -> list[list[str]]:
@@ -111,9 +128,29 @@ def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
                    **M.squad_metrics(list(attacked["answer"]), _golds(attacked["gold_answers"])),
                    **M.worst_case_squad_metrics(list(g["source_id"]), list(g["adv_answer"]), gold_map),
                    "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
+                   **_answer_change_fields(g),
                    **_error_fields(g)}
             rows.append(row)
     return rows
+
+
+def _answer_change_fields(g: pd.DataFrame) -> dict[str, float]:
+    """Per attacked question (Jia & Liang: worst case over its adversarial versions): ``broken_pct`` = % of the
+    questions answered correctly (EM) on the original that are answered wrongly on some adversarial version;
+    ``adv_correct_pct`` = % of adversarial inputs whose answer is correct. Failed predictions are left out."""
+    orig_ok: dict[str, bool] = {}
+    adv_ok: dict[str, bool] = {}
+    correct = []
+    for sid, oa, aa, gold in zip(g["source_id"], g["orig_answer"], g["adv_answer"], _golds(g["gold_answers"])):
+        if isinstance(oa, str):
+            orig_ok[sid] = M.exact_match(oa, gold) == 1.0
+        if isinstance(aa, str):
+            hit = M.exact_match(aa, gold) == 1.0
+            correct.append(hit)
+            adv_ok[sid] = adv_ok.get(sid, True) and hit
+    judged = [sid for sid, ok in orig_ok.items() if ok and sid in adv_ok]
+    return {"broken_pct": 100.0 * sum(not adv_ok[s] for s in judged) / len(judged) if judged else math.nan,
+            "adv_correct_pct": 100.0 * float(np.mean(correct)) if correct else math.nan}
 
 
 def _ranked(answer: Any, candidates: Any, error: Any) -> list[str] | None:
@@ -155,8 +192,10 @@ def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]
                        for a, gl, t in zip(g["orig_answer"], g_golds, g_types)]
             adv_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else None
                       for a, gl, t in zip(g["adv_answer"], g_golds, g_types)]
+            judged_adv = [a for a in adv_ok if a is not None]
             rows.append({"task": "questions", "attack": attack, "params": params, "prompt": ALL, "target": target,
                          "n": len(g), "success_rate": M.success_rate(orig_ok, adv_ok),
+                         "adv_correct_pct": 100.0 * float(np.mean(judged_adv)) if judged_adv else math.nan,
                          **ranking(g["orig_answer"], g["orig_candidates"], g["orig_error"], g_golds, g_types, ""),
                          **ranking(g["adv_answer"], g["adv_candidates"], g["adv_error"], g_golds, g_types, "_adv"),
                          "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
@@ -192,10 +231,40 @@ def _attach_generate_errors(rows: list[dict[str, Any]], gen_errors: Sequence[Map
                 index[(target, e["attack"], params, ALL)]["n_errors_generate"] += 1
 
 
+def failure_pct(expect: str | None, row: Mapping[str, Any]) -> float | None:
+    """The headline failure rate of a metric row (% of adversarial inputs on which the target did not do what a
+    robust system would, per the attack's declared expectation); None when it cannot be computed.
+
+    ``lower`` (Kumar et al.: a human lowers the score): ``not_lowered_pct``; ``bottom`` (Ding et al.): 100 - ARR;
+    ``same-score`` (benign change): % whose score moved; ``same-answer``: reading, % of correctly answered
+    questions broken by an adversarial version (worst case, Jia & Liang), questions, the DPAEG success rate;
+    ``wrong-answer``: % of adversarial inputs still given the gold answer."""
+    def val(key: str) -> float | None:
+        v = row.get(key)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    if expect == "lower":
+        return val("not_lowered_pct")
+    if expect == "bottom":
+        a = val("arr")
+        return None if a is None else 100.0 - a
+    if expect == "same-score":
+        neg, pos = val("neg_pct"), val("pos_pct")
+        return None if neg is None or pos is None else neg + pos
+    if expect == "same-answer":
+        return val("success_rate") if row.get("task") == "questions" else val("broken_pct")
+    if expect == "wrong-answer":
+        return val("adv_correct_pct")
+    return None
+
+
 def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Mapping[str, Prompt],
-                    task: Task, gen_errors: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+                    task: Task, gen_errors: Sequence[Mapping[str, Any]] = (),
+                    expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """All metric rows of a run (pure: tables in, rows out). ``gen_errors`` are the attack failures
-    (errors.jsonl stages ``generate`` / ``search``), counted as ``n_errors_generate`` in their rows."""
+    (errors.jsonl stages ``generate`` / ``search``), counted as ``n_errors_generate`` in their rows.
+    ``expectations`` maps attack names to their declared expectation (attack contract v2; default: the
+    registered attack's ``expect``); each attack row gets ``expect`` and ``failure_pct`` from it."""
     if not len(originals):
         return []
     if task in ("essay", "content"):
@@ -207,4 +276,18 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
     if gen_errors:
         _attach_generate_errors(rows, gen_errors, sorted(set(originals["target"])), task,
                                 pooled=task in ("reading", "questions"))
+    for r in rows:
+        if r["attack"] != "clean":
+            expect = (expectations or {}).get(r["attack"]) or _registered_expectation(r["attack"])
+            r["expect"] = expect
+            r["failure_pct"] = failure_pct(expect, r)
     return [_nan_to_none(r) for r in rows]
+
+
+def _registered_expectation(attack: str) -> str | None:
+    from callbluff.attacks.base import get_attack
+
+    try:
+        return get_attack(attack).expect
+    except KeyError:
+        return None

@@ -1,10 +1,17 @@
-"""The engine: plan -> generate -> predict originals -> predict adversarials -> metrics -> write.
+"""The engine: plan -> fit -> generate -> predict originals -> search -> predict adversarials -> metrics.
 
-The only module that wires datasets, attacks, targets and metrics together (DESIGN.md "Data flow").
-Records stream in chunks of ``output.chunk_size``; each finished chunk is written atomically to the run
-directory, and every prediction goes through the SQLite cache as it arrives, so a run killed at any point
-and started again into the same directory recomputes nothing it finished and repeats no cached target
-call (:mod:`callbluff.engine.store`).
+The only module that wires datasets, attacks, targets and metrics together (DESIGN.md "Data flow"; the
+living design is docs/design.md). Records stream in chunks of ``output.chunk_size``; while one chunk's
+predictions run, the next chunk is read and its static examples generated in the background (the target's
+time hides the harness's). Each finished chunk is written atomically to the run directory and every prediction
+is committed to the SQLite cache before the next call to its target, so a run killed at any point and started
+again into the same directory recomputes nothing it finished and repeats at most the calls in flight.
+
+Attack contract v2 (attacks/base.py): requirements are checked once before the first chunk; attacks that fit
+are fitted once per (configuration, prompt) before it; prompt-level generators make ``count`` answers per
+prompt in *generator chunks* after the record chunks; model-in-the-loop searches get an
+:class:`~callbluff.attacks.oracle.Oracle` per record and run concurrently (``output.search_concurrency``)
+through the executor, sharing the cached target.
 """
 
 from __future__ import annotations
@@ -13,28 +20,38 @@ import json
 import platform
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from callbluff import __version__
-from callbluff.attacks.base import SearchAttack, StaticAttack
+from callbluff.attacks.base import PromptGenerator, SearchAttack, StaticAttack, requirements_of
 from callbluff.attacks.oracle import Oracle
 from callbluff.datasets.base import Dataset, load
 from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.generate import (
     AttackSpec,
     GenerationTask,
-    chunked,
+    GeneratorTask,
     generate_examples,
+    generate_prompt_examples,
     instantiate,
     split_evenly,
 )
 from callbluff.engine.inputs import adversarial_input, gold_of, original_input
-from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, write_atomic
+from callbluff.engine.store import (
+    GENERATOR_CHUNK0,
+    RESTART_HINT,
+    BackgroundWriter,
+    RunDir,
+    RunDirError,
+    write_atomic,
+)
 from callbluff.engine.suite import Suite, SuiteError
+from callbluff.iterutil import chunked
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.seeding import record_rng
@@ -104,25 +121,32 @@ def _output_fields(out: Output) -> dict[str, Any]:
     }
 
 
-def _search(spec: AttackSpec, attack: SearchAttack, records: Sequence[Record], prompts: dict[str, Prompt],
-            target: Target, seed: int, errors: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
-    """Run a model-in-the-loop attack on each record against ``target``; (example, queries spent)."""
-    res = default_resources()
-    found: list[tuple[Perturbed, int]] = []
-    for record in records:
-        pid = getattr(record, "prompt_id", None)
-        prompt = prompts.get(pid) if pid is not None else None
-        budget = getattr(attack.params, "query_budget", spec.query_budget)
-        oracle = Oracle(target, lambda text, r=record: adversarial_input(attack.perturbed(r, text), r, attack.task),
-                        budget)
-        rng = record_rng(seed, record.id, attack.name, attack.params_dict)
-        try:
-            for ex in attack.examples(record, oracle, rng, res, prompt):
-                found.append((ex, oracle.used))
-        except Exception as e:  # noqa: BLE001 - recorded per record
-            errors.append({"stage": "search", "source_id": record.id, "attack": attack.name,
-                           "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"})
-    return found
+def _example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
+                 queries: int, chunk: int) -> dict[str, Any]:
+    """One examples.parquet row. ``src``/``orig`` are None for prompt-level generator answers (no source)."""
+    gold, answers, _ = gold_of(src) if src is not None else (None, [], "score")
+    o = _output_fields(orig) if orig is not None else {"score": None, "answer": None, "candidates": None, "error": None}
+    a = _output_fields(adv)
+    return {
+        "example_id": ex.id, "source_id": ex.source_id, "prompt_id": ex.prompt_id, "task": task,
+        "attack": ex.attack, "params": canonical_json(dict(ex.params)), "index": ex.index, "field": ex.field,
+        "original_text": getattr(src, ex.field) if src is not None else None, "adversarial_text": ex.text,
+        "meta": canonical_json(dict(ex.meta)), "gold": gold, "gold_answers": json.dumps(answers) if answers else None,
+        "target": target, "orig_score": o["score"], "adv_score": a["score"], "orig_answer": o["answer"],
+        "adv_answer": a["answer"], "orig_candidates": o["candidates"], "adv_candidates": a["candidates"],
+        "orig_error": o["error"], "adv_error": a["error"], "queries": queries, "chunk": chunk,
+    }
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A record chunk read and (unless it is to be skipped) its static examples generated."""
+
+    idx: int
+    records: list[Record]
+    skip: bool
+    examples: list[Perturbed]
+    errors: list[dict[str, Any]]
 
 
 class Engine:
@@ -141,13 +165,17 @@ class Engine:
         self.retry_errors = retry_errors
         self.restart = restart
         self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
-        specs = []
+        self.specs: list[AttackSpec] = []
+        self.fit_on: dict[AttackSpec, str | None] = {}
         for a in suite.attack:
             for point in a.expand():
-                specs.append(AttackSpec.make(a.name, point, a.query_budget))
-        self.specs = specs
-        self.static_specs = [s for s in specs if isinstance(instantiate(s), StaticAttack)]
-        self.search_specs = [s for s in specs if isinstance(instantiate(s), SearchAttack)]
+                spec = AttackSpec.make(a.name, point)
+                self.specs.append(spec)
+                self.fit_on[spec] = a.fit_on
+        self.static_specs = [s for s in self.specs if isinstance(instantiate(s), StaticAttack)]
+        self.search_specs = [s for s in self.specs if isinstance(instantiate(s), SearchAttack)]
+        self.generator_specs = [s for s in self.specs if isinstance(instantiate(s), PromptGenerator)]
+        self.states: dict[tuple[AttackSpec, str | None], Any] = {}
 
     # ------------------------------------------------------------------------------------------------
     def fingerprint(self) -> str:
@@ -203,9 +231,61 @@ class Engine:
             self.run.forget_chunk(chunk)
             self.notes.append(f"chunk {chunk}: {why}; recomputed (predictions from the cache)")
 
+    def _check_requirements(self) -> None:
+        """Every attack's declared resources, checked once before the first chunk (one message, not one error
+        row per record)."""
+        from callbluff.resources.requirements import check_requirements
+
+        attacks = [instantiate(s) for s in self.specs]
+        problems = check_requirements(requirements_of(attacks))
+        if problems:
+            users = {r: sorted({a.name for a in attacks if r in a.requires}) for a in attacks for r in a.requires}
+            raise SuiteError("the suite's attacks need resources that are missing here:\n" + "\n".join(
+                f"  - {p} (needed by {', '.join(next((v for k, v in users.items() if p.startswith(k)), []))})"
+                for p in problems))
+
+    def _fit(self, dataset: Dataset) -> None:
+        """Fit every attack that needs it once per (configuration, prompt), on its ``fit_on`` corpus or on the
+        run's records of that prompt; states are shipped to the workers with the work."""
+        fitting = [s for s in self.specs if instantiate(s).needs_fit]
+        if not fitting:
+            return
+        res = default_resources()
+        corpora: dict[str | None, dict[str | None, list[Record]]] = {}
+        for spec in fitting:
+            source = self.fit_on[spec]
+            if source not in corpora:
+                ds = dataset if source is None else load(self._resolve_spec(source))
+                by_prompt: dict[str | None, list[Record]] = {}
+                limit = self.limit if source is None else None
+                for i, r in enumerate(ds):
+                    if limit is not None and i >= limit:
+                        break
+                    by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
+                corpora[source] = by_prompt
+            attack = instantiate(spec)
+            prompt_ids: list[str | None] = sorted(dataset.prompts) if dataset.prompts else [None]
+            for pid in prompt_ids:
+                prompt = dataset.prompts.get(pid) if pid is not None else None
+                records = corpora[source].get(pid, [])
+                try:
+                    self.states[(spec, pid)] = attack.fit(records, prompt, res)
+                except Exception as e:  # noqa: BLE001 - a prompt the attack cannot learn from: recorded
+                    self.notes.append(f"{attack.name} could not fit on prompt {pid}: {type(e).__name__}: {e}")
+            self.progress("fit", len(self.states), None)
+
+    def _resolve_spec(self, spec: str) -> str:
+        from callbluff.datasets.base import parse_spec
+
+        name, path, _ = parse_spec(spec)
+        if name == "demo" or not path:
+            return spec
+        return f"{name}:{self.suite.resolve(path)}{spec.split(':', 1)[1][len(path):]}"
+
     def execute(self) -> RunResult:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self._check_tasks(dataset)
+        self._check_requirements()
         previous = self._check_resume()
         self.run.create()
         cache = self._open_cache()
@@ -219,7 +299,8 @@ class Engine:
             "limit": self.limit,
             "fingerprint": self.fingerprint(),
             "dataset": {"spec": self.suite.dataset.spec, "task": dataset.task, "prompts": sorted(dataset.prompts)},
-            "attacks": [{"name": s.name, "params": instantiate(s).params_dict} for s in self.specs],
+            "attacks": [{"name": s.name, "params": instantiate(s).params_dict, "kind": instantiate(s).kind,
+                         "expect": instantiate(s).expect} for s in self.specs],
             "targets": {name: {"fingerprint": t.fingerprint, "type": cfg_type(self.suite, name)}
                         for name, t in targets.items()},
             "versions": versions(),
@@ -230,25 +311,25 @@ class Engine:
         }
         self.run.write_meta(meta)
         t0 = time.perf_counter()
-        chunks_skipped = retried = 0
+        counters = {"skipped": 0, "retried": 0}
         writer = BackgroundWriter()
         try:
             try:
-                for idx, records in enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit)):
-                    if self.run.chunk_done(idx):
-                        if not (self.retry_errors and self.run.chunk_status(idx).get("prediction_errors", 0)):
-                            chunks_skipped += 1
-                            self.progress("chunk", idx + 1, None)
-                            continue
-                        retried += 1
-                    self._run_chunk(idx, records, dataset, targets, writer)
-                    self.progress("chunk", idx + 1, None)
+                self._fit(dataset)
+                for prep in self._prepared_chunks(dataset):
+                    if prep.skip:
+                        counters["skipped"] += 1
+                    else:
+                        counters["retried"] += self.run.chunk_done(prep.idx)
+                        self._run_chunk(prep, dataset, targets, writer)
+                    self.progress("chunk", prep.idx + 1, None)
+                self._run_generators(dataset, targets, writer, counters)
             finally:
                 writer.close()  # every finished chunk is on disk before we go on (or re-raise)
                 for t in targets.values():
                     t.close()
-            if retried:
-                self.notes.append(f"retried the failed predictions of {retried} finished chunk(s)")
+            if counters["retried"]:
+                self.notes.append(f"retried the failed predictions of {counters['retried']} finished chunk(s)")
             result = self.finalize(dataset)
         except BaseException as e:
             interrupted = isinstance(e, KeyboardInterrupt)
@@ -261,8 +342,12 @@ class Engine:
             cache.close()
         meta.update(
             status="finished", finished=datetime.now(UTC).isoformat(),
-            seconds_this_session=round(time.perf_counter() - t0, 3), chunks_resumed=chunks_skipped,
-            chunks_retried=retried, counts=result.counts, notes=self.notes,
+            seconds_this_session=round(time.perf_counter() - t0, 3), chunks_resumed=counters["skipped"],
+            chunks_retried=counters["retried"], counts=result.counts, notes=self.notes,
+            fit_states={f"{s.name} {s.params_json} prompt={pid}": instantiate(s).state_hash(st)
+                        for (s, pid), st in sorted(self.states.items(), key=lambda kv: (kv[0][0].name,
+                                                                                        kv[0][0].params_json,
+                                                                                        str(kv[0][1])))},
             target_stats={name: {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0}
                           for name, t in targets.items()},
         )
@@ -285,18 +370,53 @@ class Engine:
                     f"is {dataset.task!r}; pick attacks listed for {dataset.task!r} by `callbluff list`"
                 )
 
-    def _run_chunk(self, idx: int, records: list[Record], dataset: Dataset, targets: dict[str, Any],
-                   writer: BackgroundWriter) -> None:
-        task = dataset.task
+    # -- record chunks ---------------------------------------------------------------------------------
+    def _needs_run(self, idx: int) -> bool:
+        if not self.run.chunk_done(idx):
+            return True
+        return bool(self.retry_errors and self.run.chunk_status(idx).get("prediction_errors", 0))
+
+    def _generate(self, records: list[Record], dataset: Dataset) -> tuple[list[Perturbed], list[dict[str, Any]]]:
         prompts = dataset.prompts
-        work = [GenerationTask(part, {p: prompts[p] for p in {getattr(r, "prompt_id", None) for r in part}
-                                       if p in prompts}, self.static_specs, self.suite.seed)
-                for part in split_evenly(records, self.executor.workers * 2)]
-        static: list[Perturbed] = []
+        work = []
+        for part in split_evenly(records, self.executor.workers * 2):
+            pids = {getattr(r, "prompt_id", None) for r in part}
+            work.append(GenerationTask(part, {p: prompts[p] for p in pids if p in prompts}, self.static_specs,
+                                       self.suite.seed,
+                                       {k: v for k, v in self.states.items() if k[1] in pids
+                                        and k[0] in self.static_specs}))
+        examples: list[Perturbed] = []
         errors: list[dict[str, Any]] = []
         for res in self.executor.map(generate_examples, work):
-            static.extend(res.examples)
+            examples.extend(res.examples)
             errors.extend(res.errors)
+        return examples, errors
+
+    def _prepared_chunks(self, dataset: Dataset) -> Iterator[_Prepared]:
+        """Record chunks, each read and generated one step ahead on a background thread (prefetch), so that
+        reading and generation overlap the previous chunk's target calls."""
+        chunks = enumerate(chunked(dataset, self.suite.output.chunk_size, self.limit))
+
+        def prepare() -> _Prepared | None:
+            item = next(chunks, None)
+            if item is None:
+                return None
+            idx, records = item
+            if not self._needs_run(idx):
+                return _Prepared(idx, records, True, [], [])
+            examples, errors = self._generate(records, dataset) if self.static_specs else ([], [])
+            return _Prepared(idx, records, False, examples, errors)
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-prefetch") as pool:
+            future = pool.submit(prepare)
+            while (prep := future.result()) is not None:
+                future = pool.submit(prepare)
+                yield prep
+
+    def _run_chunk(self, prep: _Prepared, dataset: Dataset, targets: dict[str, CachedTarget],
+                   writer: BackgroundWriter) -> None:
+        task, idx, records = dataset.task, prep.idx, prep.records
+        errors = list(prep.errors)
         by_id = {r.id: r for r in records}
         originals_rows: list[dict[str, Any]] = []
         example_rows: list[dict[str, Any]] = []
@@ -306,39 +426,60 @@ class Engine:
             for r, out in zip(records, outs):
                 orig_by_id[r.id] = out
                 gold, answers, answer_type = gold_of(r)
-                f = _output_fields(out)
                 originals_rows.append({
                     "source_id": r.id, "prompt_id": getattr(r, "prompt_id", None), "task": task, "gold": gold,
                     "gold_answers": json.dumps(answers) if answers else None, "answer_type": answer_type,
-                    "target": tname, **f, "chunk": idx,
+                    "target": tname, **_output_fields(out), "chunk": idx,
                 })
-            searched: list[tuple[Perturbed, int]] = [(ex, 0) for ex in static]
+            found: list[tuple[Perturbed, int]] = [(ex, 0) for ex in prep.examples]
             for spec in self.search_specs:
-                attack = instantiate(spec)
-                assert isinstance(attack, SearchAttack)
-                searched.extend(_search(spec, attack, records, prompts, target, self.suite.seed, errors))
-            adv_inputs: list[Input] = []
-            for ex, _ in searched:
-                adv_inputs.append(adversarial_input(ex, by_id[ex.source_id], task))
-            adv_outs = target.predict(adv_inputs) if adv_inputs else []
-            for (ex, queries), out in zip(searched, adv_outs):
-                src = by_id[ex.source_id]
-                gold, answers, _ = gold_of(src)
-                o = _output_fields(orig_by_id[ex.source_id])
-                a = _output_fields(out)
-                example_rows.append({
-                    "example_id": ex.id, "source_id": ex.source_id, "prompt_id": ex.prompt_id, "task": task,
-                    "attack": ex.attack, "params": canonical_json(dict(ex.params)), "index": ex.index,
-                    "field": ex.field, "original_text": getattr(src, ex.field),
-                    "adversarial_text": ex.text, "meta": canonical_json(dict(ex.meta)), "gold": gold,
-                    "gold_answers": json.dumps(answers) if answers else None, "target": tname,
-                    "orig_score": o["score"], "adv_score": a["score"], "orig_answer": o["answer"],
-                    "adv_answer": a["answer"], "orig_candidates": o["candidates"], "adv_candidates": a["candidates"],
-                    "orig_error": o["error"], "adv_error": a["error"], "queries": queries, "chunk": idx,
-                })
+                found.extend(self._search(spec, records, dataset.prompts, target, tname, orig_by_id, errors))
+            adv_outs = target.predict([adversarial_input(ex, by_id[ex.source_id], task) for ex, _ in found])
+            for (ex, queries), out in zip(found, adv_outs):
+                example_rows.append(_example_row(ex, by_id[ex.source_id], task, tname, orig_by_id[ex.source_id],
+                                                 out, queries, idx))
+        self._write_chunk(idx, by_id, originals_rows, example_rows, errors, writer)
+
+    def _search(self, spec: AttackSpec, records: Sequence[Record], prompts: dict[str, Prompt], target: Target,
+                tname: str, originals: dict[str, Output],
+                errors: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
+        """A model-in-the-loop attack on every record, ``output.search_concurrency`` searches at once through
+        the executor; each gets its own :class:`Oracle` (budget ``query_budget``, every query counted) over the
+        shared cached target. Results are in record order, whatever the concurrency."""
+        attack = instantiate(spec)
+        assert isinstance(attack, SearchAttack)
+        budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
+        res = default_resources()
+        seed = self.suite.seed
+
+        def one(record: Record) -> tuple[list[tuple[Perturbed, int]], dict[str, Any] | None]:
+            pid = getattr(record, "prompt_id", None)
+            prompt = prompts.get(pid) if pid is not None else None
+            oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record,
+                                                                   attack.task),
+                            budget, original=originals.get(record.id))
+            rng = record_rng(seed, record.id, attack.name, attack.params_dict)
+            try:
+                found = attack.examples(record, oracle, rng, res, prompt, self.states.get((spec, pid)))
+            except Exception as e:  # noqa: BLE001 - recorded per record
+                return [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
+                            "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
+            return [(ex, oracle.used) for ex in found], None
+
+        out: list[tuple[Perturbed, int]] = []
+        for found, error in self.executor.map_concurrent(one, records, self.suite.output.search_concurrency):
+            out.extend(found)
+            if error is not None:
+                errors.append(error)
+        return out
+
+    def _write_chunk(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],
+                     example_rows: list[dict[str, Any]], errors: list[dict[str, Any]],
+                     writer: BackgroundWriter) -> None:
         for e in errors:  # attack failures: traced to their prompt so metric rows can count them
             src = by_id.get(e.get("source_id", ""))
-            e.setdefault("prompt_id", getattr(src, "prompt_id", None))
+            if e.get("prompt_id") is None and src is not None:
+                e["prompt_id"] = getattr(src, "prompt_id", None)
         generr = self.run.generr_path(idx)
         if errors:
             write_atomic(generr, json.dumps(errors, default=str))
@@ -348,6 +489,40 @@ class Engine:
                   + sum(r["adv_error"] is not None for r in example_rows),
                   "generate_errors": len(errors)}
         writer.submit(self.run.write_chunk, idx, originals_rows, example_rows, status)
+
+    # -- generator chunks --------------------------------------------------------------------------------
+    def _generator_work(self, dataset: Dataset) -> list[GeneratorTask]:
+        """The prompt-level generators' answers cut into pieces of at most ``chunk_size`` (deterministic order:
+        configuration, prompt, answer index), so that they resume like record chunks."""
+        size = self.suite.output.chunk_size
+        work = []
+        for spec in self.generator_specs:
+            count = int(instantiate(spec).params.count)  # type: ignore[attr-defined]
+            for pid in sorted(dataset.prompts):
+                if (spec, pid) not in self.states:
+                    continue  # could not fit on this prompt (a note says why)
+                for start in range(0, count, size):
+                    work.append(GeneratorTask(spec, dataset.prompts[pid], self.states[(spec, pid)], self.suite.seed,
+                                              start, min(count, start + size)))
+        return work
+
+    def _run_generators(self, dataset: Dataset, targets: dict[str, CachedTarget], writer: BackgroundWriter,
+                        counters: dict[str, int]) -> None:
+        work = self._generator_work(dataset)
+        for k, piece in enumerate(work):
+            idx = GENERATOR_CHUNK0 + k
+            if not self._needs_run(idx):
+                counters["skipped"] += 1
+                continue
+            counters["retried"] += self.run.chunk_done(idx)
+            [result] = list(self.executor.map(generate_prompt_examples, [piece]))
+            example_rows: list[dict[str, Any]] = []
+            for tname, target in targets.items():
+                outs = target.predict([Input(dataset.task, ex.text, ex.prompt_id) for ex in result.examples])
+                for ex, out in zip(result.examples, outs):
+                    example_rows.append(_example_row(ex, None, dataset.task, tname, None, out, 0, idx))
+            self._write_chunk(idx, {}, [], example_rows, list(result.errors), writer)
+            self.progress("generator chunk", k + 1, len(work))
 
     def finalize(self, dataset: Dataset) -> RunResult:
         """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json; count every input.
@@ -364,7 +539,8 @@ class Engine:
         examples, originals = ex_table.to_pandas(), orig_table.to_pandas()
         gen_errors = self._generation_errors()
         n_err = self._write_errors(examples, originals, gen_errors)
-        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task, gen_errors)
+        expectations = {s.name: instantiate(s).expect for s in self.specs}
+        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task, gen_errors, expectations)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
         per_target: dict[str, dict[str, int]] = {}
         for name in sorted(set(originals["target"]) | set(examples["target"])):

@@ -47,6 +47,11 @@ ORIGINAL_COLUMNS = [
 SCHEMAS = {"examples": _schema(EXAMPLE_COLUMNS), "originals": _schema(ORIGINAL_COLUMNS)}
 
 
+GENERATOR_CHUNK0 = 900_000
+"""Prompt-level generator answers are written as chunks numbered from here (after the record chunks, whose
+numbers count up from 0), so both kinds resume the same way."""
+
+
 class RunDirError(ValueError):
     """A run directory that cannot be used as it is: the message names the file and the fix."""
 

@@ -49,20 +49,31 @@ class DatasetConfig(BaseModel):
 
 
 class AttackConfig(BaseModel):
+    """One ``[[attack]]`` table: a registered attack, fixed ``params``, a ``grid`` (each point one configuration).
+
+    ``query_budget`` (model-in-the-loop attacks only) is a shortcut for ``params.query_budget``: queries one record
+    may cost. ``fit_on`` (attacks that fit, e.g. prompt-level generators) is a dataset spec whose records, per
+    prompt, the attack learns from (e.g. a train split); default: the run's own records of that prompt.
+    """
+
     model_config = ConfigDict(extra="forbid")
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
-    query_budget: int = Field(200, ge=1, description="queries a model-in-the-loop attack may spend per record")
+    query_budget: int | None = Field(None, ge=1, description="queries a model-in-the-loop attack may spend per record")
+    fit_on: str | None = Field(None, description="dataset spec the attack fits on (per prompt)")
 
     def expand(self) -> list[dict[str, Any]]:
         """One parameter dict per grid point (the cartesian product of ``grid`` over ``params``)."""
+        base = dict(self.params)
+        if self.query_budget is not None:
+            base.setdefault("query_budget", self.query_budget)
         if not self.grid:
-            return [dict(self.params)]
+            return [base]
         keys = sorted(self.grid)
         points = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
-            points.append({**self.params, **dict(zip(keys, values))})
+            points.append({**base, **dict(zip(keys, values))})
         return points
 
 
@@ -70,6 +81,9 @@ class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     chunk_size: int = Field(1000, ge=1, description="records per chunk (the unit of streaming and resume)")
     batch_size: int = Field(64, ge=1, description="inputs per target call")
+    search_concurrency: int = Field(8, ge=1, description="model-in-the-loop searches run at once (threads sharing "
+                                                         "the cached target; the target's own concurrency still "
+                                                         "bounds the calls in flight)")
     cache: str | None = Field(None, description="prediction cache path shared across runs "
                                                 "(default: predictions.sqlite in the run directory)")
     report: bool = True
@@ -150,6 +164,9 @@ def _check_attacks(suite: Suite, source: str) -> None:
             cls = get_attack(a.name)
         except KeyError as e:
             raise SuiteError(f"{source}: key `attack[{i}].name`: {e.args[0]}") from None
+        if a.query_budget is not None and cls.kind != "search":
+            raise SuiteError(f"{source}: key `attack[{i}].query_budget`: {cls.name} is not model-in-the-loop "
+                             "(it never queries the target); remove the key")
         for point in a.expand():
             try:
                 cls(**point)

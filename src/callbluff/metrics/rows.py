@@ -22,21 +22,26 @@ ERROR_FIELDS: tuple[str, ...] = ("n_errors_original", "n_errors_adversarial", "n
 (generation or search) in the row's (attack, params, prompt): three counts, never mixed."""
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "essay": ("n", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "abs_mean_diff_pct",
-              "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", *ERROR_FIELDS),
-    "content": ("n", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "abs_mean_diff_pct",
-                "std_diff_pct", "ttest_p", *ERROR_FIELDS),
-    "reading": ("n", "em", "f1", "em_adv", "f1_adv", "queries_mean", *ERROR_FIELDS),
-    "questions": ("n", "success_rate", "recall_at_5", "recall_at_5_adv", "recall_at_20", "recall_at_20_adv",
-                  "mrr", "mrr_adv", "map", "map_adv", *ERROR_FIELDS),
+    "essay": ("n", "expect", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
+              "abs_mean_diff_pct", "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr",
+              "mean_score_pct", "queries_mean", *ERROR_FIELDS),
+    "content": ("n", "expect", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
+                "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *ERROR_FIELDS),
+    "reading": ("n", "expect", "failure_pct", "em", "f1", "em_adv", "f1_adv", "broken_pct", "adv_correct_pct",
+                "queries_mean", *ERROR_FIELDS),
+    "questions": ("n", "expect", "failure_pct", "success_rate", "adv_correct_pct", "recall_at_5", "recall_at_5_adv",
+                  "recall_at_20", "recall_at_20_adv", "mrr", "mrr_adv", "map", "map_adv", "queries_mean",
+                  *ERROR_FIELDS),
 }
 """The metric fields of each task's rows, in display order (report tables; metrics.json may hold more)."""
 
 TERMINAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "essay": ("n", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
-    "content": ("n", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
-    "reading": ("n", "em", "f1", "em_adv", "f1_adv", *ERROR_FIELDS),
-    "questions": ("n", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv", *ERROR_FIELDS),
+    "essay": ("n", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p",
+              *ERROR_FIELDS),
+    "content": ("n", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
+    "reading": ("n", "failure_pct", "em", "f1", "em_adv", "f1_adv", *ERROR_FIELDS),
+    "questions": ("n", "failure_pct", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv",
+                  *ERROR_FIELDS),
 }
 """The compact subset printed on the terminal."""
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Self
 
+from callbluff.iterutil import chunked  # noqa: F401  (re-exported: callbluff.targets.chunked)
 from callbluff.targets._common import exception_cause
 from callbluff.targets.base import Input, Output, Target, TargetStats
 from callbluff.targets.cache import PredictionCache
@@ -175,10 +176,3 @@ class CachedTarget:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """Consecutive lists of ``size`` items (the last may be shorter)."""
-    it = iter(items)
-    while chunk := list(islice(it, size)):
-        yield chunk
