@@ -504,3 +504,64 @@ def test_metric_row_schema_and_json() -> None:
     assert (both["em"], both["em_adv"]) == (100.0, 0.0)
     with pytest.raises(ValueError, match="unknown task 'essays'"):
         metric_row("essays", None, None, None, None)
+
+
+# ============================================================================ cases found by `make mutation`
+# Each test below kills mutants of the metric code that survived the tests above (mutmut, see the Makefile).
+
+
+def test_overstability_ttest_with_two_pairs() -> None:
+    # d = [-1, -3] on 0..10: mean -2, sample sd sqrt(2), se sqrt(2)/sqrt(2) = 1, t = -2, df 1 (Cauchy):
+    # p = 2 F(-2) = 1 - 2 atan(2) / pi = 0.295167
+    p = overstability([5, 5], [4, 2], 0, 10)["ttest_p"]
+    assert p == pytest.approx(1 - 2 * math.atan(2) / math.pi, abs=1e-12)
+    assert p == pytest.approx(0.295167, abs=1e-6)
+
+
+def test_qwk_clips_below_the_scale_and_takes_a_two_point_scale() -> None:
+    # -0.6 rounds half up to -1, then is clipped to the bottom 0: [0, 2, 3] == gold -> 1.0
+    assert qwk([0, 2, 3], [-0.6, 2, 3], score_min=0, score_max=3) == 1.0
+    # a 0-1 scale: quadratic weights are Cohen's kappa; agreement 3/4, chance (2*3 + 2*1) / 16 = 1/2
+    # -> (3/4 - 1/2) / (1 - 1/2) = 0.5
+    assert qwk([0, 1, 1, 0], [0, 1, 0, 0], score_min=0, score_max=1) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="give both score_min and score_max"):
+        qwk([0, 1], [0, 1], score_min=0)
+    # one pair left after dropping the missing one: two constant raters who agree -> 1.0
+    assert qwk([1, 2], [1, None], nan_policy="omit") == 1.0
+
+
+def test_squad_v2_rules_reach_the_corpus_scores() -> None:
+    # v2.0: no gold means the empty answer is right -> EM/F1 100 on both; v1.1 refuses a question with no gold
+    preds, golds = ["", "Denver"], [[], ["Denver"]]
+    assert em(preds, golds, version="2.0") == 100.0 and f1(preds, golds, version="2.0") == 100.0
+    assert squad_metrics(preds, golds, version="2.0")["em"] == 100.0
+    assert exact_match("", [], version="2.0") == 1.0
+    assert worst_case_squad_metrics(["q"], [""], [[]], version="2.0")["em_adv"] == 100.0
+    with pytest.raises(ValueError, match="no gold answers"):
+        em(preds, golds)
+
+
+def test_nan_prediction_is_missing_and_aligned_golds() -> None:
+    s = squad_metrics(["a", float("nan")], [["a"], ["b"]])
+    assert (s["n"], s["n_missing"], s["em"]) == (1, 1, 100.0)
+    # golds aligned with the predictions (not a mapping): q1 worst EM 0 ("b"), q2 1 -> 50
+    w = worst_case_squad_metrics(["q1", "q1", "q2"], ["a", "b", "c"], [["a"], ["a"], ["c"]])
+    assert (w["n_adv"], w["em_adv"]) == (2, 50.0)
+
+
+def test_ranking_cutoffs_regex_mode_and_counts() -> None:
+    lists, golds = [["Lyon", "Paris"]], [["Paris"]]
+    assert mrr(lists, golds) == 0.5 and mrr(lists, golds, k=1) == 0.0  # only the first candidate counts
+    assert map_score(lists, golds) == 0.5 and map_score(lists, golds, k=1) == 0.0
+    # DrQA's anchored regex match: "Wood" does not match "Elijah Wood" at its start
+    anchored = {"answer_type": "regex", "regex_mode": "match"}
+    assert relevance(["Elijah Wood"], ["Wood"], "regex", regex_mode="match") == [False]
+    assert ranking_metrics([["Elijah Wood"]], [["Wood"]], ks=(1,), **anchored)["recall_at_1"] == 0.0
+    assert recall_at_k([["Elijah Wood"]], [["Wood"]], 1, **anchored) == 0.0
+    assert mrr([["Elijah Wood"]], [["Wood"]], **anchored) == 0.0
+    # two failed lists of three: n 1, n_missing 2
+    r = ranking_metrics([None, None, ["a"]], [["a"], ["a"], ["a"]], ks=(1,))
+    assert (r["n"], r["n_missing"], r["recall_at_1"]) == (1, 2, 1.0)
+    # two adversarial questions from wrongly answered sources: both excluded, not one
+    assert success_stats([False, False, True], [True, False, False]) == {
+        "n": 1, "n_success": 1, "n_excluded": 2, "n_missing": 0, "success_rate": 100.0}

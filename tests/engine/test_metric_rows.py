@@ -45,6 +45,11 @@ def check_row(row: dict[str, Any], expected: dict[str, float]) -> None:
 def find(rows: Sequence[dict[str, Any]], attack: str, prompt: str) -> dict[str, Any]:
     hits = [r for r in rows if r["attack"] == attack and r["prompt"] == prompt and r["target"] == TARGET]
     assert len(hits) == 1, (attack, prompt, [(r["attack"], r["prompt"]) for r in rows])
+    tasks = {r["task"] for r in rows}
+    assert len(tasks) == 1 and tasks <= {"essay", "content", "reading", "questions"}, tasks
+    assert isinstance(json.loads(hits[0]["params"]), dict)  # canonical JSON of the attack's parameters
+    if attack == "clean":
+        assert hits[0]["params"] == "{}"
     return hits[0]
 
 
@@ -163,8 +168,20 @@ def scoring_rows(tmp_path: Path, task: str, records: Sequence[tuple], text_of: C
                       output="score")
 
 
+def check_qwk_fields(rows: list[dict], attack: str, prompts: Sequence[str]) -> None:
+    """Each attack row carries its prompt's clean qwk; the pooled row the mean over prompts, flagged."""
+    clean = [find(rows, "clean", p)["qwk"] for p in prompts]
+    for p, q in zip(prompts, clean):
+        assert find(rows, attack, p)["qwk"] == pytest.approx(q)
+    pooled = find(rows, attack, "all")
+    assert pooled["qwk"] == pytest.approx(float(np.mean(clean))) and pooled["qwk_mean_over_prompts"] is True
+
+
 def test_essay_rows_end_to_end(tmp_path: Path) -> None:
     rows = scoring_rows(tmp_path, "essay", ESSAYS, essay_text, ESSAY_ATTACK)
+    assert all(r["task"] == "essay" for r in rows)
+    assert json.loads(find(rows, ESSAY_ATTACK, "e1")["params"]) == {"min_sentences": 2}  # the defaults, spelled out
+    check_qwk_fields(rows, ESSAY_ATTACK, ["e1", "e2"])
     for prompt, expected in ESSAY_EXPECTED.items():
         check_row(find(rows, ESSAY_ATTACK, prompt), expected)
     assert "arr" not in find(rows, ESSAY_ATTACK, "all")  # ARR is Ding et al.'s content-scoring metric
@@ -176,10 +193,8 @@ def test_content_rows_end_to_end(tmp_path: Path) -> None:
     rows = scoring_rows(tmp_path, "content", ANSWERS, answer_text, CONTENT_ATTACK)
     for prompt, expected in CONTENT_EXPECTED.items():
         check_row(find(rows, CONTENT_ATTACK, prompt), expected)
-    clean = [find(rows, "clean", p) for p in ("p1", "p2")]
-    assert [r["n"] for r in clean] == [6, 4]
-    # the pooled qwk is the mean of the per-prompt clean values
-    assert find(rows, CONTENT_ATTACK, "all")["qwk"] == pytest.approx(np.mean([r["qwk"] for r in clean]))
+    assert [find(rows, "clean", p)["n"] for p in ("p1", "p2")] == [6, 4]
+    check_qwk_fields(rows, CONTENT_ATTACK, ["p1", "p2"])
 
 
 def _num(v: Any) -> float:
@@ -241,6 +256,27 @@ def test_one_prompt_has_no_pooled_row_and_targets_stay_apart() -> None:
     # ARR on the "adversarial" (former original) scores 3, 2, 3, 3 (c4's), 1: none at 0
     check_row(u, {"n": 4, "neg_pct": 25.0, "pos_pct": 50.0, "not_lowered_pct": 75.0, "mean_diff_pct": 50 / 3,
                   "arr": 0.0})
+
+
+def test_rows_are_plain_json_with_none_for_undefined() -> None:
+    # prompt q (0-3) with two answers, both attacked: gold 0 / 3, scored 0 / 3 (qwk 1.0 from two pairs),
+    # every adversarial prediction failed: n 0 and every statistic undefined (None in metrics.json, not NaN);
+    # the searches cost 1 and 3 queries -> queries_mean 2.0
+    records = [("a", "q", "x", 0, 0, FAIL), ("b", "q", "y", 3, 3, FAIL)]
+    ex, orig = scoring_tables(records, "content", CONTENT_ATTACK, lambda r: True)
+    ex["queries"] = [1, 3]
+    rows = compute_metrics(ex, orig, prompts_of("content", {"q": (0, 3)}), "content")
+    json.dumps(rows, allow_nan=False)
+    row = find(rows, CONTENT_ATTACK, "q")
+    assert row["n"] == 0 and type(row["n"]) is int and row["n_missing"] == 2
+    assert row["neg_pct"] is None and row["not_lowered_pct"] is None and row["arr"] is None
+    assert row["queries_mean"] == 2.0 and row["qwk"] == 1.0 == find(rows, "clean", "q")["qwk"]
+    assert "queries_mean" not in find(scoring_rows_static(), CONTENT_ATTACK, "p1")  # static: no searching
+
+
+def scoring_rows_static() -> list[dict]:
+    ex, orig = scoring_tables(ANSWERS, "content", CONTENT_ATTACK, lambda r: r[5] is not None)
+    return compute_metrics(ex, orig, prompts_of("content", CONTENT_PROMPTS), "content")
 
 
 # =========================================================================================== reading
@@ -305,7 +341,7 @@ CONTEXT = "Giant pandas live in the mountains of central China and eat bamboo."
 # question: (gold answers, answer on the clean paragraph, with distractor 1, with distractor 2)
 READING = {
     "Where do pandas live?": (["in China", "China"], "China", "China", "the mountains of China"),  # down
-    "What do pandas eat?": (["bamboo"], "leaves", "bamboo", "bamboo shoots"),  # up
+    "What do pandas eat?": (["bamboo"], "leaves", "bamboo shoots", "bamboo"),  # up (partly right first)
     "Who studied them?": (["The Smith team"], "Smith team", "Smith team.", "the Smith team"),  # unchanged
     "When did the study start?": (["in 1990"], "1990", FAIL, "1990"),  # one version failed
     "How many cubs were born?": (["three"], "three", FAIL, FAIL),  # every version failed
@@ -320,13 +356,14 @@ READING_EXPECTED = {
     # worst case over the two versions of each question (Jia & Liang: failed if any version fools it):
     #   Where: "China" 1/1, "mountains of china" EM 0, F1 max(P 1/3 R 1 -> 1/2 vs "china";
     #          1/3, 1/2 -> 2/5 vs "in china") = 1/2 -> worst EM 0, F1 1/2
-    #   What: "bamboo" 1/1, "bamboo shoots" EM 0 F1 2/3 -> 0, 2/3
+    #   What: "bamboo shoots" EM 0 F1 2/3, then "bamboo" 1/1 -> 0, 2/3 (the minima of EM and of F1 separately)
     #   Who: "smith team" both -> 1, 1
     #   When: one failed (ignored), "1990" -> 0, 2/3
     #   How many: both failed -> left out (n_missing_adv 1)
     #   Which zoo: "Chengdu" 1/1, "Beijing" 0/0 -> 0, 0 (the original's failure does not matter here)
     # -> n_adv 5, em_adv 1/5 = 20, f1_adv (1/2 + 2/3 + 1 + 2/3 + 0) / 5 = 17/30
     "em_adv": 20.0, "f1_adv": 170 / 3, "n_adv": 5, "n_missing_adv": 1,
+    "queries_mean": 0.0,  # a static attack asks the target nothing while searching
 }
 
 
@@ -410,7 +447,8 @@ QUESTIONS_EXPECTED = {
     # on the adversarial answers: 11 lists (Mona Lisa 1 failed); correct at rank 1: Hamlet 1 ("shakespeare."),
     # France 2, planet 1, cheetah 1, spider 2 = 7; Mona Lisa 2 has the right answer at rank 2 (in the top 5;
     # reciprocal rank 1/2, AP 1/2) -> recall@1 7/11, recall@5 8/11, MRR = MAP = (7 + 1/2) / 11
-    "recall_at_1_adv": 7 / 11, "recall_at_5_adv": 8 / 11, "mrr_adv": 7.5 / 11, "map_adv": 7.5 / 11,
+    "recall_at_1_adv": 7 / 11, "recall_at_5_adv": 8 / 11, "recall_at_20_adv": 8 / 11, "mrr_adv": 7.5 / 11,
+    "map_adv": 7.5 / 11, "queries_mean": 0.0,
 }
 
 
@@ -456,6 +494,27 @@ def questions_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
                        "orig_answer": oa, "adv_answer": aa, "orig_candidates": oc, "adv_candidates": ac,
                        "orig_error": oe, "adv_error": ae, "queries": 0, "chunk": 0})
     return pd.DataFrame(ex), pd.DataFrame(orig)
+
+
+def test_questions_rows_use_each_question_answer_type() -> None:
+    # a CuratedTREC-style regex gold "Wood" accepts "Elijah Wood" (a match anywhere); as a string it would not.
+    # Source answered right, its rewording wrongly -> success 1/1; no prediction failed, so the ranking
+    # fields are there: recall@1 on the sources 1.0, on the rewordings 0.0
+    gold = json.dumps(["Wood"])
+    orig = pd.DataFrame([{"source_id": "r", "prompt_id": None, "task": "questions", "gold": None,
+                          "gold_answers": gold, "answer_type": "regex", "target": TARGET, "score": None,
+                          "answer": "Elijah Wood", "candidates": None, "error": None, "chunk": 0}])
+    ex = pd.DataFrame([{"example_id": "r-0", "source_id": "r", "prompt_id": None, "task": "questions",
+                        "attack": QUESTIONS_ATTACK, "params": "{}", "index": 0, "field": "question",
+                        "original_text": "Who played Frodo?", "adversarial_text": "Tell me: Who played Frodo?",
+                        "meta": "{}", "gold": None, "gold_answers": gold, "target": TARGET, "orig_score": None,
+                        "adv_score": None, "orig_answer": "Elijah Wood", "adv_answer": "Sean Astin",
+                        "orig_candidates": None, "adv_candidates": None, "orig_error": None, "adv_error": None,
+                        "queries": 0, "chunk": 0}])
+    rows = compute_metrics(ex, orig, {}, "questions")
+    check_row(find(rows, QUESTIONS_ATTACK, "all"), {"success_rate": 100.0, "recall_at_1": 1.0, "mrr": 1.0,
+                                                     "recall_at_1_adv": 0.0, "recall_at_20_adv": 0.0})
+    check_row(find(rows, "clean", "all"), {"recall_at_1": 1.0, "n": 1})
 
 
 def test_questions_rows_from_tables() -> None:
