@@ -19,6 +19,7 @@ import pytest
 import callbluff
 
 DATA = Path(callbluff.__file__).resolve().parent / "data"
+BUILDER = Path(__file__).resolve().parents[1] / "scripts" / "demo_data" / "build.py"  # not installed: in the checkout
 FILES = ("demo_prompts.json", "demo_content.jsonl", "demo_essays.jsonl", "demo_squad.json")
 
 
@@ -181,9 +182,10 @@ def test_loaders_read_the_demo_files() -> None:
 
 
 def test_builder_reproduces_the_files(tmp_path: Path) -> None:
-    """The committed files are exactly what ``_build/build.py`` writes (no hand edits, same seed, same bytes)."""
+    """The committed files are exactly what ``scripts/demo_data/build.py`` writes (no hand edits, same seed,
+    same bytes)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run([sys.executable, str(DATA / "_build" / "build.py"), str(tmp_path)], check=True, env=env,
+    subprocess.run([sys.executable, str(BUILDER), str(tmp_path)], check=True, env=env,
                    capture_output=True, timeout=120)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), f"{name} differs from the builder"

@@ -1,6 +1,6 @@
 """Build the callbluff demo data sets from the hand-written banks beside this file.
 
-    python src/callbluff/data/_build/build.py [OUT_DIR]      (default: src/callbluff/data)
+    python scripts/demo_data/build.py [OUT_DIR]      (default: src/callbluff/data, the package's data)
 
 Writes ``demo_prompts.json``, ``demo_content.jsonl``, ``demo_essays.jsonl`` and ``demo_squad.json``. The
 output is a pure function of the banks and ``SEED``: running the script again gives the same bytes
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.dont_write_bytecode = True  # keep __pycache__ out of the package's data directory
+PACKAGE_DATA = HERE.parents[1] / "src" / "callbluff" / "data"
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, str(HERE))
 
 import content_demo1 as d1
@@ -794,5 +795,5 @@ def build(out: Path) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else PACKAGE_DATA
     print(build(target))
