@@ -31,12 +31,12 @@ PACKAGE_DATA = HERE.parents[1] / "src" / "callbluff" / "data"
 sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, str(HERE))
 
-import content_demo1 as d1
-import content_demo2 as d2
-import essay_banks as eb
-import squad_text as sq
+import content_demo1 as d1  # noqa: E402  (after the sys.path insert)
+import content_demo2 as d2  # noqa: E402  (after the sys.path insert)
+import essay_banks as eb  # noqa: E402  (after the sys.path insert)
+import squad_text as sq  # noqa: E402  (after the sys.path insert)
 
-from callbluff.seeding import derive_seed
+from callbluff.seeding import derive_seed  # noqa: E402  (after the sys.path insert)
 
 SEED = 20240601
 TEST_FRACTION = 0.25
@@ -384,7 +384,7 @@ def with_splits_and_ids(prompt_id: str, answers: list[tuple[str, int]], rng: Rng
     for i, (_, s) in enumerate(answers):
         by_score.setdefault(s, []).append(i)
     test: set[int] = set()
-    for s, idx in sorted(by_score.items()):
+    for _s, idx in sorted(by_score.items()):
         k = round(TEST_FRACTION * len(idx))
         test |= set(rng.sample(idx, k))
     return [
