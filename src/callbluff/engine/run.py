@@ -415,14 +415,30 @@ class Engine:
 
     def _run_chunk(self, prep: _Prepared, dataset: Dataset, targets: dict[str, CachedTarget],
                    writer: BackgroundWriter) -> None:
-        task, idx, records = dataset.task, prep.idx, prep.records
+        """Predict one chunk's originals, search, predict its adversarial inputs; the rows are built and written
+        by the background writer (off the critical path: the next chunk's target calls are already running)."""
+        task, records = dataset.task, prep.records
         errors = list(prep.errors)
+        by_id = {r.id: r for r in records}
+        predicted: list[tuple[str, list[Output], list[tuple[Perturbed, int]], list[Output]]] = []
+        for tname, target in targets.items():
+            outs = target.predict([original_input(r, task) for r in records])
+            orig_by_id = {r.id: o for r, o in zip(records, outs)}
+            found: list[tuple[Perturbed, int]] = [(ex, 0) for ex in prep.examples]
+            for spec in self.search_specs:
+                found.extend(self._search(spec, records, dataset.prompts, target, tname, orig_by_id, errors))
+            adv_outs = target.predict([adversarial_input(ex, by_id[ex.source_id], task) for ex, _ in found])
+            predicted.append((tname, outs, found, adv_outs))
+        writer.submit(self._write_record_chunk, prep.idx, task, records, predicted, errors)
+
+    def _write_record_chunk(self, idx: int, task: str, records: list[Record],
+                            predicted: list[tuple[str, list[Output], list[tuple[Perturbed, int]], list[Output]]],
+                            errors: list[dict[str, Any]]) -> None:
         by_id = {r.id: r for r in records}
         originals_rows: list[dict[str, Any]] = []
         example_rows: list[dict[str, Any]] = []
-        for tname, target in targets.items():
-            outs = target.predict([original_input(r, task) for r in records])
-            orig_by_id: dict[str, Output] = {}
+        for tname, outs, found, adv_outs in predicted:
+            orig_by_id = {}
             for r, out in zip(records, outs):
                 orig_by_id[r.id] = out
                 gold, answers, answer_type = gold_of(r)
@@ -431,14 +447,10 @@ class Engine:
                     "gold_answers": json.dumps(answers) if answers else None, "answer_type": answer_type,
                     "target": tname, **_output_fields(out), "chunk": idx,
                 })
-            found: list[tuple[Perturbed, int]] = [(ex, 0) for ex in prep.examples]
-            for spec in self.search_specs:
-                found.extend(self._search(spec, records, dataset.prompts, target, tname, orig_by_id, errors))
-            adv_outs = target.predict([adversarial_input(ex, by_id[ex.source_id], task) for ex, _ in found])
             for (ex, queries), out in zip(found, adv_outs):
                 example_rows.append(_example_row(ex, by_id[ex.source_id], task, tname, orig_by_id[ex.source_id],
                                                  out, queries, idx))
-        self._write_chunk(idx, by_id, originals_rows, example_rows, errors, writer)
+        self._write_chunk(idx, by_id, originals_rows, example_rows, errors)
 
     def _search(self, spec: AttackSpec, records: Sequence[Record], prompts: dict[str, Prompt], target: Target,
                 tname: str, originals: dict[str, Output],
@@ -474,8 +486,8 @@ class Engine:
         return out
 
     def _write_chunk(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],
-                     example_rows: list[dict[str, Any]], errors: list[dict[str, Any]],
-                     writer: BackgroundWriter) -> None:
+                     example_rows: list[dict[str, Any]], errors: list[dict[str, Any]]) -> None:
+        """Write one chunk's error list, status and parts (the examples part last: it marks the chunk done)."""
         for e in errors:  # attack failures: traced to their prompt so metric rows can count them
             src = by_id.get(e.get("source_id", ""))
             if e.get("prompt_id") is None and src is not None:
@@ -488,7 +500,7 @@ class Engine:
         status = {"prediction_errors": sum(r["error"] is not None for r in originals_rows)
                   + sum(r["adv_error"] is not None for r in example_rows),
                   "generate_errors": len(errors)}
-        writer.submit(self.run.write_chunk, idx, originals_rows, example_rows, status)
+        self.run.write_chunk(idx, originals_rows, example_rows, status)
 
     # -- generator chunks --------------------------------------------------------------------------------
     def _generator_work(self, dataset: Dataset) -> list[GeneratorTask]:
@@ -521,7 +533,7 @@ class Engine:
                 outs = target.predict([Input(dataset.task, ex.text, ex.prompt_id) for ex in result.examples])
                 for ex, out in zip(result.examples, outs):
                     example_rows.append(_example_row(ex, None, dataset.task, tname, None, out, 0, idx))
-            self._write_chunk(idx, {}, [], example_rows, list(result.errors), writer)
+            writer.submit(self._write_chunk, idx, {}, [], example_rows, list(result.errors))
             self.progress("generator chunk", k + 1, len(work))
 
     def finalize(self, dataset: Dataset) -> RunResult:

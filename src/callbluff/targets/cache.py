@@ -5,6 +5,13 @@ task, prompt, context and text), the :class:`Output` as JSON and the time it was
 outputs belong here (:class:`~callbluff.targets.wrappers.CachedTarget` never stores errors, so a later run
 retries them).
 
+Durable and cheap writes: :meth:`PredictionCache.put_many` commits each batch to an append-only ``journal``
+table (sequential rows: a commit writes one or two pages, where inserting 64 hash keys into the keyed table
+would dirty ~60 random pages), and keeps the batch in memory for this process's lookups. The journal is
+merged into the keyed ``predictions`` table in one transaction every ``merge_every`` rows, on :meth:`close`,
+and when a cache is opened (so predictions committed just before a kill are found on resume). Another process
+sees a journaled prediction once it is merged (before that it is a cache miss: safe, never a wrong answer).
+
 Concurrency: WAL lets readers work while one process writes; ``busy_timeout`` makes a writer wait for the
 lock instead of failing, and writes use ``BEGIN IMMEDIATE`` so two writers never deadlock on a lock upgrade.
 Each process (and each thread) gets its own connection, opened lazily, so a cache object can be handed to
@@ -35,8 +42,20 @@ CREATE TABLE IF NOT EXISTS predictions (
     created REAL NOT NULL,
     PRIMARY KEY (fingerprint, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+    fingerprint TEXT NOT NULL,
+    key TEXT NOT NULL,
+    output TEXT NOT NULL,
+    created REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+def _output_json(o: Output) -> str:
+    if o.answer is None and not o.candidates and o.score is not None and o.error is None:
+        return '{"score":%r}' % float(o.score)  # the common case, without json.dumps
+    return json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 class PredictionCache:
@@ -45,15 +64,19 @@ class PredictionCache:
     ``busy_timeout`` is how long (seconds) a write waits for another process's lock before failing.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0, merge_every: int = 8192) -> None:
         self.path = Path(path)
         self.busy_timeout = float(busy_timeout)
+        self.merge_every = max(1, int(merge_every))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._pid = os.getpid()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
+        self._recent: dict[tuple[str, str], str] = {}  # journaled by this process, not merged yet
+        self._recent_lock = threading.Lock()
         self._conn()  # create the schema now, so errors (bad path, not a database) surface here
+        self.merge()  # journal rows left by a killed process
 
     # -- connections ---------------------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -86,20 +109,28 @@ class PredictionCache:
         return conn
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "busy_timeout": self.busy_timeout}
+        return {"path": self.path, "busy_timeout": self.busy_timeout, "merge_every": self.merge_every}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.path = state["path"]
         self.busy_timeout = state["busy_timeout"]
+        self.merge_every = state.get("merge_every", 8192)
+        self._recent = {}
+        self._recent_lock = threading.Lock()
         self._local = threading.local()
         self._pid = os.getpid()
         self._conns = []
         self._conns_lock = threading.Lock()
 
     def close(self) -> None:
-        """Close this process's connections (the cache reopens on next use)."""
+        """Merge the journal, then close this process's connections (the cache reopens on next use)."""
         if self._pid != os.getpid():
             return
+        try:
+            if self._recent:
+                self.merge()
+        except sqlite3.Error:
+            pass  # left in the journal: merged when the cache is next opened
         with self._conns_lock:
             for conn in self._conns:
                 try:
@@ -142,6 +173,11 @@ class PredictionCache:
                 [fingerprint, *part]).fetchall()
             for key, text in rows:
                 found[key] = Output.from_dict(json.loads(text))
+        if self._recent and len(found) < len(uniq):
+            with self._recent_lock:
+                for k in uniq:
+                    if k not in found and (fingerprint, k) in self._recent:
+                        found[k] = Output.from_dict(json.loads(self._recent[(fingerprint, k)]))
         return found
 
     def get(self, fingerprint: str, key: str) -> Output | None:
@@ -149,6 +185,7 @@ class PredictionCache:
 
     def count(self, fingerprint: str | None = None) -> int:
         """Number of cached predictions (for one target fingerprint, or all)."""
+        self.merge()
         conn = self._conn()
         if fingerprint is None:
             return int(conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
@@ -157,6 +194,7 @@ class PredictionCache:
 
     def fingerprints(self) -> dict[str, int]:
         """Every fingerprint in the cache with its number of predictions."""
+        self.merge()
         rows = self._conn().execute("SELECT fingerprint, COUNT(*) FROM predictions GROUP BY fingerprint")
         return {fp: int(n) for fp, n in rows}
 
@@ -171,23 +209,51 @@ class PredictionCache:
         if not pairs:
             return 0
         now = time.time()
-        rows = [(fingerprint, k, json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")), now)
-                for k, o in pairs]
+        rows = [(fingerprint, k, _output_json(o), now) for k, o in pairs]
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany("INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?)", rows)
+            conn.executemany("INSERT INTO journal VALUES (?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")  # durable from here: a kill loses nothing of this batch
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        with self._recent_lock:
+            self._recent.update(((fingerprint, k), text) for _, k, text, _ in rows)
+            full = len(self._recent) >= self.merge_every
+        if full:
+            self.merge()
+        return len(rows)
+
+    def merge(self) -> int:
+        """Move the journal into the keyed table (one transaction); returns how many rows moved."""
+        with self._recent_lock:  # committed to the journal already (put_many commits before remembering)
+            merged = list(self._recent)
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            last = conn.execute("SELECT MAX(rowid) FROM journal").fetchone()[0]
+            if last is None:
+                conn.execute("COMMIT")
+                return 0
+            conn.execute("INSERT OR REPLACE INTO predictions SELECT fingerprint, key, output, created FROM journal "
+                         "WHERE rowid <= ? ORDER BY rowid", (last,))
+            moved = conn.execute("DELETE FROM journal WHERE rowid <= ?", (last,)).rowcount
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return len(rows)
+        with self._recent_lock:
+            for k in merged:
+                self._recent.pop(k, None)
+        return int(moved)
 
     def put(self, fingerprint: str, key: str, output: Output) -> None:
         self.put_many(fingerprint, [(key, output)])
 
     def delete(self, fingerprint: str) -> int:
         """Forget every prediction of one target fingerprint; returns how many rows went."""
+        self.merge()
         conn = self._conn()
         cur = conn.execute("DELETE FROM predictions WHERE fingerprint = ?", (fingerprint,))
         return int(cur.rowcount)
