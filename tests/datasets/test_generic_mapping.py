@@ -223,8 +223,10 @@ def test_from_hf_dataframe_and_bad_inputs() -> None:
 
 def test_from_hf_real_datasets_package_if_installed() -> None:
     datasets = pytest.importorskip("datasets")
-    if not hasattr(datasets, "Dataset"):  # tests/datasets itself is importable as a namespace package
-        pytest.skip("the Hugging Face datasets package is not installed (optional)")
+    # this test directory is named datasets too (it mirrors callbluff/datasets); it has no __init__.py, so it
+    # can only be a namespace package, which never shadows the installed regular package
+    assert datasets.__file__ is not None and hasattr(datasets, "Dataset"), (
+        f"`import datasets` found {datasets!r}, not the Hugging Face package; keep tests/datasets without __init__.py")
     hf = datasets.Dataset.from_list([{"text": "a", "score": 1}, {"text": "b", "score": 0}])
     assert [r.text for r in from_hf(hf, score_min=0, score_max=1)] == ["a", "b"]
 
