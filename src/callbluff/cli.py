@@ -67,6 +67,7 @@ def generate(
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
     from callbluff.attacks.base import SearchAttack, get_attack
     from callbluff.datasets import DataError, load
+    from callbluff.resources.requirements import check_requirements
     from callbluff.engine.executor import LocalExecutor
     from callbluff.engine.generate import AttackSpec, GenerationTask, chunked, generate_examples, split_evenly
 
@@ -79,6 +80,11 @@ def generate(
         raise
     if isinstance(instance, SearchAttack):
         fail(f"{cls.name} is model-in-the-loop: it needs a target; use `callbluff run` with a suite")
+    if instance.kind != "static":
+        fail(f"{cls.name} is a prompt-level generator (fit on each prompt's records): use `callbluff run` with a suite")
+    problems = check_requirements(cls.requires)
+    if problems:
+        fail(f"{cls.name} needs resources that are missing: " + "; ".join(problems))
     if instance.needs_fit:
         fail(f"{cls.name} learns from a corpus per prompt first (fit step); run it with `callbluff run` and a suite "
              "(its examples are in examples.parquet), or `callbluff run` with a target of your choice")
