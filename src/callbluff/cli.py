@@ -69,7 +69,15 @@ def generate(
     from callbluff.datasets import DataError, load
     from callbluff.resources.requirements import check_requirements
     from callbluff.engine.executor import LocalExecutor
-    from callbluff.engine.generate import AttackSpec, GenerationTask, chunked, generate_examples, split_evenly
+    from callbluff.engine.generate import (
+        AttackSpec,
+        GenerationTask,
+        GeneratorTask,
+        chunked,
+        generate_examples,
+        generate_prompt_examples,
+        split_evenly,
+    )
 
     params = _parse_params(param)
     try:
@@ -80,14 +88,9 @@ def generate(
         raise
     if isinstance(instance, SearchAttack):
         fail(f"{cls.name} is model-in-the-loop: it needs a target; use `callbluff run` with a suite")
-    if instance.kind != "static":
-        fail(f"{cls.name} is a prompt-level generator (fit on each prompt's records): use `callbluff run` with a suite")
     problems = check_requirements(cls.requires)
     if problems:
         fail(f"{cls.name} needs resources that are missing: " + "; ".join(problems))
-    if instance.needs_fit:
-        fail(f"{cls.name} learns from a corpus per prompt first (fit step); run it with `callbluff run` and a suite "
-             "(its examples are in examples.parquet), or `callbluff run` with a target of your choice")
     try:
         ds = load(data)
     except (DataError, FileNotFoundError) as e:
@@ -96,20 +99,45 @@ def generate(
     if ds.task != cls.task:
         fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
     spec = AttackSpec.make(cls.name, params)
+    states: dict[Any, Any] = {}
+    if instance.needs_fit:  # the fit step, once per prompt, on the records the command reads
+        from callbluff.resources.context import default_resources
+
+        by_prompt: dict[str | None, list[Any]] = {}
+        for i, r in enumerate(ds):
+            if limit is not None and i >= limit:
+                break
+            by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
+        for pid, recs in sorted(by_prompt.items(), key=lambda kv: str(kv[0])):
+            states[(spec, pid)] = instance.fit(recs, ds.prompts.get(pid) if pid is not None else None,
+                                               default_resources())
     out_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_file.with_name(out_file.name + ".tmp")
     n_ex = n_err = n_rec = 0
+
+    def write(res: Any) -> None:
+        nonlocal n_ex, n_err
+        for p in res.examples:
+            fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
+            n_ex += 1
+        for err in res.errors:
+            console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
+            n_err += 1
+
     with LocalExecutor(workers) as ex, open(tmp, "w", encoding="utf-8") as fh:
-        for records in chunked(ds, 256, limit):
-            n_rec += len(records)
-            tasks = [GenerationTask(part, ds.prompts, [spec], seed) for part in split_evenly(records, workers * 2)]
-            for res in ex.map(generate_examples, tasks):
-                for p in res.examples:
-                    fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
-                    n_ex += 1
-                for err in res.errors:
-                    console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
-                    n_err += 1
+        if instance.kind == "generator":  # count answers per prompt, no source records
+            tasks = [GeneratorTask(spec, ds.prompts[pid], st, seed, 0, int(instance.params.count))  # type: ignore[attr-defined]
+                     for (_, pid), st in states.items() if pid is not None]
+            for res in ex.map(generate_prompt_examples, tasks):
+                write(res)
+            n_rec = sum(1 for _ in ds) if limit is None else min(limit, sum(1 for _ in ds))
+        else:
+            for records in chunked(ds, 256, limit):
+                n_rec += len(records)
+                tasks = [GenerationTask(part, ds.prompts, [spec], seed, states)
+                         for part in split_evenly(records, workers * 2)]
+                for res in ex.map(generate_examples, tasks):
+                    write(res)
     os.replace(tmp, out_file)
     console.print(f"{n_ex} adversarial examples from {n_rec} records -> {out_file}"
                   + (f" ({n_err} records failed, listed above)" if n_err else ""))

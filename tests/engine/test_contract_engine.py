@@ -233,3 +233,24 @@ def test_failure_rate_follows_the_declared_expectation(tmp_path: Path) -> None:
             assert r["expect"] == "bottom" and r["failure_pct"] == pytest.approx(100 - r["arr"])
     with pytest.raises(SuiteError, match="not model-in-the-loop"):
         suite(data, [{"name": "Shuffle", "query_budget": 3}])
+
+
+def test_cli_generate_fits_and_runs_prompt_generators(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    data = answers(tmp_path, 20)
+    with registered(VocabGenerator):
+        out = tmp_path / "gen.jsonl"
+        res = CliRunner().invoke(app, ["generate", "--attack", "TestVocabGenerator", "--param", "count=3",
+                                       "--data", f"jsonl:{data}?task=content&score_min=0&score_max=3",
+                                       "--out", str(out), "--seed", "4"])
+        assert res.exit_code == 0, res.output
+        again = tmp_path / "gen2.jsonl"
+        CliRunner().invoke(app, ["generate", "--attack", "TestVocabGenerator", "--param", "count=3", "--data",
+                                 f"jsonl:{data}?task=content&score_min=0&score_max=3", "--out", str(again),
+                                 "--seed", "4", "--workers", "2"])
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 6 and {x["source_id"] for x in lines} == {"prompt:p0", "prompt:p1"}
+    assert out.read_bytes() == again.read_bytes()
