@@ -1,7 +1,6 @@
-"""Essay-scoring adversaries of Kumar et al. 2020, "Calling Out Bluff" (AES, task ``essay``).
+"""Modify family of Kumar et al. 2020, "Calling Out Bluff" (Sec. 3.2, "Majorly Syntax-Modifying Adversaries").
 
-Implemented here: ``ShuffleSent`` (Sec. 3.2, "Majorly Syntax-Modifying Adversaries"; Table 1). The other
-Add/Del/Mod/BabelGen adversaries of Sec. 3.2-3.4 belong to the essay suite issue and plug in beside it.
+``ShuffleSent`` (Table 1); the other Mod adversaries of the essay suite plug in beside it.
 """
 
 from __future__ import annotations
@@ -10,11 +9,10 @@ import numpy as np
 
 from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.edits import Edit, apply, units
+from callbluff.attacks.essay.common import KUMAR
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
-
-KUMAR = "Kumar et al. 2020, Calling Out Bluff"
 
 
 class ShuffleSentParams(AttackParams):

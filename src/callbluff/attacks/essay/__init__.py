@@ -1,0 +1,11 @@
+"""Essay-scoring adversaries of Kumar et al. 2020, "Calling Out Bluff" (AES, task ``essay``).
+
+One module per family of Sec. 3.2-3.4: ``add`` (AddWikiRelated ... AddRC), ``delete`` (DelStart, DelEnd,
+DelRand), ``modify`` (ModGrammar, ModFluency, ModLexicon, ShuffleSent), ``generate`` (BabelGen). Importing
+this package registers them; each family module adds its own import line below.
+"""
+
+from callbluff.attacks.essay.common import KUMAR
+from callbluff.attacks.essay.modify import ShuffleSent, ShuffleSentParams
+
+__all__ = ["KUMAR", "ShuffleSent", "ShuffleSentParams"]
