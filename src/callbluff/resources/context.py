@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.tokens import Doc
 
 
 PARSE_CACHE_SIZE = 256
@@ -30,6 +31,7 @@ class Resources:
 
     def __init__(self) -> None:
         self._parses: OrderedDict[str, TextSpans] = OrderedDict()
+        self._docs: OrderedDict[str, Doc] = OrderedDict()
         self._lock = threading.Lock()
 
     @cached_property
@@ -79,6 +81,25 @@ class Resources:
                 self._parses.popitem(last=False)
         return parsed
 
+
+    def doc(self, text: str) -> Doc:
+        """The full parse of ``text`` (``nlp``: POS, dependencies, entities), cached per text.
+
+        Attacks that need the dependency tree (DPAEG keyword extraction) share one parse per text: the last
+        :data:`PARSE_CACHE_SIZE` texts are kept (least recently used dropped first). Treat the ``Doc`` as
+        read-only. Thread-safe.
+        """
+        with self._lock:
+            hit = self._docs.get(text)
+            if hit is not None:
+                self._docs.move_to_end(text)
+                return hit
+        parsed = self.nlp(text)
+        with self._lock:
+            self._docs[text] = parsed
+            while len(self._docs) > PARSE_CACHE_SIZE:
+                self._docs.popitem(last=False)
+        return parsed
 
 
 _DEFAULT: Resources | None = None
