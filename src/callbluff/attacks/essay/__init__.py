@@ -6,6 +6,7 @@ this package registers them; each family module adds its own import line below.
 """
 
 from callbluff.attacks.essay.common import KUMAR
+from callbluff.attacks.essay.delete import DelEnd, DelRand, DelStart
 from callbluff.attacks.essay.modify import ShuffleSent, ShuffleSentParams
 
-__all__ = ["KUMAR", "ShuffleSent", "ShuffleSentParams"]
+__all__ = ["KUMAR", "DelEnd", "DelRand", "DelStart", "ShuffleSent", "ShuffleSentParams"]
