@@ -1,5 +1,7 @@
 """``squad:PATH``: SQuAD v1.1 / v2.0 JSON (plain or gzipped) as task ``reading`` (Jia & Liang 2017 attack
-SQuAD v1.1 dev; Rajpurkar et al. 2016, 2018 for the format).
+SQuAD v1.1 dev; Rajpurkar et al. 2016, 2018 for the format), or with ``?task=questions`` as open questions
+(question + gold answers, no context) for the Q&A-robot suite: a DrQA-style system over the SQuAD paragraphs
+then plays DrQA (DPAEG Sec. 4.1.2; Chen et al. 2017 evaluate DrQA on "SQuAD (open)" this way).
 
 Format: ``{"version", "data": [{"title", "paragraphs": [{"context", "qas": [{"id", "question",
 "answers": [{"text", "answer_start"}], "is_impossible"?, "plausible_answers"?}]}]}]}``.
@@ -12,7 +14,7 @@ from typing import Any
 
 from callbluff.datasets._io import Options, build_dataset, fail, load_json, resolve_file
 from callbluff.datasets.base import Dataset, register_loader
-from callbluff.records import QAExample
+from callbluff.records import OpenQuestion, QAExample
 
 FORMAT_FIX = ("expected SQuAD JSON {\"version\": ..., \"data\": [{\"title\", \"paragraphs\": [{\"context\", "
               "\"qas\": [{\"id\", \"question\", \"answers\": [{\"text\", \"answer_start\"}]}]}]}]}; for other "
@@ -43,13 +45,19 @@ def load_squad(path: str, **options: Any) -> Dataset:
     ``skip_impossible=true``. Every answer span is checked against its context
     (``context[answer_start:answer_start + len(text)] == text``); ``check_spans=false`` turns that off.
 
-    Options: ``skip_impossible`` (default false), ``check_spans`` (default true), ``encoding``.
+    ``task=questions``: one :class:`OpenQuestion` per answerable question instead (``answers`` = the distinct
+    gold answer texts in file order, ``answer_type="string"``, ``meta["title"]``); unanswerable SQuAD 2.0
+    questions are dropped (counted in the dataset's ``meta["skipped_impossible"]``).
+
+    Options: ``task`` (``reading``, default, or ``questions``), ``skip_impossible`` (default false),
+    ``check_spans`` (default true), ``encoding``.
     The file is parsed whole (JSON), so there is no lazy mode; the records share their context strings.
     """
     opt = Options("squad", path, options)
     encoding = opt.text("encoding", "utf-8") or "utf-8"
     skip_impossible = opt.flag("skip_impossible")
     check_spans = opt.flag("check_spans", True)
+    task = opt.choice("task", ("reading", "questions"), "reading")
     opt.finish()
     p = resolve_file(path, "SQuAD JSON file")
     doc = load_json(p, encoding)
@@ -135,4 +143,12 @@ def load_squad(path: str, **options: Any) -> Dataset:
         raise fail(p, "key data", "no questions found", FORMAT_FIX, key="data")
     meta = {"path": str(p), "format": "squad", "version": version, "articles": len(data), "paragraphs": n_par,
             "impossible": n_imp, "skipped_impossible": n_imp if skip_impossible else 0}
+    if task == "questions":
+        meta["skipped_impossible"] = n_imp
+        questions = tuple(OpenQuestion(id=r.id, question=r.question, answers=tuple(dict.fromkeys(r.answers)),
+                                       meta={"title": r.title}) for r in records if r.answers)
+        if not questions:
+            raise fail(p, "key data", "no answerable questions found (task=questions needs gold answers)",
+                       FORMAT_FIX, key="data")
+        return build_dataset(f"squad:{path}", "questions", {}, questions.__iter__, meta=meta)
     return build_dataset(f"squad:{path}", "reading", {}, records.__iter__, meta=meta)
