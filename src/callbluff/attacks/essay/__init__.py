@@ -7,6 +7,7 @@ this package registers them; each family module adds its own import line below.
 
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.attacks.essay.delete import DelEnd, DelRand, DelStart
-from callbluff.attacks.essay.modify import ShuffleSent, ShuffleSentParams
+from callbluff.attacks.essay.generate import BabelGen
+from callbluff.attacks.essay.modify import ModFluency, ModGrammar, ModLexicon, ShuffleSent, ShuffleSentParams
 
-__all__ = ["KUMAR", "DelEnd", "DelRand", "DelStart", "ShuffleSent", "ShuffleSentParams"]
+__all__ = ["KUMAR", "BabelGen", "DelEnd", "DelRand", "DelStart", "ModFluency", "ModGrammar", "ModLexicon", "ShuffleSent", "ShuffleSentParams"]
