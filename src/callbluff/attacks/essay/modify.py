@@ -1,18 +1,30 @@
 """Modify family of Kumar et al. 2020, "Calling Out Bluff" (Sec. 3.2, "Majorly Syntax-Modifying Adversaries").
 
-``ShuffleSent`` (Table 1); the other Mod adversaries of the essay suite plug in beside it.
+``ModGrammar`` (Table 3), ``ModFluency``, ``ModLexicon`` and ``ShuffleSent`` (Table 1). Parse-based ones
+read the one cached full parse of a response (``Resources.doc``) and work inside the edit toolkit's sentence
+units, so size and position (Sec. 3.1) are counted in sentences.
 """
 
 from __future__ import annotations
 
+import itertools
+from bisect import bisect_left
+from functools import lru_cache
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
 import numpy as np
+from pydantic import Field
 
 from callbluff.attacks.base import AttackParams, StaticAttack, register
-from callbluff.attacks.edits import Edit, apply, units
+from callbluff.attacks.edits import Edit, Position, SizePositionParams, Unit, apply, select, units
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
 
 
 class ShuffleSentParams(AttackParams):
@@ -62,3 +74,444 @@ class ShuffleSent(StaticAttack):
         text, edits = apply(record.text, moves)
         return [self.perturbed(record, text, order=order, sentence_spans=[[s.start, s.end] for s in sentences],
                                n_sentences=len(sentences), edits=edits)]
+
+
+# -- shared by the Mod adversaries below -----------------------------------------------------------------
+
+def sentence_tokens(doc: Doc, sentence: Unit) -> list[Token]:
+    """The non-space tokens of ``doc`` inside the edit toolkit's ``sentence`` unit (same tokenizer, so the
+    token boundaries of the full parse and of the sentence splitter agree)."""
+    starts = [t.idx for t in doc]
+    lo, hi = bisect_left(starts, sentence.start), bisect_left(starts, sentence.end)
+    return [t for t in doc[lo:hi] if not t.is_space]
+
+
+def full_parse(text: str, res: Resources) -> Doc | None:
+    """``res.doc(text)`` (one cached full parse per text), or None when ``text`` is longer than the pipeline's
+    ``max_length`` (spaCy refuses it; the attack then makes no example rather than failing the record)."""
+    if len(text) > res.nlp.max_length:
+        return None
+    return res.doc(text)
+
+
+def match_case(word: str, like: str) -> str:
+    """``word`` cased like ``like`` (all caps, capitalised, or as given)."""
+    if len(like) > 1 and like.isupper():
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def pick_units(candidates: list[int], params: SizePositionParams, rng: np.random.Generator) -> list[int]:
+    """Kumar et al. 3.1 size x position over the sentences an adversary can change (``candidates``, sentence
+    indices in text order): the edit toolkit's ``select`` on that list."""
+    return [candidates[i] for i in select(len(candidates), params.percent, params.position, rng)]
+
+
+class ModParams(SizePositionParams):
+    """ModGrammar / ModLexicon change *every* sentence by default (Sec. 3.2: "a triplet [...] is selected from
+    each sentence", "one word [...] in each sentence of the response"): ``percent=100``, no position. Lower
+    ``percent`` and a ``position`` give the Sec. 3.1 grid."""
+
+    percent: float = Field(100.0, gt=0, le=100)
+
+
+# -- ModGrammar ------------------------------------------------------------------------------------------
+
+SUBJECT_DEPS = ("nsubj", "nsubjpass", "csubj", "expl")
+VERB_GROUP_DEPS = ("aux", "auxpass", "neg")
+OBJECT_DEPS = ("dobj", "attr", "acomp", "oprd", "dative", "prep")
+ARTICLE_ERRORS = {"a": "the", "an": "the"}
+"""Article errors (Table 3: "for a walk" -> "for the walk"); "the" becomes the *wrong* indefinite form
+("the park" -> "an park", "the apple" -> "a apple")."""
+INFORMAL = {"to": "2", "too": "2", "for": "4", "you": "u", "your": "ur", "and": "&"}
+"""Informal conventions: Table 3 (to -> 2, for -> 4) and the authors' notebook (you -> u, and -> &), plus
+too -> 2 and your -> ur, their usual texting forms."""
+BE_AGREEMENT = {"is": "are", "are": "is", "am": "is", "was": "were", "were": "was"}
+PERMUTATIONS = [p for p in itertools.permutations(range(3)) if p != (0, 1, 2)]
+
+
+def _span(tokens: Sequence[Token]) -> tuple[int, int]:
+    return tokens[0].idx, tokens[-1].idx + len(tokens[-1].text)
+
+
+def svo_slots(tokens: list[Token]) -> list[tuple[int, int]] | None:
+    """Character spans of the subject, verb group and object of a sentence (Table 3: "Anita" / "is going" /
+    "to the park"), in text order, from the dependency parse; None when the sentence has no such triplet.
+
+    The verb is the first verbal root in the sentence; the subject its first subject dependent's subtree;
+    the verb group the root with its auxiliaries and negation; the object the subtree of its first object,
+    attribute, complement or prepositional dependent after the verb."""
+    inside = {t.i for t in tokens}
+    root = next((t for t in tokens if t.dep_ == "ROOT" and t.pos_ in ("VERB", "AUX")), None)
+    if root is None:
+        return None
+    subj = next((c for c in root.lefts if c.dep_ in SUBJECT_DEPS), None)
+    obj = next((c for c in root.rights if c.dep_ in OBJECT_DEPS), None)
+    if subj is None or obj is None:
+        return None
+    group = [c for c in root.lefts if c.dep_ in VERB_GROUP_DEPS and c.i > subj.right_edge.i]
+    v_lo = min([c.i for c in group] + [root.i])
+    doc = root.doc
+    pieces = [doc[subj.left_edge.i: subj.right_edge.i + 1], doc[v_lo: root.i + 1],
+              doc[obj.left_edge.i: obj.right_edge.i + 1]]
+    if not all(t.i in inside for p in pieces for t in p):
+        return None
+    if not (pieces[0][-1].i < pieces[1][0].i and pieces[1][-1].i < pieces[2][0].i):
+        return None
+    return [_span(p) for p in pieces]
+
+
+def _has_subject(t: Token) -> bool:
+    if any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children):
+        return True
+    return t.dep_ in ("aux", "auxpass") and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.head.children)
+
+
+def _agreement_error(t: Token) -> tuple[int, str] | None:
+    """(end char, replacement) breaking the agreement of finite verb ``t`` with its subject, or None.
+
+    Present progressive collapses to the bare verb (Table 3: "Anita is going" -> "Anita go"); forms of *be*
+    swap number (is <-> are, was <-> were, am -> is); other 3rd-person singular present verbs lose their
+    -s (goes -> go), other present verbs gain it (like -> likes), through lemminflect."""
+    from lemminflect import getInflection
+
+    low = t.lower_
+    if t.text.startswith("'") or not t.is_alpha or not _has_subject(t):
+        return None
+    if t.tag_ not in ("VBZ", "VBP") and low not in ("was", "were"):
+        return None
+    head = t.head
+    if (t.lemma_ == "be" and t.tag_ in ("VBZ", "VBP") and t.dep_ == "aux" and head.tag_ == "VBG"
+            and head.i == t.i + 1):
+        return head.idx + len(head.text), match_case(head.lemma_.lower(), t.text)
+    if low in BE_AGREEMENT:
+        return t.idx + len(t.text), match_case(BE_AGREEMENT[low], t.text)
+    if t.tag_ == "VBZ":
+        base = t.lemma_.lower()
+    else:
+        forms = getInflection(t.lemma_.lower(), tag="VBZ")
+        base = forms[0] if forms else ""
+    if not base or base == low:
+        return None
+    return t.idx + len(t.text), match_case(base, t.text)
+
+
+def _informal(word: str, token: Token, first: bool) -> str:
+    low = word.lower()
+    if low in INFORMAL:
+        return INFORMAL[low]
+    if first or token.pos_ == "PROPN" or word == "I":
+        return word.lower()
+    return word
+
+
+def error_edits(tokens: list[Token]) -> list[Edit]:
+    """Table 3's second test case on one sentence: article errors, then subject-verb agreement errors,
+    then informal conventions (to -> 2, for -> 4, you -> u, and -> &, lower-cased names, sentence-initial
+    word and "I", no final full stop)."""
+    replaced: dict[int, tuple[int, int, str]] = {}  # token index -> (start, end, text) of its new form
+    for t in tokens:
+        low = t.lower_
+        if t.pos_ == "DET" and low in ARTICLE_ERRORS:
+            replaced[t.i] = (t.idx, t.idx + len(t.text), match_case(ARTICLE_ERRORS[low], t.text))
+        elif t.pos_ == "DET" and low == "the" and t.i + 1 < len(t.doc):
+            wrong = "a" if t.doc[t.i + 1].lower_[:1] in "aeiou" else "an"
+            replaced[t.i] = (t.idx, t.idx + len(t.text), match_case(wrong, t.text))
+    skip: set[int] = set()
+    for t in tokens:
+        if t.i in replaced or t.i in skip:
+            continue
+        err = _agreement_error(t)
+        if err is not None:
+            end, word = err
+            replaced[t.i] = (t.idx, end, word)
+            skip.update(u.i for u in tokens if t.idx < u.idx < end)
+    edits = []
+    for n, t in enumerate(tokens):
+        if t.i in skip:
+            continue
+        start, end, word = replaced.get(t.i, (t.idx, t.idx + len(t.text), t.text))
+        if n == len(tokens) - 1 and t.text == "." and n > 0:
+            word = ""
+        else:
+            word = _informal(word, t, first=(n == 0))
+        if word != t.doc.text[start:end]:
+            edits.append(Edit(start, end, word))
+    return edits
+
+
+class ModGrammarParams(ModParams):
+    """``variant``: "svo" (Table 3 row "Subject-verb-object Errors") or "errors" (the rows "Article Errors",
+    "Subject Verb Agreement Errors" and "Conventional Errors" applied in turn, as the paper's second test
+    case)."""
+
+    variant: Literal["svo", "errors"] = "errors"
+
+
+@register
+class ModGrammar(StaticAttack):
+    """Make the sentences ungrammatical (Kumar et al. 2020, Sec. 3.2 "ModGrammar", Table 3).
+
+    Two test cases, ``variant``:
+
+    - ``"svo"``: "changing the subject-verb-object (SVO) triplet of a sentence. A triplet of this form is
+      selected from each sentence and jumbled up" ("Anita is going to the park" -> "Anita to the park is
+      going"). The triplet comes from the dependency parse (:func:`svo_slots`); its three parts trade places
+      by a permutation other than the identity, drawn uniformly from ``rng``; the text between them stays.
+    - ``"errors"`` (default; the authors' notebook implements this one): "we first induce some article errors
+      by replacing the articles of a sentence with their common incorrect forms. Then we alter the
+      subject-verb agreement of that sentence. Following that, we replace a few selected words with their
+      corresponding informal conventions" (:func:`error_edits`; Table 3 turns "Anita is going to the park
+      for a walk." into "anita go 2 an park 4 the walk").
+
+    Choices where the paper is silent: every sentence by default ("each sentence", whole response in Sec. 4);
+    ``percent`` / ``position`` select among the sentences the variant can change (a sentence without an SVO
+    triplet, or that the rules leave as it is, is not a unit); moved and replaced words keep their own
+    casing except where the conventions lower-case them; word-level rules use the parse's tokens, not the
+    notebook's substring replacements (which also rewrote "this" to "thin"). Texts longer than the spaCy
+    pipeline's ``max_length`` yield nothing. ``meta``: the changed sentence indices and the edits.
+    """
+
+    name = "ModGrammar"
+    task = "essay"
+    family = "modify"
+    paper = KUMAR
+    description = "Jumble subject, verb and object, or add article, agreement and informal-spelling errors."
+    Params = ModGrammarParams
+    record_type = ScoredResponse
+    requires = ("spacy", "spacy-parse", "lemminflect")
+    expect = "lower"
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
+        doc = full_parse(record.text, res)
+        if doc is None:
+            return []
+        sentences = units(record.text, "sentence", res)
+        plans: dict[int, list[Edit] | list[tuple[int, int]]] = {}
+        for s in sentences:
+            tokens = sentence_tokens(doc, s)
+            if not tokens:
+                continue
+            plan = svo_slots(tokens) if self.params.variant == "svo" else error_edits(tokens)
+            if plan:
+                plans[s.index] = plan
+        picked = pick_units(sorted(plans), self.params, rng)
+        if not picked:
+            return []
+        edits: list[Edit] = []
+        orders = []
+        for i in picked:
+            if self.params.variant == "svo":
+                slots = plans[i]
+                order = PERMUTATIONS[int(rng.integers(0, len(PERMUTATIONS)))]
+                orders.append(list(order))
+                edits += [Edit(a, b, record.text[slots[src][0]:slots[src][1]])  # type: ignore[index]
+                          for (a, b), src in zip(slots, order)]  # type: ignore[misc]
+            else:
+                edits += plans[i]  # type: ignore[arg-type]
+        text, meta = apply(record.text, edits)
+        if text == record.text:
+            return []
+        extra = {"orders": orders} if orders else {}
+        return [self.perturbed(record, text, variant=self.params.variant, sentences=picked,
+                               n_sentences=len(sentences), edits=meta, **extra)]
+
+
+# -- ModFluency ------------------------------------------------------------------------------------------
+
+FILLERS = ("huh", "uh", "erm", "um", "well", "so", "like", "hmm", "I mean", "ahhh")
+"""Filler words of Sec. 3.2 (footnote: "huh", "uh", "erm", "um", "well", "so", "like", "hmm") and of the
+authors' notebook ("I mean", "Ahhh")."""
+ELLIPSIS = "\u2026"
+
+
+class ModFluencyParams(SizePositionParams):
+    """``mode``: "disfluency" (first words of alternate sentences repeated), "fillers" (a filler word before
+    ``percent`` % of the sentences) or "both". ``percent`` defaults to 25 (the notebook's ceil(mean sentences
+    / 4) fillers per essay); ``repeat_words`` is how many opening words are repeated."""
+
+    percent: float = Field(25.0, gt=0, le=100)
+    mode: Literal["disfluency", "fillers", "both"] = "both"
+    repeat_words: int = Field(1, ge=1, le=5)
+
+
+@register
+class ModFluency(StaticAttack):
+    """Induce the disfluencies of speech (Kumar et al. 2020, Sec. 3.2 "ModFluency").
+
+    "For introducing disfluency, we repeat a few words at the start of each alternate sentence in a
+    paragraph. For example, I like apples becomes I ... I like apples. For introducing filler words, we make
+    a list of some common the filler words and introduce them randomly in sentences according to the
+    criterion S" ("Well...I would like to tell you [...]").
+
+    ``mode="disfluency"``: the first ``repeat_words`` words of every other sentence (the 1st, 3rd, ... of the
+    ``position`` third, or of the response) are repeated before it: "I \u2026 I like apples".
+    ``mode="fillers"``: ``percent`` % of the sentences (edit toolkit ``select`` inside the ``position`` third)
+    get a filler drawn uniformly from :data:`FILLERS`, capitalised, before them: "Well\u2026 I would like".
+    ``mode="both"`` (default: the paper does both) applies the two.
+
+    Choices where the paper is silent: fillers go before sentences, as in the authors' notebook (not inside
+    them); the repeated words are the sentence's first word tokens with a letter or digit, as written; the
+    size criterion does not apply to the alternate-sentence repetition (the paper fixes it at every other
+    sentence); the ellipsis is U+2026 followed by a space. A text without a word yields nothing. ``meta``:
+    per changed sentence, its index, the filler and the repeated words; and the edits.
+    """
+
+    name = "ModFluency"
+    task = "essay"
+    family = "modify"
+    paper = KUMAR
+    description = "Repeat the first words of alternate sentences and put filler words before sentences."
+    Params = ModFluencyParams
+    record_type = ScoredResponse
+    requires = ("spacy",)
+    expect = "lower"
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
+        text = record.text
+        words = [w for w in units(text, "word", res) if any(c.isalnum() for c in w.text)]
+        sentences = [s for s in units(text, "sentence", res)
+                     if any(s.start <= w.start < s.end for w in words)]
+        if not sentences:
+            return []
+        mode = self.params.mode
+        repeats: dict[int, str] = {}
+        if mode in ("disfluency", "both"):
+            lo, hi = (0, len(sentences)) if self.params.position is None else \
+                Position(self.params.position).slice_bounds(len(sentences))
+            for i in range(lo, hi, 2):
+                s = sentences[i]
+                first = [w for w in words if s.start <= w.start < s.end][: self.params.repeat_words]
+                repeats[i] = text[first[0].start:first[-1].end]
+        fillers: dict[int, str] = {}
+        if mode in ("fillers", "both"):
+            for i in select(len(sentences), self.params.percent, self.params.position, rng):
+                f = FILLERS[int(rng.integers(0, len(FILLERS)))]
+                fillers[i] = f[:1].upper() + f[1:]
+        changed = sorted(set(repeats) | set(fillers))
+        if not changed:
+            return []
+        edits = []
+        for i in changed:
+            s = sentences[i]
+            at = next(w.start for w in words if s.start <= w.start < s.end)
+            insert = (f"{fillers[i]}{ELLIPSIS} " if i in fillers else "") + \
+                (f"{repeats[i]} {ELLIPSIS} " if i in repeats else "")
+            edits.append(Edit(at, at, insert))
+        out, meta = apply(text, edits)
+        changes = [{"sentence": sentences[i].index, "filler": fillers.get(i), "repeated": repeats.get(i)}
+                   for i in changed]
+        return [self.perturbed(record, out, mode=mode, changes=changes, n_sentences=len(sentences), edits=meta)]
+
+
+# -- ModLexicon ------------------------------------------------------------------------------------------
+
+WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
+
+
+def synonyms(token: Token, senses: int) -> list[str]:
+    """WordNet synonyms of ``token`` with its part of speech, inflected like it (lemminflect), cased like it.
+
+    Candidates are the one-word lemma names of the first ``senses`` synsets of the token's lemma and POS,
+    in WordNet order, other than the lemma; each is inflected to the token's Penn tag and kept only when
+    lemminflect knows the form as a word of that part of speech and it differs from the token."""
+    forms = _synonym_forms(token.lemma_.lower(), token.pos_, token.tag_, token.lower_, senses)
+    return list(dict.fromkeys(match_case(f, token.text) for f in forms))
+
+
+@lru_cache(maxsize=65536)
+def _synonym_forms(lemma: str, pos: str, tag: str, lower: str, senses: int) -> tuple[str, ...]:
+    from lemminflect import getAllLemmas, getInflection
+    from nltk.corpus import wordnet
+
+    out: list[str] = []
+    for synset in wordnet.synsets(lemma, pos=WORDNET_POS[pos])[:senses]:
+        for name in synset.lemma_names():
+            name = name.lower()
+            if not name.isalpha() or name == lemma:
+                continue
+            forms = (name,) if tag in ("NN", "JJ", "RB", "VB") else getInflection(name, tag=tag)
+            if not forms or forms[0] == lower or pos not in getAllLemmas(forms[0]):
+                continue
+            if forms[0] not in out:
+                out.append(forms[0])
+    return tuple(out)
+
+
+def replaceable(token: Token) -> bool:
+    """A content word ModLexicon may replace: noun, verb, adjective or adverb, alphabetic, not a stop word,
+    not part of a named entity."""
+    return (token.pos_ in WORDNET_POS and token.is_alpha and not token.is_stop and not token.ent_type_
+            and token.tag_ not in ("MD",))
+
+
+class ModLexiconParams(ModParams):
+    """``senses``: how many of the word's WordNet senses (most frequent first) give synonyms."""
+
+    senses: int = Field(3, ge=1)
+
+
+@register
+class ModLexicon(StaticAttack):
+    """Replace one word per sentence by a WordNet synonym (Kumar et al. 2020, Sec. 3.2 "ModLexicon").
+
+    "We use Wordnet synset to replace one word (excluding the stop words) randomly in each sentence of the
+    response with its synonym" ("Tom was a happy man. He lived a simple life." -> "Tom was a cheerful man.
+    He lived an elementary life."). In each selected sentence one :func:`replaceable` word that has a
+    synonym is drawn uniformly, then one of its :func:`synonyms` uniformly. The synonym has the word's part
+    of speech (WordNet POS from spaCy's tag) and its inflection (lemminflect, to the word's Penn tag); an "a"
+    / "an" just before it is corrected for the new word, as in the paper's "an elementary life".
+
+    Choices where the paper is silent: stop words are spaCy's; named entities and modal verbs are never
+    replaced; synonyms come from the first ``senses`` WordNet senses (the rarer senses give odd words); every
+    sentence by default, ``percent`` / ``position`` selecting among the sentences that have a replaceable
+    word; the article is chosen by the new word's first letter. Texts longer than the spaCy pipeline's
+    ``max_length`` yield nothing. ``meta``: per changed sentence, the index, the word, its synonym and POS.
+    """
+
+    name = "ModLexicon"
+    task = "essay"
+    family = "modify"
+    paper = KUMAR
+    description = "Replace one non-stop word per sentence by a WordNet synonym of the same part of speech."
+    Params = ModLexiconParams
+    record_type = ScoredResponse
+    requires = ("spacy", "spacy-parse", "wordnet", "lemminflect")
+    expect = "lower"
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
+        doc = full_parse(record.text, res)
+        if doc is None:
+            return []
+        sentences = units(record.text, "sentence", res)
+        options: dict[int, list[tuple[Token, list[str]]]] = {}
+        for s in sentences:
+            found = [(t, syns) for t in sentence_tokens(doc, s) if replaceable(t)
+                     for syns in [synonyms(t, self.params.senses)] if syns]
+            if found:
+                options[s.index] = found
+        picked = pick_units(sorted(options), self.params, rng)
+        if not picked:
+            return []
+        edits, changes = [], []
+        for i in picked:
+            token, syns = options[i][int(rng.integers(0, len(options[i])))]
+            word = syns[int(rng.integers(0, len(syns)))]
+            edits.append(Edit(token.idx, token.idx + len(token.text), word))
+            if token.i > 0 and doc[token.i - 1].lower_ in ("a", "an"):
+                art = doc[token.i - 1]
+                right = match_case("an" if word[:1].lower() in "aeiou" else "a", art.text)
+                if right != art.text:
+                    edits.append(Edit(art.idx, art.idx + len(art.text), right))
+            changes.append({"sentence": i, "word": token.text, "synonym": word, "pos": token.pos_,
+                            "tag": token.tag_})
+        text, meta = apply(record.text, edits)
+        return [self.perturbed(record, text, changes=changes, n_sentences=len(sentences), edits=meta)]
