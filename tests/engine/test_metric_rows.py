@@ -261,16 +261,16 @@ def test_one_prompt_has_no_pooled_row_and_targets_stay_apart() -> None:
 def test_rows_are_plain_json_with_none_for_undefined() -> None:
     # prompt q (0-3) with two answers, both attacked: gold 0 / 3, scored 0 / 3 (qwk 1.0 from two pairs),
     # every adversarial prediction failed: n 0 and every statistic undefined (None in metrics.json, not NaN);
-    # the searches cost 1 and 3 queries -> queries_mean 2.0
+    # the searches cost 0 and 1 queries -> queries_mean 0.5 (any query at all makes it a search row)
     records = [("a", "q", "x", 0, 0, FAIL), ("b", "q", "y", 3, 3, FAIL)]
     ex, orig = scoring_tables(records, "content", CONTENT_ATTACK, lambda r: True)
-    ex["queries"] = [1, 3]
+    ex["queries"] = [0, 1]
     rows = compute_metrics(ex, orig, prompts_of("content", {"q": (0, 3)}), "content")
     json.dumps(rows, allow_nan=False)
     row = find(rows, CONTENT_ATTACK, "q")
     assert row["n"] == 0 and type(row["n"]) is int and row["n_missing"] == 2
     assert row["neg_pct"] is None and row["not_lowered_pct"] is None and row["arr"] is None
-    assert row["queries_mean"] == 2.0 and row["qwk"] == 1.0 == find(rows, "clean", "q")["qwk"]
+    assert row["queries_mean"] == 0.5 and row["qwk"] == 1.0 == find(rows, "clean", "q")["qwk"]
     assert "queries_mean" not in find(scoring_rows_static(), CONTENT_ATTACK, "p1")  # static: no searching
 
 
