@@ -1,0 +1,326 @@
+"""DPAEG adversarial questions (Sec. 3.5) and the attacks: DPAEG itself and each Sec. 4.4 baseline.
+
+Question generation: the adversarial words of the keywords are combined (one word per changed keyword,
+one keyword or several) and a question is kept when its Damerau-Levenshtein distance to the original is at
+most ``epsilon`` (Sec. 3.5; default 4, the value of Table 2). Choices where the paper is silent:
+
+* Enumeration order: by the number of changed keywords, then keyword position, then each keyword's word
+  order (distance, kind, word); the search stops after ``ENUM_LIMIT`` kept questions. Combinations whose
+  summed word distances exceed ``epsilon`` are pruned before the question is built (a question's distance
+  never exceeds that sum), then the question's own distance is checked.
+* Cap: at most ``max_questions`` per source question; when more qualify, ``max_questions`` are drawn with
+  the record's ``rng`` and kept in enumeration order.
+* Distances ignore case (so do the word-level distances of Algorithm 2).
+* Deletion (Table 7) removes a keyword and one adjoining space; by default one keyword per question and no
+  ``epsilon`` (the paper deletes keywords "directly" to measure their importance).
+* Baseline modifications (Table 8) make ``variants`` noisy versions per keyword, then the same combination
+  and ``epsilon`` filter apply.
+
+Questions that cannot be attacked (empty, one word, mostly non-Latin letters, no keyword, no adversarial
+word, nothing within ``epsilon``) give no example; the reason is counted in the attack's ``skipped``
+counter (per process).
+"""
+
+from __future__ import annotations
+
+import itertools
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.questions import keywords as kw
+from callbluff.attacks.questions import words as aw
+from callbluff.records import OpenQuestion, Perturbed
+from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
+
+PAPER = "DPAEG: dependency parse-based adversarial examples generation for Q&A robots"
+ENUM_LIMIT = 5_000
+Extraction = Literal["dependency", "random", "all-content"]
+Modification = Literal["typo+similar", "deletion", "random-chars", "swap", "middle", "scramble", "keyboard",
+                       "replace"]
+SKIP_REASONS = ("empty", "one-word", "non-latin", "no-keyword", "no-adversarial-word", "over-epsilon")
+
+
+class DPAEGParams(AttackParams):
+    """DPAEG's parameters (Sec. 3.3-3.5, 4.3, 4.4); see the attack's docstring."""
+
+    extraction: Extraction = "dependency"
+    modification: Modification = "typo+similar"
+    epsilon: int | None = Field(4, ge=1)
+    max_questions: int = Field(20, ge=1)
+    max_keywords: int | None = Field(None, ge=1)
+    pos_mode: Literal["same", "different", "any"] = "same"
+    d_verb: int = Field(1, ge=1)
+    d_divisor: int = Field(3, ge=1)
+    dictionary_size: int = Field(40_000, ge=1_000)
+    typo_files: tuple[str, ...] = ()
+    variants: int = Field(3, ge=1)
+    n_chars: int = Field(2, ge=1)
+    relations: tuple[str, ...] = kw.DEFAULT_RELATIONS
+    clauses: tuple[str, ...] = kw.CLAUSES
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One keyword replaced in a question (``word == ""`` for a deletion)."""
+
+    keyword: kw.Keyword
+    word: aw.AdversarialWord
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keyword": self.keyword.text, "start": self.keyword.start, "end": self.keyword.end,
+                "pos": self.keyword.pos, "word": self.word.word, "kind": self.word.kind,
+                "distance": self.word.distance, "via": self.word.via}
+
+
+def apply_replacements(question: str, reps: Sequence[Replacement]) -> str:
+    """The question with each keyword span replaced (deletions also drop one adjoining space)."""
+    out = question
+    for r in sorted(reps, key=lambda x: -x.keyword.start):
+        s, e = r.keyword.start, r.keyword.end
+        if not r.word.word:
+            if s > 0 and out[s - 1] == " ":
+                s -= 1
+            elif e < len(out) and out[e] == " ":
+                e += 1
+        out = out[:s] + r.word.word + out[e:]
+    return out
+
+
+def adversarial_questions(question: str, keywords: Sequence[kw.Keyword],
+                          words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | None,
+                          max_keywords: int | None = None) -> list[tuple[str, int, list[Replacement]]]:
+    """Sec. 3.5: every combination of replacements with ``distance(question', question) <= epsilon``, as
+    ``(question', distance, replacements)`` in enumeration order (see the module docstring)."""
+    slots = [i for i, ws in enumerate(words) if ws]
+    top = len(slots) if max_keywords is None else min(max_keywords, len(slots))
+    out: list[tuple[str, int, list[Replacement]]] = []
+    seen: set[str] = {question}
+    bound = float("inf") if epsilon is None else epsilon
+    for size in range(1, top + 1):
+        for combo in itertools.combinations(slots, size):
+            for choice in itertools.product(*(words[i] for i in combo)):
+                if sum(w.distance for w in choice) > bound:
+                    continue
+                reps = [Replacement(keywords[i], w) for i, w in zip(combo, choice)]
+                text = apply_replacements(question, reps)
+                if text in seen:
+                    continue
+                seen.add(text)
+                dist = aw.distance(text, question)
+                if dist <= bound:
+                    out.append((text, dist, reps))
+                    if len(out) >= ENUM_LIMIT:
+                        return out
+    return out
+
+
+def _latin_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(unicodedata.name(c, "").startswith("LATIN") for c in letters) / len(letters)
+
+
+def skip_reason(question: str) -> str | None:
+    """Why a question cannot be attacked before parsing it (``empty``, ``one-word``, ``non-latin``), or None."""
+    words = [w for w in question.split() if any(c.isalnum() for c in w)]
+    if not words:
+        return "empty"
+    if len(words) < 2:
+        return "one-word"
+    if _latin_share(question) < 0.5:
+        return "non-latin"
+    return None
+
+
+@register
+class DPAEG(StaticAttack):
+    """DPAEG (Sec. 3): keywords from the dependency parse (Algorithm 1, Sec. 3.3) replaced by their typos,
+    spell-similar words and typos of spell-similar words (Algorithm 2, Sec. 3.4), questions kept within
+    edit distance ``epsilon`` of the original (Sec. 3.5). A robust Q&A robot still answers correctly
+    (expect ``same-answer``; the success rate of Sec. 4.1.3 is the share it gets wrong).
+
+    Params: ``extraction`` (``dependency``; the Sec. 4.4.1 baselines ``random``, ``all-content``),
+    ``modification`` (``typo+similar``; the baselines ``deletion`` (Table 7), ``random-chars`` and the
+    Belinkov & Bisk operations ``swap``, ``middle``, ``scramble``, ``keyboard``, ``replace`` (Table 8)),
+    ``epsilon`` (Sec. 3.5, Fig. 5 sweep), ``pos_mode`` (Sec. 4.3.1, Fig. 4), ``d_verb`` / ``d_divisor`` (the
+    rule for ``d``), ``max_questions`` (cap per question), ``max_keywords``, ``dictionary_size``,
+    ``typo_files`` (typo corpora; empty = :func:`callbluff.resources.typos.default_paths`), ``variants`` /
+    ``n_chars`` (baselines), ``relations`` / ``clauses`` (Algorithm 1's relation set R and clause relations).
+    The choices the paper leaves open are stated in :mod:`.keywords`, :mod:`.words` and this module.
+
+    Each example's ``meta`` carries what the comprehension sheet (Sec. 4.2.2) needs: ``original``,
+    ``keywords``, ``replacements`` (keyword, span, word, kind, distance), ``edit_distance``."""
+
+    name = "DPAEG"
+    task = "questions"
+    family = "dpaeg"
+    paper = PAPER
+    description = "Replace a question's dependency-parse keywords by real typos and spell-similar words."
+    Params = DPAEGParams
+    record_type = OpenQuestion
+    requires: tuple[str, ...] = ("spacy-parse", "wordnet", "wordfreq")
+    expect = "same-answer"
+    field = "question"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.skipped: Counter[str] = Counter()
+
+    # -- resources (module-level caches; the attack itself stays small to pickle) ----------------------
+    def typos(self) -> TypoCorpus:
+        p = self.params
+        return cached_corpus(tuple(p.typo_files) or default_paths())
+
+    def dictionary(self) -> aw.Dictionary:
+        return aw.dictionary(self.params.dictionary_size)
+
+    # -- the three stages --------------------------------------------------------------------------
+    def keywords(self, doc: Any, rng: np.random.Generator) -> list[kw.Keyword]:
+        p = self.params
+        if p.extraction == "all-content":
+            return kw.content_keywords(doc)
+        found = kw.dependency_keywords(doc, p.relations, p.clauses)
+        if p.extraction == "random":
+            return kw.random_keywords(doc, rng, len(found))
+        return found
+
+    def words(self, keyword: kw.Keyword, rng: np.random.Generator) -> list[aw.AdversarialWord]:
+        p = self.params
+        if p.modification == "typo+similar":
+            return aw.adversarial_words(keyword.text, keyword.pos, self.typos(), self.dictionary(),
+                                        aw.DistanceRule(p.d_verb, p.d_divisor), p.pos_mode)
+        if p.modification == "deletion":
+            return aw.deletion(keyword.text)
+        return aw.noisy_words(keyword.text, p.modification, rng, p.variants, p.n_chars)
+
+    def generate(self, record: OpenQuestion, rng: np.random.Generator, res: Any, prompt: Any = None,
+                 state: Any = None) -> list[Perturbed]:
+        p = self.params
+        question = record.question
+        reason = skip_reason(question)
+        if reason is not None:
+            self.skipped[reason] += 1
+            return []
+        keys = self.keywords(res.doc(question), rng)
+        if not keys:
+            self.skipped["no-keyword"] += 1
+            return []
+        words = [self.words(k, rng) for k in keys]
+        if not any(words):
+            self.skipped["no-adversarial-word"] += 1
+            return []
+        found = adversarial_questions(question, keys, words, p.epsilon, p.max_keywords)
+        if not found:
+            self.skipped["over-epsilon"] += 1
+            return []
+        if len(found) > p.max_questions:
+            keep = sorted(int(i) for i in rng.choice(len(found), size=p.max_questions, replace=False))
+            found = [found[i] for i in keep]
+        key_json = [k.to_json() for k in keys]
+        return [self.perturbed(record, text, index=i, original=question, keywords=key_json,
+                               replacements=[r.to_json() for r in reps], edit_distance=dist,
+                               extraction=p.extraction, modification=p.modification)
+                for i, (text, dist, reps) in enumerate(found)]
+
+
+# -- the baselines, each an attack of its own (Sec. 4.4) ----------------------------------------------
+
+class _DeletionParams(DPAEGParams):
+    modification: Modification = "deletion"
+    epsilon: int | None = Field(None, ge=1)
+    max_keywords: int | None = Field(1, ge=1)
+
+
+class _RandomDeletionParams(_DeletionParams):
+    extraction: Extraction = "random"
+
+
+class _ContentDeletionParams(_DeletionParams):
+    extraction: Extraction = "all-content"
+
+
+def _baseline(cls_name: str, params: type[DPAEGParams], doc: str, description: str) -> type[DPAEG]:
+    cls = type(cls_name, (DPAEG,), {"__doc__": doc, "name": cls_name, "Params": params, "description": description,
+                                    "requires": ("spacy-parse",), "__module__": __name__})
+    return register(cls)  # type: ignore[arg-type]
+
+
+DPAEGDelete = _baseline(
+    "DPAEGDelete", _DeletionParams,
+    "Dependency-parse keywords (Algorithm 1, Sec. 3.3) deleted, one per question: the proposed row of the "
+    "keyword-extraction evaluation (Sec. 4.4.1, Table 7). See :class:`DPAEG` for the parameters.",
+    "Delete one dependency-parse keyword of the question.")
+DPAEGRandomKeywords = _baseline(
+    "DPAEGRandomKeywords", _RandomDeletionParams,
+    "Random keywords deleted, one per question (Sec. 4.4.1 random keyword extraction, Table 7): as many "
+    "random words as Algorithm 1 finds. See :class:`DPAEG` for the parameters.",
+    "Delete one randomly chosen word of the question.")
+DPAEGAllContent = _baseline(
+    "DPAEGAllContent", _ContentDeletionParams,
+    "Every content word is a keyword, deleted one per question (Sec. 4.4.1 content-word extraction, "
+    "Table 7). See :class:`DPAEG` for the parameters.",
+    "Delete one content word of the question.")
+
+
+class _RandomCharsParams(DPAEGParams):
+    modification: Modification = "random-chars"
+
+
+class _SwapParams(DPAEGParams):
+    modification: Modification = "swap"
+
+
+class _MiddleParams(DPAEGParams):
+    modification: Modification = "middle"
+
+
+class _ScrambleParams(DPAEGParams):
+    modification: Modification = "scramble"
+
+
+class _KeyboardParams(DPAEGParams):
+    modification: Modification = "keyboard"
+
+
+class _ReplaceParams(DPAEGParams):
+    modification: Modification = "replace"
+
+
+_NOISE: dict[str, tuple[type[DPAEGParams], str]] = {
+    "RandomChars": (_RandomCharsParams, "random keyword modification: `n_chars` random letters replaced"),
+    "NoiseSwap": (_SwapParams, "Belinkov & Bisk swap: two adjacent interior letters swapped"),
+    "NoiseMiddle": (_MiddleParams, "Belinkov & Bisk middle random: interior letters scrambled"),
+    "NoiseScramble": (_ScrambleParams, "Belinkov & Bisk fully random: all letters scrambled"),
+    "NoiseKeyboard": (_KeyboardParams, "Belinkov & Bisk keyboard typo: a letter replaced by a QWERTY neighbour"),
+    "NoiseReplace": (_ReplaceParams, "one letter replaced by a random letter"),
+}
+
+
+def _noise_doc(what: str) -> str:
+    return (f"Dependency-parse keywords (Algorithm 1) modified by {what} (Sec. 4.4.2 keyword-modification "
+            "baselines, Table 8; Belinkov & Bisk 2018 Sec. 4.1), `variants` versions per keyword, combined and "
+            "kept within `epsilon` as in Sec. 3.5. See :class:`DPAEG` for the parameters.")
+
+
+RandomChars = _baseline("RandomChars", _NOISE["RandomChars"][0], _noise_doc(_NOISE["RandomChars"][1]),
+                        "Modify dependency-parse keywords: random letters replaced.")
+NoiseSwap = _baseline("NoiseSwap", _SwapParams, _noise_doc(_NOISE["NoiseSwap"][1]),
+                      "Modify dependency-parse keywords: swap two adjacent letters.")
+NoiseMiddle = _baseline("NoiseMiddle", _MiddleParams, _noise_doc(_NOISE["NoiseMiddle"][1]),
+                        "Modify dependency-parse keywords: scramble the interior letters.")
+NoiseScramble = _baseline("NoiseScramble", _ScrambleParams, _noise_doc(_NOISE["NoiseScramble"][1]),
+                          "Modify dependency-parse keywords: scramble all letters.")
+NoiseKeyboard = _baseline("NoiseKeyboard", _KeyboardParams, _noise_doc(_NOISE["NoiseKeyboard"][1]),
+                          "Modify dependency-parse keywords: keyboard-neighbour typo.")
+NoiseReplace = _baseline("NoiseReplace", _ReplaceParams, _noise_doc(_NOISE["NoiseReplace"][1]),
+                         "Modify dependency-parse keywords: replace one letter.")
+
+BASELINES: tuple[str, ...] = ("DPAEGDelete", "DPAEGRandomKeywords", "DPAEGAllContent", *_NOISE)
