@@ -1,9 +1,4 @@
-"""Content-scoring adversaries of Ding et al. 2020, "Don't take 'nswvtnvakgxpm' for an answer" (task
-``content``).
-
-Implemented here: ``Shuffle`` (Sec. 2.2, "Shuffle"). The random / n-gram / content-burst / language-model
-generators of Sec. 2.2 belong to the content suite issue and plug in beside it.
-"""
+"""Ding et al. 2020, Sec. 2.2 "Shuffle": the word tokens of a correct answer in random order."""
 
 from __future__ import annotations
 
@@ -13,12 +8,12 @@ from typing import Literal
 import numpy as np
 
 from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.content.common import DING
 from callbluff.attacks.edits import Edit, Unit, apply, regex_units, units
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 
-DING = "Ding et al. 2020, Don't take 'nswvtnvakgxpm' for an answer"
 _WS_TOKEN = re.compile(r"\S+")
 
 
