@@ -269,16 +269,123 @@ def evaluate(
 
 
 @app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    tables: Annotated[str | None, typer.Option(
+        help="also print paper-shaped tables: 'kumar' (Kumar et al. Tables 4-5, Markdown; writes "
+             "kumar_tables.md and kumar_tables.csv in the run directory)")] = None,
+) -> None:
     """(Re)build report.html of a run directory and print its metrics."""
     from callbluff.report.html import write_report
 
     if not (run_dir / "run.json").exists():
         fail(f"{run_dir}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {run_dir}` first")
+    if tables is not None and tables != "kumar":
+        fail(f"--tables {tables!r}: unknown table style; allowed: kumar")
     path = write_report(run_dir)
     if (run_dir / "metrics.json").exists():
         print_metrics(json.loads((run_dir / "metrics.json").read_text()))
+    if tables == "kumar":
+        from callbluff.report.tables import kumar_csv, kumar_tables
+
+        try:
+            md = kumar_tables(run_dir)
+        except (FileNotFoundError, ValueError) as e:
+            fail(str(e))
+            raise
+        (run_dir / "kumar_tables.md").write_text(md, encoding="utf-8")
+        (run_dir / "kumar_tables.csv").write_text(kumar_csv(run_dir), encoding="utf-8")
+        out.print(md, markup=False, highlight=False)
+        console.print(f"tables: {run_dir / 'kumar_tables.md'}, {run_dir / 'kumar_tables.csv'}")
     console.print(f"report: {path}")
+
+
+suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)
+app.add_typer(suite_app, name="suite")
+
+
+@suite_app.command("kumar2020")
+def suite_kumar2020(
+    out_file: Annotated[Path, typer.Option("--out", help="suite TOML file to write")],
+    data: Annotated[str | None, typer.Option(
+        help="dataset spec, e.g. asap-aes:training_set_rel3.tsv.gz (default: an ASAP-AES placeholder)")] = None,
+    target: Annotated[list[str] | None, typer.Option(
+        help="TYPE:VALUE, e.g. model:DIR or http://127.0.0.1:8000/score (repeatable; default: a placeholder)")] = None,
+    target_option: Annotated[list[str] | None, typer.Option(help="setting key=value for every --target")] = None,
+    seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
+) -> None:
+    """Kumar et al. 2020 "Calling Out Bluff": all 16 essay adversaries with the paper's size x position grid."""
+    from callbluff.engine.suite import SuiteError, load_suite
+    from callbluff.suites.kumar2020 import write_kumar2020_suite
+
+    targets = []
+    for spec in target or []:
+        cfg = target_from_spec(spec, target_option)
+        names = {t["name"] for t in targets}
+        base, k = cfg["name"], 2
+        while cfg["name"] in names:
+            cfg["name"], k = f"{base}-{k}", k + 1
+        targets.append(cfg)
+    path = write_kumar2020_suite(out_file, data, targets, seed=seed)
+    try:
+        suite = load_suite(path)
+    except SuiteError as e:
+        fail(f"wrote {path}, but it does not load: {e}")
+        raise
+    n = sum(len(a.expand()) for a in suite.attack)
+    console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations; edit it, "
+                  f"then `callbluff run {path} --out runs/kumar2020`")
+
+
+@app.command()
+def augment(
+    source: Annotated[str, typer.Argument(help="a suite TOML (its attack grid) or attack names, e.g. "
+                                               "AddSong,DelRand", metavar="SUITE_OR_ATTACKS")],
+    data: Annotated[str, typer.Option(help="dataset spec of the essays to perturb (with gold scores)")],
+    out_file: Annotated[Path, typer.Option("--out", help="output JSON-lines file of training rows")],
+    penalty: Annotated[list[str] | None, typer.Option(help="ATTACK=PENALTY (repeatable), e.g. ModGrammar=2")] = None,
+    penalties: Annotated[Path | None, typer.Option(help="TOML/JSON file: attack -> penalty")] = None,
+    default_penalty: Annotated[float | None, typer.Option(help="penalty for attacks not named otherwise")] = None,
+    unit: Annotated[str, typer.Option(help="penalty unit: points (of the prompt's scale, the paper's) or "
+                                           "percent (of the prompt's score range)")] = "points",
+    with_originals: Annotated[bool, typer.Option(help="also write the unmodified essays (attack 'original')")] = False,
+    seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
+    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
+    workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+) -> None:
+    """Adversarial training rows (Kumar et al. Sec. 4.2): target score = original score - penalty, clipped."""
+    from callbluff.augment import Penalties, augment_rows, configs_from, read_penalties
+    from callbluff.datasets import DataError, load
+    from callbluff.engine.suite import SuiteError
+
+    if unit not in ("points", "percent"):
+        fail(f"--unit {unit!r}: allowed: points, percent")
+    try:
+        by_attack = read_penalties(penalties) if penalties else {}
+        for item in penalty or []:
+            if "=" not in item:
+                fail(f"--penalty {item!r}: expected ATTACK=PENALTY, e.g. ModGrammar=2")
+            k, v = item.split("=", 1)
+            by_attack[k.strip()] = float(v)
+        configs = configs_from(source)
+        ds = load(data)
+        errors: list[dict[str, Any]] = []
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_file.with_name(out_file.name + ".tmp")
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for row in augment_rows(ds, configs, Penalties(by_attack, default_penalty, unit),  # type: ignore[arg-type]
+                                    seed=seed, workers=workers, limit=limit, with_originals=with_originals,
+                                    errors=errors):
+                fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+                n += 1
+        os.replace(tmp, out_file)
+    except (SuiteError, DataError, FileNotFoundError, KeyError, ValueError) as e:
+        fail(str(e.args[0]) if isinstance(e, KeyError) else str(e))
+        raise
+    for err in errors[:20]:
+        console.print(f"[yellow]{err['source_id']} {err['attack']}: {err['cause']}[/]", highlight=False)
+    console.print(f"{n} training rows -> {out_file}" + (f" ({len(errors)} attack failures)" if errors else ""))
 
 
 TRAINABLE = ("content-scorer", "essay-scorer", "neural-scorer", "retriever", "sliding-window-qa")

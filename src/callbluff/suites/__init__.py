@@ -1,0 +1,1 @@
+"""Ready-made suites: each paper's whole protocol written as an editable suite TOML (``callbluff suite``)."""
