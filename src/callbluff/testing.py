@@ -69,7 +69,9 @@ class AttackCheckError(AssertionError):
 # -- built-in hand-made records ----------------------------------------------------------------------
 
 _ESSAY_PROMPT = Prompt("kit-essay", "essay", "Should students be required to do volunteer work? Explain your view.",
-                       score_min=1, score_max=6)
+                       source="Many towns rely on volunteers. At the Maple Street shelter, students from the high school "
+                       "serve dinner every Tuesday. The shelter's director says that young helpers bring energy. Some "
+                       "parents worry that schoolwork suffers.", score_min=1, score_max=6)
 _CONTENT_PROMPT = Prompt("kit-content", "content", "Explain how heat reaches the handle of a metal spoon standing "
                          "in hot tea, and name the process.", score_min=0, score_max=2)
 _ESSAYS = [
