@@ -13,7 +13,7 @@ from callbluff.attacks.questions.attacks import (
     NoiseReplace,
     NoiseScramble,
     NoiseSwap,
-    RandomChars,
+    DPAEGRandomChars,
     adversarial_questions,
     skip_reason,
 )
@@ -23,6 +23,6 @@ from callbluff.attacks.questions.words import AdversarialWord, DistanceRule, adv
 __all__ = [
     "BASELINES", "DPAEG", "AdversarialWord", "DPAEGAllContent", "DPAEGDelete", "DPAEGParams",
     "DPAEGRandomKeywords", "DistanceRule", "Keyword", "NoiseKeyboard", "NoiseMiddle", "NoiseReplace",
-    "NoiseScramble", "NoiseSwap", "RandomChars", "adversarial_questions", "adversarial_words", "content_keywords",
+    "NoiseScramble", "NoiseSwap", "DPAEGRandomChars", "adversarial_questions", "adversarial_words", "content_keywords",
     "dependency_keywords", "noisy_words", "random_keywords", "skip_reason",
 ]

@@ -295,7 +295,7 @@ class _ReplaceParams(DPAEGParams):
 
 
 _NOISE: dict[str, tuple[type[DPAEGParams], str]] = {
-    "RandomChars": (_RandomCharsParams, "random keyword modification: `n_chars` random letters replaced"),
+    "DPAEGRandomChars": (_RandomCharsParams, "random keyword modification: `n_chars` random letters replaced"),
     "NoiseSwap": (_SwapParams, "Belinkov & Bisk swap: two adjacent interior letters swapped"),
     "NoiseMiddle": (_MiddleParams, "Belinkov & Bisk middle random: interior letters scrambled"),
     "NoiseScramble": (_ScrambleParams, "Belinkov & Bisk fully random: all letters scrambled"),
@@ -310,7 +310,7 @@ def _noise_doc(what: str) -> str:
             "kept within `epsilon` as in Sec. 3.5. See :class:`DPAEG` for the parameters.")
 
 
-RandomChars = _baseline("RandomChars", _NOISE["RandomChars"][0], _noise_doc(_NOISE["RandomChars"][1]),
+DPAEGRandomChars = _baseline("DPAEGRandomChars", _RandomCharsParams, _noise_doc(_NOISE["DPAEGRandomChars"][1]),
                         "Modify dependency-parse keywords: random letters replaced.")
 NoiseSwap = _baseline("NoiseSwap", _SwapParams, _noise_doc(_NOISE["NoiseSwap"][1]),
                       "Modify dependency-parse keywords: swap two adjacent letters.")
