@@ -1,0 +1,113 @@
+"""Kumar et al. Tables 4-5 from a real run directory (demo essays through the engine, a callable scorer)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from callbluff.cli import app
+from callbluff.engine.run import run_suite
+from callbluff.engine.suite import load_suite
+from callbluff.report.tables import PAIR_FIELDS, kumar_csv, kumar_rows, kumar_tables
+
+SCORER = '''
+def length_scorer(text):
+    """1-6 by length: more words, higher score (the overstable kind Kumar et al. attack)."""
+    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
+'''
+
+SUITE = """
+name = "tables"
+seed = 3
+limit = 24
+[dataset]
+spec = "demo:essay"
+[[target]]
+name = "length"
+type = "callable"
+function = "tables_scorer:length_scorer"
+[[attack]]
+name = "DelRand"
+params = { percent = 25 }
+[[attack]]
+name = "ShuffleSent"
+[[attack]]
+name = "BabelGen"
+params = { count = 3 }
+[output]
+chunk_size = 12
+report = false
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import sys
+
+    tmp = tmp_path_factory.mktemp("tables")
+    (tmp / "tables_scorer.py").write_text(SCORER)
+    (tmp / "suite.toml").write_text(SUITE)
+    sys.path.insert(0, str(tmp))
+    try:
+        run_suite(load_suite(tmp / "suite.toml"), tmp / "run")
+    finally:
+        sys.path.remove(str(tmp))
+    return tmp / "run"
+
+
+def test_table5_cells_are_the_metric_rows_rounded(run_dir: Path) -> None:
+    rows = json.loads((run_dir / "metrics.json").read_text())
+    md = kumar_tables(run_dir)
+    lines = md.splitlines()
+    header = next(line for line in lines if line.startswith("| family"))
+    assert header == "| family | attack | params | demo-essay |"
+    delrand = next(line for line in lines if "| DelRand |" in line)
+    shuffle = next(line for line in lines if "| ShuffleSent |" in line)
+    assert lines.index(delrand) < lines.index(shuffle)  # delete before modify (Table 1 order)
+    r = next(x for x in rows if x["attack"] == "DelRand" and x["prompt"] == "demo-essay")
+    cell = "(" + ",".join(str(int(round(r[f]))) for f in PAIR_FIELDS) + ")"
+    assert delrand == f"| delete | DelRand | percent=25.0 | {cell} |"
+    # deleting sentences shortens every essay: a length scorer lowers every score
+    assert r["neg_pct"] == 100 and r["not_lowered_pct"] == 0 and cell.startswith("(100,0,")
+    s = next(x for x in rows if x["attack"] == "ShuffleSent" and x["prompt"] == "demo-essay")
+    assert s["not_lowered_pct"] == 100  # same words, same score: overstable
+    assert "| modify | ShuffleSent |" in shuffle and shuffle.endswith("(0,0,0,100) |")
+
+
+def test_table4_holds_the_generator(run_dir: Path) -> None:
+    rows = json.loads((run_dir / "metrics.json").read_text())
+    b = next(x for x in rows if x["attack"] == "BabelGen")
+    md = kumar_tables(run_dir)
+    assert "Table 4 shape" in md
+    line = next(line for line in md.splitlines() if line.startswith("| length | BabelGen |"))
+    assert line.endswith(f"| {int(round(b['mean_score_pct']))} |")
+    assert b["mean_score_pct"] > 20  # length-matched nonsense gets a length scorer's average score
+    assert "| BabelGen |" not in md.split("Table 4 shape")[0]
+
+
+def test_csv_matches_the_tidy_rows(run_dir: Path) -> None:
+    tidy = kumar_rows(json.loads((run_dir / "metrics.json").read_text()))
+    got = list(csv.DictReader(io.StringIO(kumar_csv(run_dir))))
+    assert [(g["attack"], g["family"]) for g in got] == [(t["attack"], t["family"]) for t in tidy]
+    assert [g["attack"] for g in got] == ["DelRand", "ShuffleSent", "BabelGen"]
+    assert float(got[0]["neg_pct"]) == 100.0 and got[2]["neg_pct"] == ""
+
+
+def test_cli_report_tables_kumar_writes_markdown_and_csv(run_dir: Path) -> None:
+    r = CliRunner().invoke(app, ["report", str(run_dir), "--tables", "kumar"])
+    assert r.exit_code == 0, r.output
+    assert (run_dir / "kumar_tables.md").read_text() == kumar_tables(run_dir)
+    assert (run_dir / "kumar_tables.csv").read_text() == kumar_csv(run_dir)
+    bad = CliRunner().invoke(app, ["report", str(run_dir), "--tables", "ding"])
+    assert bad.exit_code == 2 and "allowed: kumar" in bad.output
+
+
+def test_missing_metrics_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="finish the run first"):
+        kumar_tables(tmp_path)
+    assert "no essay" in kumar_tables(rows=[{"task": "reading", "attack": "AddSent", "prompt": "all"}])
