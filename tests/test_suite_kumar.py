@@ -104,3 +104,14 @@ def test_cli_writes_the_suite_with_given_data_and_targets(tmp_path: Path) -> Non
 def test_cli_bad_target_is_a_usage_error(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["suite", "kumar2020", "--out", str(tmp_path / "k.toml"), "--target", "grpc:x"])
     assert r.exit_code == 2 and "unknown type" in r.output
+
+
+def test_cli_rewrites_model_paths_relative_to_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models" / "aes").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "suites" / "k.toml"
+    r = CliRunner().invoke(app, ["suite", "kumar2020", "--out", str(out), "--target", "model:models/aes"])
+    if TABLE1 - set(attack_names()):
+        pytest.skip("attacks not registered yet")
+    assert r.exit_code == 0, r.output
+    assert tomllib.loads(out.read_text())["target"][0]["path"] == "../models/aes"

@@ -321,6 +321,9 @@ def suite_kumar2020(
     targets = []
     for spec in target or []:
         cfg = target_from_spec(spec, target_option)
+        for key in ("path", "model_dir"):  # suites resolve paths against their own directory
+            if isinstance(cfg.get(key), str) and Path(cfg[key]).exists() and not Path(cfg[key]).is_absolute():
+                cfg[key] = os.path.relpath(Path(cfg[key]).resolve(), out_file.parent.resolve())
         names = {t["name"] for t in targets}
         base, k = cfg["name"], 2
         while cfg["name"] in names:
