@@ -22,7 +22,6 @@ from callbluff.attacks.essay.generate import (
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.context import default_resources
 from callbluff.testing import check_attack
-from tests.conftest import shared_path
 
 TINY = {"N": (("axiom", "axioms"), ("lantern", "lanterns")), "V": (("gild", "gilds", "gilded", "gilding"),),
         "A": (("opaline",),), "R": (("tacitly",),)}
@@ -145,6 +144,8 @@ def test_conformance_kit() -> None:
 
 
 def test_real_asap_prompt_keywords_and_length() -> None:
+    from conftest import shared_path  # tests/conftest.py: ../shared beside the repository
+
     path = shared_path("data", "asap-aes", "training_set_rel3.tsv.gz")
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
         rows = [r for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if r["essay_set"] == "1"][:300]
