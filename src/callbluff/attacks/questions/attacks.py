@@ -5,11 +5,11 @@ one keyword or several) and a question is kept when its Damerau-Levenshtein dist
 most ``epsilon`` (Sec. 3.5; default 4, the value of Table 2). Choices where the paper is silent:
 
 * Enumeration order: by the number of changed keywords, then keyword position, then each keyword's word
-  order (distance, kind, word); the search stops after ``ENUM_LIMIT`` kept questions. Combinations whose
-  summed word distances exceed ``epsilon`` are pruned before the question is built (a question's distance
-  never exceeds that sum), then the question's own distance is checked.
-* Cap: at most ``max_questions`` per source question; when more qualify, ``max_questions`` are drawn with
-  the record's ``rng`` and kept in enumeration order.
+  order (distance, kind, word); the search stops after ``ENUM_LIMIT`` combinations. Combinations are kept
+  when their summed word distances are within ``epsilon`` (a question's distance never exceeds that sum,
+  since the replaced spans are disjoint); the built question's own distance is checked again.
+* Cap: at most ``max_questions`` per source question; when more combinations qualify, ``max_questions``
+  are drawn with the record's ``rng`` (kept in enumeration order) before any question is built.
 * Distances ignore case (so do the word-level distances of Algorithm 2).
 * Deletion (Table 7) removes a keyword and one adjoining space; by default one keyword per question and no
   ``epsilon`` (the paper deletes keywords "directly" to measure their importance).
@@ -23,11 +23,11 @@ counter (per process).
 
 from __future__ import annotations
 
-import itertools
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -93,32 +93,66 @@ def apply_replacements(question: str, reps: Sequence[Replacement]) -> str:
     return out
 
 
+Combo = tuple[tuple[int, int], ...]
+"""A choice of replacements: ``(keyword index, word index)`` pairs, keyword indices increasing."""
+
+
+def combinations(words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | None,
+                 max_keywords: int | None = None, limit: int = ENUM_LIMIT) -> list[Combo]:
+    """Sec. 3.5: the combinations of replacements whose summed word distances are within ``epsilon``, in
+    enumeration order (see the module docstring), at most ``limit``. Integers only: questions are built
+    for the combinations kept (:func:`build`)."""
+    slots = [i for i, ws in enumerate(words) if ws]
+    top = len(slots) if max_keywords is None else min(max_keywords, len(slots))
+    bound = float("inf") if epsilon is None else epsilon
+    out: list[Combo] = []
+
+    def grow(start: int, size: int, picked: list[tuple[int, int]], used: int) -> bool:
+        if len(picked) == size:
+            out.append(tuple(picked))
+            return len(out) >= limit
+        for si in range(start, len(slots) - (size - len(picked)) + 1):
+            i = slots[si]
+            for j, w in enumerate(words[i]):
+                if used + w.distance + (size - len(picked) - 1) > bound:
+                    break  # words are sorted by distance; every later pick costs at least 1
+                picked.append((i, j))
+                full = grow(si + 1, size, picked, used + w.distance)
+                picked.pop()
+                if full:
+                    return True
+        return False
+
+    for size in range(1, top + 1):
+        if grow(0, size, [], 0):
+            break
+    return out
+
+
+def build(question: str, keywords: Sequence[kw.Keyword], words: Sequence[Sequence[aw.AdversarialWord]],
+          combo: Combo) -> tuple[str, int, list[Replacement]]:
+    """``(question', distance to question, replacements)`` of one combination."""
+    reps = [Replacement(keywords[i], words[i][j]) for i, j in combo]
+    text = apply_replacements(question, reps)
+    return text, aw.distance(text, question), reps
+
+
 def adversarial_questions(question: str, keywords: Sequence[kw.Keyword],
                           words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | None,
                           max_keywords: int | None = None) -> list[tuple[str, int, list[Replacement]]]:
-    """Sec. 3.5: every combination of replacements with ``distance(question', question) <= epsilon``, as
-    ``(question', distance, replacements)`` in enumeration order (see the module docstring)."""
-    slots = [i for i, ws in enumerate(words) if ws]
-    top = len(slots) if max_keywords is None else min(max_keywords, len(slots))
-    out: list[tuple[str, int, list[Replacement]]] = []
-    seen: set[str] = {question}
-    bound = float("inf") if epsilon is None else epsilon
-    for size in range(1, top + 1):
-        for combo in itertools.combinations(slots, size):
-            for choice in itertools.product(*(words[i] for i in combo)):
-                if sum(w.distance for w in choice) > bound:
-                    continue
-                reps = [Replacement(keywords[i], w) for i, w in zip(combo, choice)]
-                text = apply_replacements(question, reps)
-                if text in seen:
-                    continue
-                seen.add(text)
-                dist = aw.distance(text, question)
-                if dist <= bound:
-                    out.append((text, dist, reps))
-                    if len(out) >= ENUM_LIMIT:
-                        return out
+    """Every adversarial question of Sec. 3.5 (``distance <= epsilon``, each text once) in enumeration order."""
+    out, seen = [], {question}
+    for combo in combinations(words, epsilon, max_keywords):
+        text, dist, reps = build(question, keywords, words, combo)
+        if text not in seen and (epsilon is None or dist <= epsilon):
+            seen.add(text)
+            out.append((text, dist, reps))
     return out
+
+
+@lru_cache(maxsize=8)
+def _corpus(files: tuple[str, ...]) -> TypoCorpus:
+    return cached_corpus(files or default_paths())
 
 
 def _latin_share(text: str) -> float:
@@ -176,8 +210,7 @@ class DPAEG(StaticAttack):
 
     # -- resources (module-level caches; the attack itself stays small to pickle) ----------------------
     def typos(self) -> TypoCorpus:
-        p = self.params
-        return cached_corpus(tuple(p.typo_files) or default_paths())
+        return _corpus(tuple(self.params.typo_files))
 
     def dictionary(self) -> aw.Dictionary:
         return aw.dictionary(self.params.dictionary_size)
@@ -217,13 +250,19 @@ class DPAEG(StaticAttack):
         if not any(words):
             self.skipped["no-adversarial-word"] += 1
             return []
-        found = adversarial_questions(question, keys, words, p.epsilon, p.max_keywords)
+        combos = combinations(words, p.epsilon, p.max_keywords)
+        if len(combos) > p.max_questions:
+            keep = sorted(int(i) for i in rng.choice(len(combos), size=p.max_questions, replace=False))
+            combos = [combos[i] for i in keep]
+        found, seen = [], {question}
+        for combo in combos:
+            text, dist, reps = build(question, keys, words, combo)
+            if text not in seen and (p.epsilon is None or dist <= p.epsilon):
+                seen.add(text)
+                found.append((text, dist, reps))
         if not found:
             self.skipped["over-epsilon"] += 1
             return []
-        if len(found) > p.max_questions:
-            keep = sorted(int(i) for i in rng.choice(len(found), size=p.max_questions, replace=False))
-            found = [found[i] for i in keep]
         key_json = [k.to_json() for k in keys]
         return [self.perturbed(record, text, index=i, original=question, keywords=key_json,
                                replacements=[r.to_json() for r in reps], edit_distance=dist,

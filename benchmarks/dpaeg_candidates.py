@@ -1,0 +1,79 @@
+"""DPAEG keyword extraction + candidate generation for 1,000 SQuAD v1.1 dev questions (issue 13 benchmark).
+
+Timed after the index is built: the spell-similar dictionary (first/last-letter index with WordNet POS), the
+typo corpus and the spaCy pipeline are loaded first (a warm-up question), then the clock runs over the
+first ``--n`` questions of SQuAD dev as open questions (``squad:PATH?task=questions``): each question is
+parsed (``Resources.doc``), its keywords extracted (Algorithm 1), its adversarial words generated
+(Algorithm 2) and its adversarial questions built within epsilon (Sec. 3.5), i.e. ``DPAEG.examples``. Goal:
+<= 10 s for 1,000 questions. Writes a JSON result with timings and counts.
+
+Usage: python benchmarks/dpaeg_candidates.py [--data ../shared/data/squad-v1.1/dev-v1.1.json.gz] [--n 1000]
+       [--typo-files F ...] [--out benchmarks/results/dpaeg_candidates.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+from callbluff.attacks.questions import DPAEG
+from callbluff.datasets import load
+from callbluff.records import OpenQuestion
+from callbluff.resources.context import Resources
+from callbluff.seeding import record_rng
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "squad-v1.1" / "dev-v1.1.json.gz"))
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--typo-files", nargs="*", default=[])
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "dpaeg_candidates.json"))
+    args = ap.parse_args()
+
+    records = [r for r, _ in zip(load(f"squad:{args.data}?task=questions"), range(args.n))]
+    attack = DPAEG(typo_files=args.typo_files) if args.typo_files else DPAEG()
+    res = Resources()
+    t0 = time.perf_counter()
+    warm = OpenQuestion("warm-up", "Who played the voice of Aladdin?", ("Robin Williams",))
+    attack.examples(warm, record_rng(0, warm.id, attack.name, attack.params_dict), res)
+    index_s = time.perf_counter() - t0
+
+    per: list[float] = []
+    n_examples = n_keywords = 0
+    kinds: Counter[str] = Counter()
+    t0 = time.perf_counter()
+    for r in records:
+        t = time.perf_counter()
+        examples = attack.examples(r, record_rng(0, r.id, attack.name, attack.params_dict), res)
+        per.append(time.perf_counter() - t)
+        n_examples += len(examples)
+        if examples:
+            n_keywords += len(examples[0].meta["keywords"])
+        kinds.update(x["kind"] for e in examples for x in e.meta["replacements"])
+    total = time.perf_counter() - t0
+    result = {
+        "benchmark": "dpaeg_candidates", "data": Path(args.data).name, "questions": len(records),
+        "params": attack.params_dict, "index_and_warmup_s": round(index_s, 2), "total_s": round(total, 2),
+        "goal_s": 10.0, "ok": total <= 10.0, "per_question_ms_median": round(1000 * statistics.median(per), 2),
+        "per_question_ms_p95": round(1000 * sorted(per)[int(0.95 * (len(per) - 1))], 2),
+        "questions_with_examples": sum(1 for _ in records) - sum(attack.skipped.values()),
+        "examples": n_examples, "keywords_of_attacked_questions": n_keywords,
+        "replacement_kinds": dict(sorted(kinds.items())), "skipped": dict(sorted(attack.skipped.items())),
+        "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                    "cpus_used": 1},
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
