@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 PARSE_CACHE_SIZE = 256
+SENTENCER_MAX_LENGTH = 20_000_000
 
 
 class TextSpans(NamedTuple):
@@ -43,10 +44,14 @@ class Resources:
 
     @cached_property
     def sentencizer(self) -> Language:
-        """Fast sentence segmentation (spaCy ``senter`` only)."""
+        """Fast sentence segmentation (spaCy ``senter`` only). Its ``max_length`` is raised to
+        :data:`SENTENCER_MAX_LENGTH`: spaCy's default limit (1,000,000 characters) guards the parser's and NER's
+        memory, which the senter does not use, so a 1 MB essay is split instead of refused."""
         from callbluff.resources.spacy_pipeline import load_english
 
-        return load_english("sentences")
+        nlp = load_english("sentences")
+        nlp.max_length = max(nlp.max_length, SENTENCER_MAX_LENGTH)
+        return nlp
 
     def sentence_spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans ``[start, end)`` of the sentences of ``text``, surrounding whitespace excluded."""

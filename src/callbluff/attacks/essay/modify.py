@@ -78,10 +78,10 @@ class ShuffleSent(StaticAttack):
 
 # -- shared by the Mod adversaries below -----------------------------------------------------------------
 
-def sentence_tokens(doc: Doc, sentence: Unit) -> list[Token]:
+def sentence_tokens(doc: Doc, sentence: Unit, starts: Sequence[int]) -> list[Token]:
     """The non-space tokens of ``doc`` inside the edit toolkit's ``sentence`` unit (same tokenizer, so the
-    token boundaries of the full parse and of the sentence splitter agree)."""
-    starts = [t.idx for t in doc]
+    token boundaries of the full parse and of the sentence splitter agree); ``starts`` are the character
+    offsets of the doc's tokens (``[t.idx for t in doc]``, computed once per doc)."""
     lo, hi = bisect_left(starts, sentence.start), bisect_left(starts, sentence.end)
     return [t for t in doc[lo:hi] if not t.is_space]
 
@@ -291,9 +291,10 @@ class ModGrammar(StaticAttack):
         if doc is None:
             return []
         sentences = units(record.text, "sentence", res)
+        starts = [t.idx for t in doc]
         plans: dict[int, list[Edit] | list[tuple[int, int]]] = {}
         for s in sentences:
-            tokens = sentence_tokens(doc, s)
+            tokens = sentence_tokens(doc, s, starts)
             if not tokens:
                 continue
             plan = svo_slots(tokens) if self.params.variant == "svo" else error_edits(tokens)
@@ -376,8 +377,13 @@ class ModFluency(StaticAttack):
         assert isinstance(record, ScoredResponse)
         text = record.text
         words = [w for w in units(text, "word", res) if any(c.isalnum() for c in w.text)]
-        sentences = [s for s in units(text, "sentence", res)
-                     if any(s.start <= w.start < s.end for w in words)]
+        starts = [w.start for w in words]
+        sentences, first_word = [], []  # sentences with a word, and the index of their first word
+        for s in units(text, "sentence", res):
+            j = bisect_left(starts, s.start)
+            if j < len(words) and words[j].start < s.end:
+                sentences.append(s)
+                first_word.append(j)
         if not sentences:
             return []
         mode = self.params.mode
@@ -386,8 +392,8 @@ class ModFluency(StaticAttack):
             lo, hi = (0, len(sentences)) if self.params.position is None else \
                 Position(self.params.position).slice_bounds(len(sentences))
             for i in range(lo, hi, 2):
-                s = sentences[i]
-                first = [w for w in words if s.start <= w.start < s.end][: self.params.repeat_words]
+                j, end = first_word[i], sentences[i].end
+                first = [w for w in words[j: j + self.params.repeat_words] if w.start < end]
                 repeats[i] = text[first[0].start:first[-1].end]
         fillers: dict[int, str] = {}
         if mode in ("fillers", "both"):
@@ -399,8 +405,7 @@ class ModFluency(StaticAttack):
             return []
         edits = []
         for i in changed:
-            s = sentences[i]
-            at = next(w.start for w in words if s.start <= w.start < s.end)
+            at = words[first_word[i]].start
             insert = (f"{fillers[i]}{ELLIPSIS} " if i in fillers else "") + \
                 (f"{repeats[i]} {ELLIPSIS} " if i in repeats else "")
             edits.append(Edit(at, at, insert))
@@ -492,9 +497,10 @@ class ModLexicon(StaticAttack):
         if doc is None:
             return []
         sentences = units(record.text, "sentence", res)
+        starts = [t.idx for t in doc]
         options: dict[int, list[tuple[Token, list[str]]]] = {}
         for s in sentences:
-            found = [(t, syns) for t in sentence_tokens(doc, s) if replaceable(t)
+            found = [(t, syns) for t in sentence_tokens(doc, s, starts) if replaceable(t)
                      for syns in [synonyms(t, self.params.senses)] if syns]
             if found:
                 options[s.index] = found
