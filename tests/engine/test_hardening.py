@@ -418,9 +418,14 @@ def test_exit_codes_and_split_error_counts(tmp_path: Path, answers: Path) -> Non
     assert code == 0 and "Exit codes" in out
 
 
-def test_an_input_spacy_refuses_is_counted_in_its_row(tmp_path: Path) -> None:
+def test_an_input_spacy_refuses_is_counted_in_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from callbluff.resources.context import default_resources
+
+    # spaCy refuses texts longer than the pipeline's max_length (E088); callbluff raises it to 20 MB for
+    # sentence splitting, so lower it here to meet the refusal with a small text
+    monkeypatch.setattr(default_resources().sentencizer, "max_length", 100_000)
     data = tmp_path / "essays.jsonl"
-    huge = "The essay goes on. " * 110_000  # 2 MB: spaCy refuses texts over 1,000,000 characters (E088)
+    huge = "The essay goes on. " * 11_000  # 209,000 characters: refused (E088)
     rows = [{"id": "big", "prompt_id": "1", "text": huge, "score": 4}] + [
         {"id": f"e{i}", "prompt_id": "1", "text": f"First sentence {i}. Second one here. Third one {i}.", "score": 3}
         for i in range(4)]
@@ -475,3 +480,16 @@ headers = {{ Authorization = "${{CALLBLUFF_T8_SECRET}}" }}
     for f in (tmp_path / "run").rglob("*"):
         if f.is_file():
             assert token.encode() not in f.read_bytes(), f"secret leaked into {f}"
+
+
+def test_a_question_without_gold_answers_is_left_out_of_ranking_not_a_crash() -> None:
+    from callbluff.engine.metrics_rows import compute_metrics
+    from callbluff.engine.store import EXAMPLE_COLUMNS
+
+    base = {"prompt_id": None, "task": "questions", "gold": None, "answer_type": "string", "target": "t",
+            "score": None, "candidates": None, "error": None, "chunk": 0}
+    orig = pd.DataFrame([{**base, "source_id": "a", "gold_answers": json.dumps(["Paris"]), "answer": "Paris"},
+                         {**base, "source_id": "b", "gold_answers": None, "answer": "Rome"},
+                         {**base, "source_id": "c", "gold_answers": json.dumps(["Oslo"]), "answer": "Bergen"}])
+    [row] = compute_metrics(pd.DataFrame(columns=EXAMPLE_COLUMNS), orig, {}, "questions")
+    assert row["n"] == 3 and row["mrr"] == 0.5  # a ranked first, c missed; b has nothing to rank against

@@ -169,10 +169,12 @@ def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]
 
     def ranking(answers: pd.Series, cands: pd.Series, errors: pd.Series, golds: list[list[str]],
                 types: list[str], sfx: str) -> dict:
-        ranked = [_ranked(a, c, e) for a, c, e in zip(answers, cands, errors)]
-        if all(r is None for r in ranked):
+        ranked = [_ranked(a, c, e) if g else None for a, c, e, g in zip(answers, cands, errors, golds)]
+        if all(r is None for r in ranked):  # no prediction, or no question with a gold answer to rank against
             return {}
-        fields = M.ranking_metrics(ranked, golds, ks=(1, 5, 20), suffix=sfx, answer_type=types)
+        keep = [i for i, g in enumerate(golds) if g]  # questions without gold answers cannot be ranked: left out
+        fields = M.ranking_metrics([ranked[i] for i in keep], [golds[i] for i in keep], ks=(1, 5, 20), suffix=sfx,
+                                   answer_type=[types[i] for i in keep])
         fields.pop(f"n{sfx}", None)
         return fields
 
