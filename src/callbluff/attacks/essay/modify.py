@@ -425,7 +425,9 @@ def synonyms(token: Token, senses: int) -> list[str]:
 
     Candidates are the one-word lemma names of the first ``senses`` synsets of the token's lemma and POS,
     in WordNet order, other than the lemma; each is inflected to the token's Penn tag and kept only when
-    lemminflect knows the form as a word of that part of speech and it differs from the token."""
+    lemminflect knows the form as a word of that part of speech and it differs from the token. Forms that
+    are words of that part of speech only ("assist" rather than "aid", a noun too) are preferred when there
+    are any, so the replacement reads (and tags) as the same part of speech in context."""
     forms = _synonym_forms(token.lemma_.lower(), token.pos_, token.tag_, token.lower_, senses)
     return list(dict.fromkeys(match_case(f, token.text) for f in forms))
 
@@ -436,17 +438,22 @@ def _synonym_forms(lemma: str, pos: str, tag: str, lower: str, senses: int) -> t
     from nltk.corpus import wordnet
 
     out: list[str] = []
+    sure: list[str] = []  # forms lemminflect knows in no other open-class part of speech
     for synset in wordnet.synsets(lemma, pos=WORDNET_POS[pos])[:senses]:
         for name in synset.lemma_names():
             name = name.lower()
             if not name.isalpha() or name == lemma:
                 continue
             forms = (name,) if tag in ("NN", "JJ", "RB", "VB") else getInflection(name, tag=tag)
-            if not forms or forms[0] == lower or pos not in getAllLemmas(forms[0]):
+            if not forms or forms[0] == lower:
                 continue
-            if forms[0] not in out:
-                out.append(forms[0])
-    return tuple(out)
+            known = set(getAllLemmas(forms[0])) & set(WORDNET_POS)
+            if pos not in known or forms[0] in out:
+                continue
+            out.append(forms[0])
+            if known == {pos}:
+                sure.append(forms[0])
+    return tuple(sure or out)
 
 
 def replaceable(token: Token) -> bool:
