@@ -270,8 +270,9 @@ class ModGrammar(StaticAttack):
     ``percent`` / ``position`` select among the sentences the variant can change (a sentence without an SVO
     triplet, or that the rules leave as it is, is not a unit); moved and replaced words keep their own
     casing except where the conventions lower-case them; word-level rules use the parse's tokens, not the
-    notebook's substring replacements (which also rewrote "this" to "thin"). Texts longer than the spaCy
-    pipeline's ``max_length`` yield nothing. ``meta``: the changed sentence indices and the edits.
+    notebook's substring replacements (which also turned "his" into "hin" and "these" into "thee"). Texts
+    longer than the spaCy pipeline's ``max_length`` yield nothing. ``meta``: the changed sentence indices and
+    the edits (and the SVO orders drawn).
     """
 
     name = "ModGrammar"
