@@ -207,6 +207,12 @@ def _informal(word: str, token: Token, first: bool) -> str:
     return word
 
 
+def _source(tokens: list[Token], start: int, end: int) -> str:
+    """The sentence's text between character offsets ``start`` and ``end`` (``Doc.text`` would rebuild the
+    whole response's text at every call)."""
+    return "".join(t.text_with_ws for t in tokens if start <= t.idx < end)[: end - start]
+
+
 def error_edits(tokens: list[Token]) -> list[Edit]:
     """Table 3's second test case on one sentence: article errors, then subject-verb agreement errors,
     then informal conventions (to -> 2, for -> 4, you -> u, and -> &, lower-cased names, sentence-initial
@@ -237,7 +243,7 @@ def error_edits(tokens: list[Token]) -> list[Edit]:
             word = ""
         else:
             word = _informal(word, t, first=(n == 0))
-        if word != t.doc.text[start:end]:
+        if word != _source(tokens, start, end):
             edits.append(Edit(start, end, word))
     return edits
 
