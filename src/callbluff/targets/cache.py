@@ -8,8 +8,8 @@ retries them).
 Durable and cheap writes: :meth:`PredictionCache.put_many` commits each batch to an append-only ``journal``
 table (sequential rows: a commit writes one or two pages, where inserting 64 hash keys into the keyed table
 would dirty ~60 random pages), and keeps the batch in memory for this process's lookups. The journal is
-merged into the keyed ``predictions`` table in one transaction every ``merge_every`` rows, on :meth:`close`,
-and when a cache is opened (so predictions committed just before a kill are found on resume). Another process
+merged into the keyed ``predictions`` table in one transaction every ``merge_every`` rows and when a cache is
+opened (so predictions committed just before a kill, or by a run that has ended, are found by the next run). Another process
 sees a journaled prediction once it is merged (before that it is a cache miss: safe, never a wrong answer).
 
 Concurrency: WAL lets readers work while one process writes; ``busy_timeout`` makes a writer wait for the
@@ -64,7 +64,7 @@ class PredictionCache:
     ``busy_timeout`` is how long (seconds) a write waits for another process's lock before failing.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0, merge_every: int = 8192) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0, merge_every: int = 65536) -> None:
         self.path = Path(path)
         self.busy_timeout = float(busy_timeout)
         self.merge_every = max(1, int(merge_every))
@@ -114,7 +114,7 @@ class PredictionCache:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.path = state["path"]
         self.busy_timeout = state["busy_timeout"]
-        self.merge_every = state.get("merge_every", 8192)
+        self.merge_every = state.get("merge_every", 65536)
         self._recent = {}
         self._recent_lock = threading.Lock()
         self._local = threading.local()
@@ -123,14 +123,10 @@ class PredictionCache:
         self._conns_lock = threading.Lock()
 
     def close(self) -> None:
-        """Merge the journal, then close this process's connections (the cache reopens on next use)."""
+        """Close this process's connections (the cache reopens on next use). The journal is left as it is:
+        the next open merges it, so closing costs nothing at the end of a run."""
         if self._pid != os.getpid():
             return
-        try:
-            if self._recent:
-                self.merge()
-        except sqlite3.Error:
-            pass  # left in the journal: merged when the cache is next opened
         with self._conns_lock:
             for conn in self._conns:
                 try:
