@@ -115,11 +115,11 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
         GenerationTask,
         GeneratorTask,
         chunked,
+        fit_states,
         generate_examples,
         generate_prompt_examples,
         split_evenly,
     )
-    from callbluff.resources.context import default_resources
     from callbluff.resources.requirements import check_requirements
 
     if ds.task not in ("essay", "content"):
@@ -147,12 +147,7 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
     by_prompt: dict[str, list[Any]] = {}
     for r in records:
         by_prompt.setdefault(r.prompt_id, []).append(r)
-    res = default_resources()
-    states: dict[tuple[AttackSpec, str | None], Any] = {}
-    for spec, inst in instances.items():
-        if inst.needs_fit:
-            for pid, recs in sorted(by_prompt.items()):
-                states[(spec, pid)] = inst.fit(recs, ds.prompts.get(pid), res)
+    states = fit_states(specs, records, ds.prompts)
     static = [s for s in specs if not isinstance(instances[s], PromptGenerator)]
 
     by_params = {(i.name, canonical_json(i.params_dict)): i for i in instances.values()}

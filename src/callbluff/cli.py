@@ -74,6 +74,7 @@ def generate(
         GenerationTask,
         GeneratorTask,
         chunked,
+        fit_states,
         generate_examples,
         generate_prompt_examples,
         split_evenly,
@@ -99,18 +100,9 @@ def generate(
     if ds.task != cls.task:
         fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
     spec = AttackSpec.make(cls.name, params)
-    states: dict[Any, Any] = {}
-    if instance.needs_fit:  # the fit step, once per prompt, on the records the command reads
-        from callbluff.resources.context import default_resources
+    from itertools import islice
 
-        by_prompt: dict[str | None, list[Any]] = {}
-        for i, r in enumerate(ds):
-            if limit is not None and i >= limit:
-                break
-            by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
-        for pid, recs in sorted(by_prompt.items(), key=lambda kv: str(kv[0])):
-            states[(spec, pid)] = instance.fit(recs, ds.prompts.get(pid) if pid is not None else None,
-                                               default_resources())
+    states = fit_states([spec], islice(ds, limit), ds.prompts)  # the fit step, once per prompt
     out_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_file.with_name(out_file.name + ".tmp")
     n_ex = n_err = n_rec = 0

@@ -9,7 +9,7 @@ seed, so any split of the work over chunks, workers or executors gives the same 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -70,6 +70,23 @@ class GeneratorTask:
 class GenerationResult:
     examples: list[Perturbed]
     errors: list[dict[str, Any]]
+
+
+def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Mapping[str, Prompt],
+               res: Any = None) -> dict[tuple[AttackSpec, str | None], Any]:
+    """The fit step (attack contract v2) for the configurations that need it: each attack's ``fit`` once per
+    prompt, on that prompt's ``records`` (prompts with no records are fitted on none). Keys: (spec, prompt id)."""
+    fitting = [s for s in specs if instantiate(s).needs_fit]
+    if not fitting:
+        return {}
+    by_prompt: dict[str | None, list[Record]] = {}
+    for r in records:
+        by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
+    res = res if res is not None else default_resources()
+    pids: list[str | None] = sorted(prompts) if prompts else sorted(by_prompt, key=str)
+    return {(spec, pid): instantiate(spec).fit(by_prompt.get(pid, []), prompts.get(pid) if pid is not None else None,
+                                               res)
+            for spec in fitting for pid in pids}
 
 
 def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
