@@ -494,14 +494,16 @@ def test_metric_row_schema_and_json() -> None:
     fields = overstability([2, 3], [1, None], 0, 10)  # n = 1: ttest_p NaN
     row = metric_row("essay", "AddSong", {"size": 10, "position": "beginning"}, 1, "lstm", qwk=np.float64(0.7), **fields)
     assert list(row)[:5] == list(ROW_KEYS)
-    assert row["params"] == {"position": "beginning", "size": 10} and list(row["params"]) == ["position", "size"]
+    assert row["params"] == '{"position":"beginning","size":10}'  # canonical JSON: sorted keys, compact
     assert row["prompt"] == "1" and row["target"] == "lstm"
     assert type(row["qwk"]) is float and row["ttest_p"] is None  # NaN -> None (undefined)
     assert row["n"] == 1 and row["neg_pct"] == 100.0
     json.dumps(row, allow_nan=False)  # strict JSON
     both = metric_row("reading", "AddSent", {}, None, "bidaf",
                       **squad_metrics(["a"], [["a"]]), **squad_metrics(["b"], [["a"]], "_adv"))
-    assert (both["em"], both["em_adv"]) == (100.0, 0.0)
+    assert (both["em"], both["em_adv"]) == (100.0, 0.0) and both["prompt"] == "all" and both["params"] == "{}"
+    assert metric_row("essay", None, '{"b":1,"a":2}', "3", "t")["params"] == '{"a":2,"b":1}'
+    assert metric_row("essay", None, None, "3", "t")["attack"] == "clean"
     with pytest.raises(ValueError, match="unknown task 'essays'"):
         metric_row("essays", None, None, None, None)
 

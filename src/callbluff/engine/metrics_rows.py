@@ -21,23 +21,9 @@ import numpy as np
 import pandas as pd
 
 from callbluff import metrics as M
+from callbluff.metrics.rows import ALL, metric_row
 from callbluff.records import Prompt, Task, canonical_json
 
-ALL = "all"
-
-
-def _nan_to_none(row: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in row.items():
-        if isinstance(v, (np.floating, float)) and math.isnan(float(v)):
-            out[k] = None
-        elif isinstance(v, np.integer):
-            out[k] = int(v)
-        elif isinstance(v, np.floating):
-            out[k] = float(v)
-        else:
-            out[k] = v
-    return out
 
 
 def _clean_qwk(orig: pd.DataFrame, prompt: Prompt) -> float:
@@ -283,7 +269,8 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
             expect = (expectations or {}).get(r["attack"]) or _registered_expectation(r["attack"])
             r["expect"] = expect
             r["failure_pct"] = failure_pct(expect, r)
-    return [_nan_to_none(r) for r in rows]
+    return [metric_row(r.pop("task"), r.pop("attack"), r.pop("params"), r.pop("prompt"), r.pop("target"), **r)
+            for r in rows]
 
 
 def _registered_expectation(attack: str) -> str | None:

@@ -2,18 +2,21 @@
 
 Every row has the keys :data:`ROW_KEYS` (``task``, ``attack``, ``params``, ``prompt``, ``target``) followed
 by metric fields named as in :mod:`callbluff.metrics` (``qwk``, ``neg_pct``, ``arr``, ``em_adv``,
-``recall_at_5``, ...). Suites add fields freely; a field may not reuse a key of the row schema.
+``recall_at_5``, ...). Suites add fields freely; a field may not reuse a key of the row schema. The engine
+builds every row through :func:`metric_row`; the CLI and the report take their per-task field lists from
+:data:`FIELDS` and :data:`TERMINAL_FIELDS` here.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from callbluff.records import TASKS
+from callbluff.records import TASKS, canonical_json
 
 ROW_KEYS: tuple[str, ...] = ("task", "attack", "params", "prompt", "target")
 
@@ -59,18 +62,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+CLEAN = "clean"
+ALL = "all"
+
+
 def metric_row(
     task: str,
     attack: str | None,
-    params: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | str | None,
     prompt: str | None,
     target: str | None,
     **fields: Any,
 ) -> dict[str, Any]:
-    """One ``metrics.json`` row.
+    """One ``metrics.json`` row: the one schema the engine, the CLI and the report use.
 
-    ``attack`` is None for rows about original inputs only (e.g. ``qwk`` on real answers); ``prompt`` is
-    None for rows over a whole dataset; ``target`` names the system under test. Metric values are made
+    ``attack`` is ``"clean"`` (or None) for rows about original inputs only (e.g. ``qwk`` on real answers);
+    ``params`` is the attack's parameters (a mapping, or its canonical JSON), stored as canonical JSON (sorted
+    keys) so that rows group and compare as strings; ``prompt`` is a prompt id, or ``"all"`` (or None) for rows
+    pooled over prompts / a whole dataset; ``target`` names the system under test. Metric values are made
     JSON-ready: numpy numbers become Python numbers and NaN (undefined, e.g. no valid pair) becomes None.
 
     Raises:
@@ -78,13 +87,20 @@ def metric_row(
     """
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+    if isinstance(params, str):
+        params = json.loads(params) if params else {}
     row: dict[str, Any] = {
         "task": task,
-        "attack": attack,
-        "params": _plain(dict(sorted((params or {}).items()))),
-        "prompt": None if prompt is None else str(prompt),
+        "attack": CLEAN if attack is None else attack,
+        "params": canonical_json(_plain(dict(params or {}))),
+        "prompt": ALL if prompt is None else str(prompt),
         "target": target,
     }
     for key, value in fields.items():
         row[key] = _plain(value)
     return row
+
+
+def row_params(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of a metric row as a dict."""
+    return dict(json.loads(row["params"])) if row.get("params") else {}
