@@ -9,7 +9,7 @@ seed, so any split of the work over chunks, workers or executors gives the same 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -73,9 +73,12 @@ class GenerationResult:
 
 
 def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Mapping[str, Prompt],
-               res: Any = None) -> dict[tuple[AttackSpec, str | None], Any]:
+               res: Any = None,
+               on_error: Callable[[AttackSpec, str | None, Exception], None] | None = None,
+               ) -> dict[tuple[AttackSpec, str | None], Any]:
     """The fit step (attack contract v2) for the configurations that need it: each attack's ``fit`` once per
-    prompt, on that prompt's ``records`` (prompts with no records are fitted on none). Keys: (spec, prompt id)."""
+    prompt, on that prompt's ``records`` (prompts with no records are fitted on none). Keys: (spec, prompt id).
+    With ``on_error``, a prompt an attack cannot learn from is reported there and left out; else it raises."""
     fitting = [s for s in specs if instantiate(s).needs_fit]
     if not fitting:
         return {}
@@ -84,9 +87,17 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
         by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
     res = res if res is not None else default_resources()
     pids: list[str | None] = sorted(prompts) if prompts else sorted(by_prompt, key=str)
-    return {(spec, pid): instantiate(spec).fit(by_prompt.get(pid, []), prompts.get(pid) if pid is not None else None,
-                                               res)
-            for spec in fitting for pid in pids}
+    states: dict[tuple[AttackSpec, str | None], Any] = {}
+    for spec in fitting:
+        for pid in pids:
+            try:
+                states[(spec, pid)] = instantiate(spec).fit(by_prompt.get(pid, []),
+                                                            prompts.get(pid) if pid is not None else None, res)
+            except Exception as e:
+                if on_error is None:
+                    raise
+                on_error(spec, pid, e)
+    return states
 
 
 def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from callbluff.engine.generate import (
     GenerationTask,
     GeneratorTask,
     generate_examples,
+    fit_states,
     generate_prompt_examples,
     instantiate,
     split_evenly,
@@ -237,50 +239,27 @@ class Engine:
         from callbluff.resources.requirements import check_requirements
 
         attacks = [instantiate(s) for s in self.specs]
-        problems = check_requirements(requirements_of(attacks))
-        if problems:
-            users = {r: sorted({a.name for a in attacks if r in a.requires}) for a in attacks for r in a.requires}
-            raise SuiteError("the suite's attacks need resources that are missing here:\n" + "\n".join(
-                f"  - {p} (needed by {', '.join(next((v for k, v in users.items() if p.startswith(k)), []))})"
-                for p in problems))
+        lines = [f"  - {problem} (needed by {', '.join(sorted({a.name for a in attacks if name in a.requires}))})"
+                 for name in requirements_of(attacks) for problem in check_requirements([name])]
+        if lines:
+            raise SuiteError("the suite's attacks need resources that are missing here:\n" + "\n".join(lines))
 
     def _fit(self, dataset: Dataset) -> None:
         """Fit every attack that needs it once per (configuration, prompt), on its ``fit_on`` corpus or on the
         run's records of that prompt; states are shipped to the workers with the work."""
-        fitting = [s for s in self.specs if instantiate(s).needs_fit]
-        if not fitting:
-            return
-        res = default_resources()
-        corpora: dict[str | None, dict[str | None, list[Record]]] = {}
-        for spec in fitting:
-            source = self.fit_on[spec]
-            if source not in corpora:
-                ds = dataset if source is None else load(self._resolve_spec(source))
-                by_prompt: dict[str | None, list[Record]] = {}
-                limit = self.limit if source is None else None
-                for i, r in enumerate(ds):
-                    if limit is not None and i >= limit:
-                        break
-                    by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
-                corpora[source] = by_prompt
-            attack = instantiate(spec)
-            prompt_ids: list[str | None] = sorted(dataset.prompts) if dataset.prompts else [None]
-            for pid in prompt_ids:
-                prompt = dataset.prompts.get(pid) if pid is not None else None
-                records = corpora[source].get(pid, [])
-                try:
-                    self.states[(spec, pid)] = attack.fit(records, prompt, res)
-                except Exception as e:  # noqa: BLE001 - a prompt the attack cannot learn from: recorded
-                    self.notes.append(f"{attack.name} could not fit on prompt {pid}: {type(e).__name__}: {e}")
+        by_source: dict[str | None, list[AttackSpec]] = {}
+        for spec in self.specs:
+            if instantiate(spec).needs_fit:
+                by_source.setdefault(self.fit_on[spec], []).append(spec)
+
+        def note(spec: AttackSpec, pid: str | None, e: Exception) -> None:  # a prompt it cannot learn from
+            self.notes.append(f"{spec.name} could not fit on prompt {pid}: {type(e).__name__}: {e}")
+
+        for source, specs in by_source.items():
+            corpus = dataset if source is None else load(self.suite.resolve_spec(source))
+            records = islice(corpus, self.limit) if source is None else iter(corpus)
+            self.states.update(fit_states(specs, records, dataset.prompts, default_resources(), on_error=note))
             self.progress("fit", len(self.states), None)
-
-    def _resolve_spec(self, spec: str) -> str:
-        from callbluff.datasets.base import parse_spec
-
-        name, path, _ = parse_spec(spec)
-        if name == "demo" or not path:
-            return spec
-        return f"{name}:{self.suite.resolve(path)}{spec.split(':', 1)[1][len(path):]}"
 
     def execute(self) -> RunResult:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)

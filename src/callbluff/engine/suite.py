@@ -107,16 +107,18 @@ class Suite(BaseModel):
         p = Path(path).expanduser()
         return str(p if p.is_absolute() else (Path(self.base_dir) / p).resolve())
 
-    def dataset_spec(self) -> str:
-        """The dataset spec with its path resolved (built-in specs such as ``demo:content`` are unchanged)."""
+    def resolve_spec(self, spec: str) -> str:
+        """A dataset spec with its path resolved against the suite file (built-in ``demo:...`` unchanged)."""
         from callbluff.datasets.base import parse_spec
 
-        name, path, _ = parse_spec(self.dataset.spec)
+        name, path, _ = parse_spec(spec)
         if name == "demo" or not path:
-            return self.dataset.spec
-        rest = self.dataset.spec.split(":", 1)[1]
-        query = rest[len(path):]
-        return f"{name}:{self.resolve(path)}{query}"
+            return spec
+        return f"{name}:{self.resolve(path)}{spec.split(':', 1)[1][len(path):]}"
+
+    def dataset_spec(self) -> str:
+        """The run's dataset spec with its path resolved (see :meth:`resolve_spec`)."""
+        return self.resolve_spec(self.dataset.spec)
 
     def fingerprint(self) -> str:
         """What must match for a run directory to be resumed (everything that changes the results)."""
