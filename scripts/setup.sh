@@ -8,8 +8,9 @@ VENV="${1:-.venv}"
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
 
-# 1. Debian packages (WordNet database + sense index, English hunspell dictionary). Only when missing.
-APT_PKGS=(wordnet-base wordnet-sense-index hunspell-en-us)
+# 1. Debian packages (WordNet database + sense index, English hunspell dictionary, chromium: the report's
+#    headless-browser XSS test and render benchmark). Only when missing.
+APT_PKGS=(wordnet-base wordnet-sense-index hunspell-en-us chromium)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -20,7 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    log "WARNING: cannot install Debian packages ${missing[*]} (need root + apt-get); WordNet-based attacks will say so when used"
+    log "WARNING: cannot install Debian packages ${missing[*]} (need root + apt-get); WordNet-based attacks will say so when used; the report's browser test is skipped without chromium"
   fi
 fi
 
