@@ -34,9 +34,9 @@ fi
 PIP=("$VENV/bin/python" -m pip)
 "${PIP[@]}" install -q --upgrade "pip>=24" setuptools wheel
 # torch: this exact pin resolves to the CPU wheel; an unpinned torch would pull a multi-GB CUDA build.
-log "installing callbluff with extras hf, nlp-data, dev"
+log "installing callbluff with extras hf, nlp-data, dev, ray (ray: the --executor ray tests in make test)"
 "${PIP[@]}" install -q "torch==2.13.0"
-"${PIP[@]}" install -q -e ".[hf,nlp-data,dev]"
+"${PIP[@]}" install -q -e ".[hf,nlp-data,dev,ray]"
 
 # 3. WordNet for NLTK (from Debian's wordnet-base; writes the lexnames file Debian lacks).
 "$VENV/bin/python" -m callbluff.resources.wordnet_setup || log "WARNING: WordNet for NLTK not set up"
