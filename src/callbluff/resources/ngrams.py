@@ -23,10 +23,12 @@ Choices where the paper is silent (its Table 2 examples are lower-case, without 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -178,24 +180,24 @@ def _unique_rows(rows: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class Sampler:
-    """A table prepared for drawing: cumulative frequencies, and per n-gram its text and whether it ends a
-    sentence."""
+    """A table prepared for drawing: cumulative frequencies, and per n-gram whether it ends a sentence; the
+    text of an n-gram (:meth:`piece`) is read from the table only when it is drawn, so preparing a table of
+    millions of n-grams costs two vectorised passes, not a Python loop over them."""
 
     table: NgramTable
     cumulative: np.ndarray
-    pieces: tuple[tuple[str, ...], ...]
     ends: np.ndarray
 
     @classmethod
     def of(cls, table: NgramTable) -> Sampler:
-        eos = table.eos if len(table) else -1
-        pieces, ends = [], []
-        for row in table.grams.tolist():
-            units = [i for i in row if i >= 0]
-            stop = eos in units
-            pieces.append(tuple(table.vocab[i] for i in units if i != eos))
-            ends.append(stop)
-        return cls(table, np.cumsum(table.counts), tuple(pieces), np.asarray(ends, dtype=bool))
+        if not len(table):
+            return cls(table, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+        return cls(table, np.cumsum(table.counts), (table.grams == table.eos).any(axis=1))
+
+    def piece(self, i: int) -> tuple[str, ...]:
+        """The units of n-gram ``i``, end token and padding dropped."""
+        eos = self.table.eos
+        return tuple(self.table.vocab[j] for j in self.table.grams[i].tolist() if j >= 0 and j != eos)
 
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         """``k`` n-gram indices drawn independently, each with probability count / total."""
@@ -218,7 +220,7 @@ def sample_ngrams(sampler: Sampler, max_len: int, rng: np.random.Generator) -> t
     while drawn < give_up:
         for i in sampler.draw(rng, batch).tolist():
             drawn += 1
-            out.extend(sampler.pieces[i])
+            out.extend(sampler.piece(i))
             blank = not any(u.strip() for u in out)
             if len(out) >= max_len and not blank:
                 return out[:max_len], drawn, False
@@ -236,17 +238,58 @@ def join_units(units: Sequence[str], unit: Unit) -> str:
 
 _TABLES: dict[tuple[CorpusSpec, Unit, int], Sampler] = {}
 _LOCK = threading.Lock()
+CACHE_VERSION = 1
+"""Bumped whenever :func:`build_table` or :func:`word_tokens` change what they produce (old files are ignored)."""
+CACHE_ENV = "CALLBLUFF_NGRAM_CACHE"
+
+
+def table_cache_dir() -> Path:
+    """Where generic n-gram tables are kept between processes: ``$CALLBLUFF_NGRAM_CACHE``, else the callbluff
+    cache's ``ngram-tables``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        p = Path(env)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+    from callbluff.resources.paths import cache_dir
+
+    return cache_dir("ngram-tables")
+
+
+def _table_path(fingerprint: str, unit: Unit, n: int) -> Path:
+    return table_cache_dir() / f"{fingerprint}-{unit}{n}-v{CACHE_VERSION}.npz"
+
+
+def cached_table(documents: Sequence[str], fingerprint: str, unit: Unit, n: int) -> NgramTable:
+    """:func:`build_table` of a corpus, kept on disk under its fingerprint (the SHA-256 of its documents), so
+    it is built once per corpus, not once per process. An unreadable cache file is rebuilt and replaced; a
+    cache directory that cannot be written is skipped."""
+    path = _table_path(fingerprint, unit, n)
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return NgramTable(unit, n, tuple(str(v) for v in z["vocab"].tolist()), z["grams"], z["counts"])
+        except (OSError, ValueError, KeyError):
+            pass
+    table = build_table(documents, unit, n)
+    try:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, vocab=np.asarray(table.vocab, dtype=str), grams=table.grams, counts=table.counts)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return table
 
 
 def generic_sampler(spec: CorpusSpec, unit: Unit, n: int) -> tuple[Sampler, str]:
     """The sampler of the generic corpus's ``unit`` ``n``-grams and the corpus fingerprint, built once per
-    process (every prompt shares it)."""
+    corpus (disk cache, :func:`cached_table`) and loaded once per process (every prompt shares it)."""
     corpus = generic_corpus(spec)
     key = (spec, unit, n)
     with _LOCK:
         hit = _TABLES.get(key)
     if hit is None:
-        hit = Sampler.of(build_table(corpus.documents, unit, n))
+        hit = Sampler.of(cached_table(corpus.documents, corpus.fingerprint, unit, n))
         with _LOCK:
             hit = _TABLES.setdefault(key, hit)
     return hit, corpus.fingerprint
@@ -256,12 +299,13 @@ _VOCABS: dict[CorpusSpec, tuple[str, ...]] = {}
 
 
 def generic_vocabulary(spec: CorpusSpec) -> tuple[tuple[str, ...], str]:
-    """The sorted word types (:func:`word_tokens`) of the generic corpus and its fingerprint, once per process."""
+    """The sorted word types (:func:`word_tokens`) of the generic corpus and its fingerprint: the vocabulary
+    of its word unigram table (:func:`cached_table`, so built once per corpus), end token left out."""
     corpus = generic_corpus(spec)
     with _LOCK:
         hit = _VOCABS.get(spec)
     if hit is None:
-        hit = tuple(sorted({w for d in corpus.documents for w in word_tokens(d)}))
+        hit = tuple(w for w in cached_table(corpus.documents, corpus.fingerprint, "word", 1).vocab if w != EOS_WORD)
         with _LOCK:
             hit = _VOCABS.setdefault(spec, hit)
     return hit, corpus.fingerprint

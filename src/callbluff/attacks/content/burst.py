@@ -16,7 +16,7 @@ from callbluff.resources.ngrams import mean_length
 
 NOUN_TAGS = ("NN", "NNS", "NNP", "NNPS")
 """Penn Treebank noun tags (the tag set of the NLTK tagger the paper used; spaCy's ``tag_`` uses it too)."""
-_TAGGER_OFF = ["parser", "ner", "lemmatizer"]
+_TAGGER_OFF = ["parser", "ner", "lemmatizer", "attribute_ruler"]  # Penn tags come from the tagger alone
 
 
 def _cumulative(state: dict[str, Any]) -> np.ndarray:
@@ -31,7 +31,8 @@ class ContentBurst(PromptGenerator):
     "We use the NLTK part-of-speech tagger to collect all nouns in the prompt source material and student
     answers ... We then generate adversarial answers by sampling from the frequency-weighted set of nouns.
     This is equivalent to a unigram model if we reduce ASAP to nouns." We tag with spaCy's English
-    pipeline (Penn Treebank tags, :data:`NOUN_TAGS`; parser and NER off). Choices: the material is the
+    pipeline (Penn Treebank tags, :data:`NOUN_TAGS`, from its tagger; parser, NER, lemmatizer and
+    attribute ruler off). Choices: the material is the
     prompt's ``text`` and ``source`` when the dataset has them (ASAP-SAS as loaded has neither, so only the
     answers count there); common nouns are lower-cased, proper nouns (NNP, NNPS) keep their case; each noun
     token counts once per occurrence; an answer has as many nouns as the prompt's answers have words on
