@@ -113,6 +113,13 @@ def generate_examples(task: GenerationTask) -> GenerationResult:
     res = default_resources()
     examples: list[Perturbed] = []
     errors: list[dict[str, Any]] = []
+    for spec in task.attacks:  # optional batch work shared by the records (DPAEG: one nlp.pipe of the questions)
+        prefetch = getattr(instantiate(spec), "prefetch", None)
+        if callable(prefetch):
+            try:
+                prefetch(task.records, res)
+            except Exception:  # noqa: BLE001 - the per-record calls below hit the same cause and record it
+                pass
     for record in task.records:
         pid = getattr(record, "prompt_id", None)
         prompt = task.prompts.get(pid) if pid is not None else None

@@ -23,6 +23,7 @@ counter (per process).
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -129,6 +130,89 @@ def combinations(words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | N
     return out
 
 
+class CombinationSpace:
+    """The combinations :func:`combinations` enumerates, counted instead of listed: ``len(space)`` and
+    ``space[i]`` (the ``i``-th in enumeration order) without building the others.
+
+    Counts are memoised per (next slot, picks left, distance used), so a question whose keywords have
+    hundreds of adversarial words costs a few thousand additions instead of thousands of tuples; the
+    record's draw of ``max_questions`` indices then needs only the drawn combinations. Same pruning rule
+    as :func:`combinations` (a pick is allowed when the distance used so far plus its own plus one per pick
+    still to make is within ``epsilon``), so ``[space[i] for i in range(len(space))]`` equals
+    ``combinations(words, epsilon, max_keywords, limit)``."""
+
+    def __init__(self, words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | None,
+                 max_keywords: int | None = None, limit: int = ENUM_LIMIT) -> None:
+        self.slots = [i for i, ws in enumerate(words) if ws]
+        self.dists = [[w.distance for w in words[i]] for i in self.slots]
+        self._sorted = [all(a <= b for a, b in zip(ds, ds[1:])) for ds in self.dists]
+        self.bound = float("inf") if epsilon is None else epsilon
+        top = len(self.slots) if max_keywords is None else min(max_keywords, len(self.slots))
+        self._memo: dict[tuple[int, int, float], int] = {}
+        self.sizes: list[tuple[int, int]] = []  # (size, combinations of that size counted in the limit)
+        total = 0
+        for size in range(1, top + 1):
+            n = min(self._count(0, size, 0), limit - total)
+            if n > 0:
+                self.sizes.append((size, n))
+                total += n
+            if total >= limit:
+                break
+        self.total = total
+
+    def _allowed(self, si: int, rem: int, used: float) -> list[int]:
+        """Distances of slot ``si``'s words that may be picked with ``rem`` picks left (this one included),
+        up to the first that may not (words are sorted by distance, as :func:`combinations` assumes)."""
+        dists = self.dists[si]
+        if self._sorted[si]:
+            return dists[:bisect.bisect_right(dists, self.bound - used - (rem - 1))]
+        out = []
+        for d in dists:
+            if used + d + (rem - 1) > self.bound:
+                break
+            out.append(d)
+        return out
+
+    def _count(self, start: int, rem: int, used: float) -> int:
+        if rem == 0:
+            return 1
+        key = (start, rem, used)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = sum(self._count(si + 1, rem - 1, used + d)
+                      for si in range(start, len(self.slots) - rem + 1) for d in self._allowed(si, rem, used))
+            self._memo[key] = hit
+        return hit
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> Combo:
+        if not 0 <= index < self.total:
+            raise IndexError(f"combination {index} of {self.total}")
+        size = 0
+        for size_, n in self.sizes:
+            if index < n:
+                size = size_
+                break
+            index -= n
+        picked: list[tuple[int, int]] = []
+        start, used = 0, 0.0
+        for rem in range(size, 0, -1):
+            found = False
+            for si in range(start, len(self.slots) - rem + 1):
+                for j, d in enumerate(self._allowed(si, rem, used)):
+                    n = self._count(si + 1, rem - 1, used + d)
+                    if index < n:
+                        picked.append((self.slots[si], j))
+                        start, used, found = si + 1, used + d, True
+                        break
+                    index -= n
+                if found:
+                    break
+        return tuple(picked)
+
+
 def build(question: str, keywords: Sequence[kw.Keyword], words: Sequence[Sequence[aw.AdversarialWord]],
           combo: Combo) -> tuple[str, int, list[Replacement]]:
     """``(question', distance to question, replacements)`` of one combination."""
@@ -153,6 +237,15 @@ def adversarial_questions(question: str, keywords: Sequence[kw.Keyword],
 @lru_cache(maxsize=8)
 def _corpus(files: tuple[str, ...]) -> TypoCorpus:
     return cached_corpus(files or default_paths())
+
+
+@lru_cache(maxsize=65_536)
+def _typo_similar_words(keyword: str, pos: str, typo_files: tuple[str, ...], dictionary_size: int, d_verb: int,
+                        d_divisor: int, pos_mode: str) -> tuple[aw.AdversarialWord, ...]:
+    """Algorithm 2 for one keyword under one configuration, computed once per process (keywords recur
+    across questions: "city", "year", "first"...)."""
+    return tuple(aw.adversarial_words(keyword, pos, _corpus(typo_files), aw.dictionary(dictionary_size),
+                                      aw.DistanceRule(d_verb, d_divisor), pos_mode))
 
 
 def _latin_share(text: str) -> float:
@@ -225,11 +318,20 @@ class DPAEG(StaticAttack):
             return kw.random_keywords(doc, rng, len(found))
         return found
 
+    def prefetch(self, records: Sequence[OpenQuestion], res: Any) -> None:
+        """Parse the questions of many records in one batch (``res.dependency_docs``: one ``nlp.pipe``) so
+        that :meth:`generate` finds each parse cached; outputs are the same with or without it. At most
+        :data:`~callbluff.resources.context.DEPENDENCY_CACHE_SIZE` questions (more would evict each other)."""
+        from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
+
+        texts = [r.question for r in records if isinstance(r, OpenQuestion) and skip_reason(r.question) is None]
+        res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE])
+
     def words(self, keyword: kw.Keyword, rng: np.random.Generator) -> list[aw.AdversarialWord]:
         p = self.params
         if p.modification == "typo+similar":
-            return aw.adversarial_words(keyword.text, keyword.pos, self.typos(), self.dictionary(),
-                                        aw.DistanceRule(p.d_verb, p.d_divisor), p.pos_mode)
+            return list(_typo_similar_words(keyword.text, keyword.pos, tuple(p.typo_files), p.dictionary_size,
+                                            p.d_verb, p.d_divisor, p.pos_mode))
         if p.modification == "deletion":
             return aw.deletion(keyword.text)
         return aw.noisy_words(keyword.text, p.modification, rng, p.variants, p.n_chars)
@@ -242,7 +344,7 @@ class DPAEG(StaticAttack):
         if reason is not None:
             self.skipped[reason] += 1
             return []
-        keys = self.keywords(res.doc(question), rng)
+        keys = self.keywords(res.dependency_doc(question), rng)
         if not keys:
             self.skipped["no-keyword"] += 1
             return []
@@ -250,10 +352,12 @@ class DPAEG(StaticAttack):
         if not any(words):
             self.skipped["no-adversarial-word"] += 1
             return []
-        combos = combinations(words, p.epsilon, p.max_keywords)
-        if len(combos) > p.max_questions:
-            keep = sorted(int(i) for i in rng.choice(len(combos), size=p.max_questions, replace=False))
-            combos = [combos[i] for i in keep]
+        space = CombinationSpace(words, p.epsilon, p.max_keywords)
+        if len(space) > p.max_questions:
+            keep = sorted(int(i) for i in rng.choice(len(space), size=p.max_questions, replace=False))
+        else:
+            keep = list(range(len(space)))
+        combos = [space[i] for i in keep]
         found, seen = [], {question}
         for combo in combos:
             text, dist, reps = build(question, keys, words, combo)
