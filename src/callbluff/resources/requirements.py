@@ -98,6 +98,30 @@ def _check_wordfreq() -> str | None:
     return None
 
 
+def _check_squad_train() -> str | None:
+    from callbluff.attacks.reading.lexicon import default_corpus
+
+    try:
+        default_corpus()
+    except FileNotFoundError as e:
+        return f"squad-train: {e}"
+    return None
+
+
+def _check_typos() -> str | None:
+    from callbluff.resources.typos import default_paths
+
+    try:
+        paths = default_paths()
+    except FileNotFoundError as e:
+        return f"typos: {e}"
+    missing = [p for p in paths if not Path(p).is_file()]
+    if missing:
+        return (f"typos: $CALLBLUFF_TYPOS names missing files ({', '.join(missing)}); fix the paths or unset "
+                "it to use the default corpus (`python -m callbluff.resources.typos` fetches it)")
+    return None
+
+
 def _check_module(name: str, hint: str) -> Callable[[], str | None]:
     def check() -> str | None:
         return None if _has_module(name) else f"{name}: not installed: {hint}"
@@ -111,9 +135,11 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("wordnet", "WordNet 3.0 through NLTK (synonyms, antonyms, hypernyms)", _check_wordnet),
     Requirement("hunspell", "the Hunspell en_US dictionary (spelling)", _check_hunspell),
     Requirement("wordfreq", "word frequencies (wordfreq)", _check_wordfreq),
+    Requirement("typos", "the default typo corpus of DPAEG (natural-noise list, or $CALLBLUFF_TYPOS)", _check_typos),
     Requirement("lemminflect", "English inflection (lemminflect)",
                 _check_module("lemminflect", "add `lemminflect` to the dependencies in pyproject.toml and "
                                              "`pip install lemminflect`")),
+    Requirement("squad-train", "SQuAD v1.1 train (the corpus of the AddSent lexicon)", _check_squad_train),
     Requirement("torch", "PyTorch (neural attacks and targets)",
                 _check_module("torch", "`pip install -e '.[hf]'` (the hf extra)")),
 )}

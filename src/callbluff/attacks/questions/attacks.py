@@ -293,13 +293,16 @@ class DPAEG(StaticAttack):
     description = "Replace a question's dependency-parse keywords by real typos and spell-similar words."
     Params = DPAEGParams
     record_type = OpenQuestion
-    requires: tuple[str, ...] = ("spacy-parse", "wordnet", "wordfreq")
+    requires: tuple[str, ...] = ("spacy-parse", "wordnet", "wordfreq", "typos")
     expect = "same-answer"
     field = "question"
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.skipped: Counter[str] = Counter()
+        if self.params.typo_files or self.params.modification != "typo+similar":
+            # the default typo corpus is needed only by Algorithm 2 without typo_files of its own
+            self.requires = tuple(r for r in type(self).requires if r != "typos")
 
     # -- resources (module-level caches; the attack itself stays small to pickle) ----------------------
     def typos(self) -> TypoCorpus:
