@@ -20,7 +20,8 @@ def test_report_from_a_real_run(tmp_path: Path) -> None:
                          "attack": [{"name": "Shuffle", "params": {"tokenizer": "whitespace"}}]}, source="t")
     Engine(suite, tmp_path / "run", targets={"bow": CallableTarget(lambda t: 2.0)}).execute()
     html = (tmp_path / "run" / "report.html").read_text()
-    assert "<b>pandas</b>" not in html and "&lt;b&gt;pandas&lt;/b&gt;" in html  # user text is escaped
+    # user text is embedded as script-safe JSON for the example browser, never as markup
+    assert "<b>pandas</b>" not in html and "\\u003cb\\u003epandas\\u003c/b\\u003e" in html
     assert "Findings" in html and "100% of 6 adversarial responses kept their score" in html
     assert "ARR" in html and "http://" not in html and "https://" not in html  # no external assets
     assert write_report(tmp_path / "run") == tmp_path / "run" / "report.html"

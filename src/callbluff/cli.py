@@ -160,10 +160,39 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
 
 EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
-options, or a damaged run directory: the message names the file and the fix)."""
+options, or a damaged run directory: the message names the file and the fix); 3 a gate failed: a suite
+[[expect]] table whose metric is outside its bounds (each gate is printed as PASS/FAIL; --junit FILE writes them
+as JUnit XML)."""
+
+GATE_FAILED = 3
 
 
-def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str) -> None:
+def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) -> bool:
+    """Print each ``[[expect]]`` gate of the run as PASS/FAIL (and write JUnit XML); True when all passed."""
+    from callbluff.gates import check_gates, gates_of_run, junit_xml
+    from callbluff.report.tables import load_metrics
+
+    try:
+        gates = gates_of_run(run_dir)
+        results = check_gates(gates, load_metrics(run_dir)) if gates else []
+    except (ValueError, FileNotFoundError) as e:
+        fail(str(e))
+        raise
+    for r in results:
+        tag = "[bold green]PASS[/]" if r.passed else "[bold red]FAIL[/]"
+        console.print(f"gate {tag} {r.name}" + ("" if r.passed else f": {r.message}"), highlight=False)
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(junit_xml(results, suite_name), encoding="utf-8")
+        console.print(f"JUnit XML: {junit} ({len(results)} gates)", highlight=False)
+    return all(r.passed for r in results)
+
+
+JUNIT_HELP = "write the suite's [[expect]] gates as JUnit XML to this file (for CI)"
+
+
+def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, junit: Path | None = None,
+                suite_name: str = "suite") -> None:
     print_metrics(result.metrics, title=title)
     c = result.counts
     console.print(f"counts: {c['records']} records, {c['examples']} adversarial examples, {c['predictions']} "
@@ -172,11 +201,14 @@ def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str) -
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     console.print(f"run directory: [bold]{out_dir}[/] (report: {out_dir / 'report.html'})", highlight=False)
+    gates_ok = check_and_print_gates(out_dir, junit, suite_name)
     problems = result.failed_targets(max_error_rate)
     if problems:
         for p in problems:
             console.print(f"[bold red]failed:[/] {p}", highlight=False)
         raise typer.Exit(1)
+    if not gates_ok:
+        raise typer.Exit(GATE_FAILED)
 
 
 @app.command(epilog=EXIT_CODES)
@@ -193,6 +225,7 @@ def run(
         help="start over in --out (removes its run files; a readable prediction cache is kept and reused)")] = False,
     max_error_rate: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="exit 1 when a target's share of failed predictions exceeds this")] = 0.5,
+    junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.datasets import DataError
@@ -207,7 +240,7 @@ def run(
     except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
         fail(str(e))
         raise
-    _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics")
+    _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics", junit, suite.name)
 
 
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
@@ -260,36 +293,86 @@ def evaluate(
     _finish_run(result, run_dir, max_error_rate, f"clean metrics on {data}")
 
 
-@app.command()
+@app.command(epilog=EXIT_CODES)
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="one run directory, or several for one combined report "
+                                                        "(with --out)", metavar="RUN_DIR...")],
     tables: Annotated[str | None, typer.Option(
         help="also print paper-shaped tables: 'kumar' (Kumar et al. Tables 4-5, Markdown; writes "
              "kumar_tables.md and kumar_tables.csv in the run directory)")] = None,
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", help="where to write the HTML (default: RUN_DIR/report.html; required for several runs)")] = None,
+    open_browser: Annotated[bool, typer.Option("--open", help="open the report in a browser, where one exists")
+                            ] = False,
+    junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
-    """(Re)build report.html of a run directory and print its metrics."""
-    from callbluff.report.html import write_report
+    """(Re)build report.html from run directories, print their metrics and check their [[expect]] gates."""
+    from callbluff.report.html import ReportError, write_report
 
-    if not (run_dir / "run.json").exists():
-        fail(f"{run_dir}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {run_dir}` first")
+    for run_dir in run_dirs:
+        if not (run_dir / "run.json").exists():
+            fail(f"{run_dir}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {run_dir}` "
+                 "first")
+    if len(run_dirs) > 1 and out_file is None:
+        fail("several run directories make one combined report: give --out FILE.html")
     if tables is not None and tables != "kumar":
         fail(f"--tables {tables!r}: unknown table style; allowed: kumar")
-    path = write_report(run_dir)
-    if (run_dir / "metrics.json").exists():
-        print_metrics(json.loads((run_dir / "metrics.json").read_text()))
-    if tables == "kumar":
-        from callbluff.report.tables import kumar_csv, kumar_tables
+    try:
+        path = write_report(run_dirs if len(run_dirs) > 1 else run_dirs[0], out=out_file)
+    except ReportError as e:
+        fail(str(e))
+        raise
+    gates_ok = True
+    for run_dir in run_dirs:
+        if (run_dir / "metrics.json").exists():
+            meta = json.loads((run_dir / "run.json").read_text())
+            print_metrics(json.loads((run_dir / "metrics.json").read_text()), title=f"{meta.get('name')}: metrics")
+            gates_ok &= check_and_print_gates(run_dir, junit if len(run_dirs) == 1 else None,
+                                              str(meta.get("name", "suite")))
+        if tables == "kumar":
+            from callbluff.report.tables import kumar_csv, kumar_tables
 
-        try:
-            md = kumar_tables(run_dir)
-        except (FileNotFoundError, ValueError) as e:
-            fail(str(e))
-            raise
-        (run_dir / "kumar_tables.md").write_text(md, encoding="utf-8")
-        (run_dir / "kumar_tables.csv").write_text(kumar_csv(run_dir), encoding="utf-8")
-        out.print(md, markup=False, highlight=False)
-        console.print(f"tables: {run_dir / 'kumar_tables.md'}, {run_dir / 'kumar_tables.csv'}")
+            try:
+                md = kumar_tables(run_dir)
+            except (FileNotFoundError, ValueError) as e:
+                fail(str(e))
+                raise
+            (run_dir / "kumar_tables.md").write_text(md, encoding="utf-8")
+            (run_dir / "kumar_tables.csv").write_text(kumar_csv(run_dir), encoding="utf-8")
+            out.print(md, markup=False, highlight=False)
+            console.print(f"tables: {run_dir / 'kumar_tables.md'}, {run_dir / 'kumar_tables.csv'}")
+    if junit is not None and len(run_dirs) > 1:
+        _junit_many(run_dirs, junit)
     console.print(f"report: {path}")
+    if open_browser:
+        _open_in_browser(path)
+    if not gates_ok:
+        raise typer.Exit(GATE_FAILED)
+
+
+def _junit_many(run_dirs: list[Path], junit: Path) -> None:
+    from callbluff.gates import check_gates, gates_of_run, junit_xml_suites
+    from callbluff.report.tables import load_metrics
+
+    suites = []
+    for run_dir in run_dirs:
+        meta = json.loads((run_dir / "run.json").read_text())
+        gates = gates_of_run(run_dir)
+        suites.append((str(meta.get("name", run_dir.name)), check_gates(gates, load_metrics(run_dir))))
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    junit.write_text(junit_xml_suites(suites), encoding="utf-8")
+    console.print(f"JUnit XML: {junit}", highlight=False)
+
+
+def _open_in_browser(path: Path) -> None:
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(path.resolve().as_uri())
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        console.print(f"[yellow]no browser found here; open {path.resolve()} yourself[/]", highlight=False)
 
 
 suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)

@@ -22,6 +22,11 @@ Example (see ``examples/*.toml``)::
     [output]
     chunk_size = 1000
 
+    [[expect]]                        # a CI gate (callbluff.gates): checked by `callbluff run` and `report`
+    attack = "Shuffle"
+    metric = "arr"
+    min = 80                          # and/or max; optional: target = "shallow", prompt = "1"
+
 Validation errors name the key and say what is allowed.
 """
 
@@ -90,6 +95,29 @@ class OutputConfig(BaseModel):
     examples_in_report: int = Field(12, ge=0)
 
 
+class ExpectConfig(BaseModel):
+    """One ``[[expect]]`` table: a gate on one metric of one attack's rows (:mod:`callbluff.gates`).
+
+    ``attack`` is an attack of the suite (or ``"clean"`` for the clean-data rows, e.g. ``qwk``), ``metric`` a
+    metric field of the rows (:data:`callbluff.metrics.rows.FIELDS`), ``min`` / ``max`` the bounds (at least
+    one). ``target`` and ``prompt`` narrow the rows; without ``prompt`` the pooled ``all`` row is checked where
+    the run has one, else each prompt's row; without ``target`` every target is checked."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    attack: str
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    target: str | None = None
+    prompt: str | None = None
+
+    def label(self) -> str:
+        bounds = " and ".join(b for b in (f">= {self.min:g}" if self.min is not None else "",
+                                          f"<= {self.max:g}" if self.max is not None else "") if b)
+        where = "".join(f" {k}={v}" for k, v in (("target", self.target), ("prompt", self.prompt)) if v)
+        return f"{self.attack} {self.metric} {bounds}{where}"
+
+
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "suite"
@@ -100,6 +128,7 @@ class Suite(BaseModel):
                                        "validated by its adapter's settings model (callbluff.targets.config)")
     attack: list[AttackConfig] = Field(default_factory=list)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    expect: list[ExpectConfig] = Field(default_factory=list, description="CI gates on metric rows")
     base_dir: str = Field(".", description="directory relative paths resolve against (set by load_suite)")
 
     def resolve(self, path: str) -> str:
@@ -124,7 +153,7 @@ class Suite(BaseModel):
         """What must match for a run directory to be resumed (everything that changes the results)."""
         import hashlib
 
-        d = self.model_dump(exclude={"base_dir", "output"})
+        d = self.model_dump(exclude={"base_dir", "output", "expect"})  # gates do not change results
         d["dataset_spec"] = self.dataset_spec()
         d["chunk_size"] = self.output.chunk_size
         return hashlib.sha256(canonical_json(d).encode()).hexdigest()[:16]
@@ -155,6 +184,7 @@ def parse_suite(data: dict[str, Any], *, source: str = "<suite>", base_dir: str 
     except ValidationError as e:
         raise SuiteError(_format_validation(source, e)) from None
     _check_attacks(suite, source)
+    _check_expectations(suite, source)
     return suite
 
 
@@ -178,6 +208,29 @@ def _check_attacks(suite: Suite, source: str) -> None:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise SuiteError(f"{source}: key `target[].name`: names must be unique, repeated: {', '.join(sorted(dup))}")
+
+
+def _check_expectations(suite: Suite, source: str) -> None:
+    """``[[expect]]`` names an attack of the suite (or ``clean``), a known metric field and at least one bound."""
+    from callbluff.metrics.rows import FIELDS
+
+    attacks = sorted({a.name for a in suite.attack})
+    metrics = sorted({f for fields in FIELDS.values() for f in fields if f != "expect"})
+    targets = [t.name for t in suite.target]
+    for i, e in enumerate(suite.expect):
+        if e.attack != "clean" and e.attack not in attacks:
+            raise SuiteError(f"{source}: key `expect[{i}].attack`: {e.attack!r} is not an attack of this suite; "
+                             f"allowed: {', '.join(['clean', *attacks])}")
+        if e.metric not in metrics:
+            raise SuiteError(f"{source}: key `expect[{i}].metric`: unknown metric {e.metric!r}; allowed: "
+                             f"{', '.join(metrics)}")
+        if e.min is None and e.max is None:
+            raise SuiteError(f"{source}: key `expect[{i}]`: give `min`, `max` or both, e.g. max = 20")
+        if e.min is not None and e.max is not None and e.min > e.max:
+            raise SuiteError(f"{source}: key `expect[{i}]`: min {e.min:g} is above max {e.max:g}")
+        if e.target is not None and targets and e.target not in targets:
+            raise SuiteError(f"{source}: key `expect[{i}].target`: no target named {e.target!r}; allowed: "
+                             f"{', '.join(targets)}")
 
 
 def load_suite(path: str | Path) -> Suite:

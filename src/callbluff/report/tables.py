@@ -21,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from callbluff.report.html import short_params
-
 PAIR_FIELDS: tuple[str, ...] = ("neg_pct", "pos_pct", "mean_diff_pct", "not_lowered_pct")
 """The four cell entries of a Table 5-style cell, in order."""
 GENERATED_FIELDS: tuple[str, ...] = ("mean_score_pct", "arr")
@@ -88,6 +86,46 @@ def _is_generated(row: Mapping[str, Any]) -> bool:
     return row.get("neg_pct") is None and row.get("mean_score_pct") is not None
 
 
+_SHOWN = ("mode", "variant", "count", "percent", "position", "bounded")
+"""Parameters :func:`paper_params` always shows (the paper's own vocabulary), in this order."""
+
+
+def paper_params(attack: str, params: Any) -> str:
+    """A configuration in the paper's short form: ``"25% end"``, ``"25% end, bounded"``, ``"svo"``,
+    ``"introduction, 1 sentence"``; other parameters only where they differ from the attack's defaults
+    (``key=value``). Kumar et al. name a test case by its mode / variant, size and position (Sec. 3.1-3.3);
+    ``percent=100`` (every sentence, the Mod adversaries' default) and the Del series' default ``mode=keep``
+    are left out. Params that are not JSON are shown as given; an unknown attack shows every non-null
+    parameter besides those above as ``key=value``."""
+    try:
+        d = json.loads(params) if isinstance(params, str) else dict(params)
+    except (TypeError, ValueError):
+        return str(params)
+    try:
+        from callbluff.attacks.base import get_attack
+
+        defaults = get_attack(attack).Params().model_dump(mode="json")
+    except (KeyError, AttributeError, TypeError, ValueError):
+        defaults = None
+    parts: list[str] = [str(d[k]) for k in ("mode", "variant") if d.get(k) is not None
+                        and not (attack.startswith("Del") and k == "mode" and d[k] == "keep")]
+    if d.get("count") is not None:
+        c = d["count"]
+        parts.append(f"{c} sentence{'s' if c != 1 else ''}" if attack == "RepeatSent" else f"count={c}")
+    where = []
+    if d.get("percent") is not None and float(d["percent"]) < 100:
+        where.append(f"{float(d['percent']):g}%")
+    if d.get("position") is not None:
+        where.append(str(d["position"]))
+    if where:
+        parts.append(" ".join(where))
+    if d.get("bounded") is not None:
+        parts.append("bounded" if d["bounded"] else "unbounded")
+    parts += [f"{k}={v}" for k, v in d.items() if k not in _SHOWN and v is not None
+              and (defaults is None or defaults.get(k) != v)]
+    return ", ".join(parts) or "defaults"
+
+
 def kumar_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Tidy rows (one per target, configuration and prompt) with family, the four pair statistics, the
     generator statistics and ``n``, ordered as :func:`kumar_tables` prints them."""
@@ -95,7 +133,7 @@ def kumar_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for r in sorted(_scoring_attack_rows(rows), key=lambda r: (str(r["target"]), _config_key(r),
                                                                _prompt_key(str(r["prompt"])))):
         out.append({"target": r["target"], "family": _family(r["attack"]), "attack": r["attack"],
-                    "params": short_params(r["params"]), "prompt": r["prompt"], "n": r.get("n"),
+                    "params": paper_params(r["attack"], r["params"]), "prompt": r["prompt"], "n": r.get("n"),
                     **{f: _num(r.get(f)) for f in (*PAIR_FIELDS, *GENERATED_FIELDS)}})
     return out
 
@@ -139,7 +177,7 @@ def kumar_tables(run_dir: Path | str | None = None, *, rows: Sequence[Mapping[st
             for p in prompts:
                 r = cell.get((target, key, p))
                 cells.append("" if r is None else "(" + ",".join(_int(r.get(f)) for f in PAIR_FIELDS) + ")")
-            body.append([_family(key[2]), key[2], short_params(key[3]), *cells])
+            body.append([_family(key[2]), key[2], paper_params(key[2], key[3]), *cells])
         if body:
             out += [f"### Target {target}", ""]
             out += _md_table(["family", "attack", "params", *prompts], body)
@@ -150,7 +188,7 @@ def kumar_tables(run_dir: Path | str | None = None, *, rows: Sequence[Mapping[st
         for target, key in generated:
             cells = [_int(cell[(target, key, p)].get("mean_score_pct")) if (target, key, p) in cell else ""
                      for p in prompts]
-            body.append([target, key[2], short_params(key[3]), *cells])
+            body.append([target, key[2], paper_params(key[2], key[3]), *cells])
         out += _md_table(["target", "attack", "params", *prompts], body)
         out.append("")
     return "\n".join(out)

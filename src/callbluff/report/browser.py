@@ -1,0 +1,130 @@
+"""The report's example browser: a deterministic sample per attack, word-level diffs, script-safe JSON.
+
+Sampling (a choice; the papers show a few hand-picked examples): for each (attack, params), the examples with
+the smallest ``derive_seed(seed, "report", example_id)`` are kept, up to ``per_attack``; the sample depends on
+the run's seed and the example ids only, so a re-rendered report shows the same examples. Within an attack the
+most telling come first (scores that rose or answers that stayed wrong, Kumar et al. Sec. 3.1 / Jia & Liang).
+One item per example id holds every target's outputs. The diff (difflib on word tokens, whitespace kept)
+stores the texts once: ``=`` segments are shared, ``-`` only in the original, ``+`` only in the adversarial.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from callbluff.report.text import num, short_params
+from callbluff.seeding import derive_seed
+
+COLUMNS = ("example_id", "source_id", "prompt_id", "attack", "params", "index", "field", "original_text",
+           "adversarial_text", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
+           "adv_answer", "orig_error", "adv_error", "queries")
+MAX_DIFF_TOKENS = 6000
+"""Texts longer than this (in word and space tokens) are shown whole, without a word diff (difflib is
+quadratic in the worst case; a 1 MB essay would stall the report)."""
+
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def word_diff(original: str | None, adversarial: str | None) -> list[list[str]]:
+    """``[[op, text], ...]`` with op ``=`` (both), ``-`` (original only) or ``+`` (adversarial only); the
+    original is the concatenation of ``=`` and ``-`` segments, the adversarial of ``=`` and ``+``."""
+    a, b = original or "", adversarial or ""
+    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    if len(ta) + len(tb) > MAX_DIFF_TOKENS:
+        return [s for s in (["-", a], ["+", b]) if s[1]]
+    out: list[list[str]] = []
+
+    def add(op: str, text: str) -> None:
+        if not text:
+            return
+        if out and out[-1][0] == op:
+            out[-1][1] += text
+        else:
+            out.append([op, text])
+
+    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            add("=", "".join(ta[i1:i2]))
+        else:
+            add("-", "".join(ta[i1:i2]))
+            add("+", "".join(tb[j1:j2]))
+    return out
+
+
+def script_json(obj: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``: ``<``, ``>``, ``&`` and the JavaScript line
+    separators are written as ``\\uXXXX`` escapes, so ``</script>`` or ``<!--`` in the data cannot end or
+    change the element (HTML parses the element's text before JSON.parse sees it)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _plain(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    return v
+
+
+def _telling(group: pd.DataFrame) -> pd.Series:
+    """Sort key per row, larger = more telling: a score that rose most / fell least, or an answer that is not
+    the original one."""
+    if group["adv_score"].notna().any():
+        return (group["adv_score"] - group["orig_score"]).fillna(-1e9)
+    changed = group["adv_answer"].astype(str) != group["orig_answer"].astype(str)
+    return changed.astype(float)
+
+
+def sample_examples(run_dir: str | Path, per_attack: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Up to ``per_attack`` examples per (attack, params) as browser items, and the total example count per
+    attack label (what the page says it sampled from)."""
+    path = Path(run_dir) / "examples.parquet"
+    if per_attack <= 0 or not path.exists():
+        return [], {}
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    df = pd.read_parquet(path, columns=[c for c in COLUMNS if c in present])
+    for c in COLUMNS:
+        if c not in df.columns:
+            df[c] = None
+    if not len(df):
+        return [], {}
+    totals: dict[str, int] = {}
+    items: list[dict[str, Any]] = []
+    for (attack, params), g in df.groupby(["attack", "params"], sort=True):
+        label = f"{attack} {short_params(params)}"
+        ids = g["example_id"].unique()
+        totals[label] = len(ids)
+        keys = sorted(ids, key=lambda i: derive_seed(seed, "report", str(i)))[:per_attack]
+        chosen = g[g["example_id"].isin(set(keys))].copy()
+        chosen["_telling"] = _telling(chosen)
+        telling = chosen.groupby("example_id")["_telling"].max().to_dict()
+        by_id = {eid: rows for eid, rows in chosen.groupby("example_id", sort=False)}
+        for eid in sorted(by_id, key=lambda i: (-telling[i], str(i))):
+            rows = by_id[eid]
+            first = rows.iloc[0]
+            items.append({
+                "attack": str(attack), "label": label, "params": short_params(params),
+                "example_id": str(eid), "source_id": _plain(first["source_id"]),
+                "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
+                "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
+                "gold_answers": _plain(first["gold_answers"]),
+                "diff": word_diff(first["original_text"], first["adversarial_text"]),
+                "generated": first["original_text"] is None,
+                "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
+                         "adv_score": num(r["adv_score"]), "orig_answer": _plain(r["orig_answer"]),
+                         "adv_answer": _plain(r["adv_answer"]),
+                         "error": _plain(r["adv_error"]) or _plain(r["orig_error"]),
+                         "queries": _plain(r["queries"])} for _, r in rows.iterrows()],
+            })
+    return items, totals

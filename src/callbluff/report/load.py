@@ -1,0 +1,86 @@
+"""A run directory read for the report: run.json, metrics.json, errors.jsonl, gates and annotation results.
+
+examples.parquet is read separately (and only the columns the example browser needs) by
+:mod:`callbluff.report.browser`, so that 100,000 examples cost one column scan, not a DataFrame of everything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ReportError(ValueError):
+    """A run directory the report cannot read: the message names the file and the fix."""
+
+
+ANNOTATIONS_FILE = "annotations/results.json"
+"""Where ``callbluff annotate import`` writes its Table 6 / comprehension results in a run directory."""
+
+
+@dataclass
+class RunData:
+    path: Path
+    meta: dict[str, Any]
+    metrics: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    n_errors: int
+    annotations: dict[str, Any] | None = None
+    gates: list[Any] = field(default_factory=list)  # callbluff.gates.GateResult
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or self.path.name)
+
+    @property
+    def task(self) -> str:
+        return str((self.meta.get("dataset") or {}).get("task", "content"))
+
+    @property
+    def targets(self) -> list[str]:
+        names = list((self.meta.get("targets") or {}).keys())
+        return names or sorted({str(r["target"]) for r in self.metrics})
+
+
+def _json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ReportError(f"{path}: {what} is not valid JSON ({e}); re-run the suite into this directory "
+                          "(`callbluff run SUITE.toml --out DIR`) to rewrite it") from None
+
+
+def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
+    """Read a run directory (errors.jsonl: the first ``max_errors`` rows and the count)."""
+    from callbluff.gates import check_gates, gates_of_run
+
+    path = Path(run_dir)
+    if not (path / "run.json").exists():
+        raise ReportError(f"{path}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {path}`")
+    meta = _json(path / "run.json", "run.json")
+    metrics = _json(path / "metrics.json", "metrics.json") if (path / "metrics.json").exists() else []
+    if not isinstance(metrics, list):
+        raise ReportError(f"{path / 'metrics.json'}: expected a JSON list of metric rows")
+    errors: list[dict[str, Any]] = []
+    n_errors = 0
+    if (path / "errors.jsonl").exists():
+        with open(path / "errors.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                n_errors += 1
+                if len(errors) < max_errors:
+                    try:
+                        errors.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        errors.append({"stage": "?", "cause": line.strip()})
+    annotations = None
+    if (path / ANNOTATIONS_FILE).exists():
+        annotations = _json(path / ANNOTATIONS_FILE, "the annotation results")
+    try:
+        gates = check_gates(gates_of_run(path), metrics)
+    except ValueError as e:
+        raise ReportError(str(e)) from None
+    return RunData(path, meta, metrics, errors, n_errors, annotations, gates)
