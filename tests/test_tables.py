@@ -71,7 +71,7 @@ def test_table5_cells_are_the_metric_rows_rounded(run_dir: Path) -> None:
     assert lines.index(delrand) < lines.index(shuffle)  # delete before modify (Table 1 order)
     r = next(x for x in rows if x["attack"] == "DelRand" and x["prompt"] == "demo-essay")
     cell = "(" + ",".join(str(int(round(r[f]))) for f in PAIR_FIELDS) + ")"
-    assert delrand == f"| delete | DelRand | percent=25.0 | {cell} |"
+    assert delrand == f"| delete | DelRand | 25% | {cell} |"
     # deleting sentences shortens every essay: a length scorer lowers every score
     assert r["neg_pct"] == 100 and r["not_lowered_pct"] == 0 and cell.startswith("(100,0,")
     s = next(x for x in rows if x["attack"] == "ShuffleSent" and x["prompt"] == "demo-essay")
@@ -111,3 +111,25 @@ def test_missing_metrics_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="finish the run first"):
         kumar_tables(tmp_path)
     assert "no essay" in kumar_tables(rows=[{"task": "reading", "attack": "AddSent", "prompt": "all"}])
+
+
+@pytest.mark.parametrize(("attack", "params", "short"), [
+    ("AddLies", {"bounded": False, "column": "text", "percent": 10.0, "position": "end", "split": "entry",
+                 "pool": None}, "10% end, unbounded"),
+    ("AddSong", '{"bounded": true, "column": "text", "percent": 25.0, "position": "beginning", "split": "line"}',
+     "25% beginning, bounded"),
+    ("AddSong", {"percent": 15.0, "position": None, "split": "entry"}, "15%, split=entry"),
+    ("RepeatSent", {"count": 2, "mode": "introduction"}, "introduction, 2 sentences"),
+    ("ModGrammar", {"percent": 100.0, "position": None, "variant": "svo"}, "svo"),
+    ("ModFluency", {"mode": "fillers", "percent": 25.0, "repeat_words": 1}, "fillers, 25%"),
+    ("DelStart", {"mode": "keep", "max_k": None}, "defaults"),
+    ("DelEnd", {"mode": "remove", "max_k": 3}, "remove, max_k=3"),
+    ("NotAnAttack", {"x": 1, "percent": 20}, "20%, x=1"),
+    ("DelRand", "not json", "not json"),
+])
+def test_paper_params_short_form(attack: str, params: object, short: str) -> None:
+    """The params column reads as the paper names a test case (Kumar et al. Sec. 3.1-3.3): size and position
+    first, defaults left out."""
+    from callbluff.report.tables import paper_params
+
+    assert paper_params(attack, params) == short
