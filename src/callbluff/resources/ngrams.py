@@ -187,17 +187,19 @@ class Sampler:
     table: NgramTable
     cumulative: np.ndarray
     ends: np.ndarray
+    eos: int = -1
 
     @classmethod
     def of(cls, table: NgramTable) -> Sampler:
         if not len(table):
             return cls(table, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
-        return cls(table, np.cumsum(table.counts), (table.grams == table.eos).any(axis=1))
+        eos = table.eos
+        return cls(table, np.cumsum(table.counts), (table.grams == eos).any(axis=1), eos)
 
     def piece(self, i: int) -> tuple[str, ...]:
         """The units of n-gram ``i``, end token and padding dropped."""
-        eos = self.table.eos
-        return tuple(self.table.vocab[j] for j in self.table.grams[i].tolist() if j >= 0 and j != eos)
+        eos, vocab = self.eos, self.table.vocab
+        return tuple(vocab[j] for j in self.table.grams[i].tolist() if j >= 0 and j != eos)
 
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         """``k`` n-gram indices drawn independently, each with probability count / total."""
@@ -244,8 +246,8 @@ CACHE_ENV = "CALLBLUFF_NGRAM_CACHE"
 
 
 def table_cache_dir() -> Path:
-    """Where generic n-gram tables are kept between processes: ``$CALLBLUFF_NGRAM_CACHE``, else the callbluff
-    cache's ``ngram-tables``."""
+    """Where generic n-gram tables (and ContentBurst's noun counts) are kept between processes:
+    ``$CALLBLUFF_NGRAM_CACHE``, else the callbluff cache's ``ngram-tables``."""
     env = os.environ.get(CACHE_ENV)
     if env:
         p = Path(env)

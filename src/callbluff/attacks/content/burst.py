@@ -19,6 +19,38 @@ NOUN_TAGS = ("NN", "NNS", "NNP", "NNPS")
 _TAGGER_OFF = ["parser", "ner", "lemmatizer", "attribute_ruler"]  # Penn tags come from the tagger alone
 
 
+def noun_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
+    """Frequencies of the nouns of ``texts`` (module doc), kept on disk (beside the generic n-gram tables,
+    :func:`~callbluff.resources.ngrams.table_cache_dir`) under the SHA-256 of the texts and the spaCy
+    pipeline's name and version, so re-fitting on the same answers skips the tagging (the slow part)."""
+    import hashlib
+    import json
+
+    from callbluff.resources.ngrams import table_cache_dir
+
+    meta = res.nlp.meta
+    h = hashlib.sha256(f"{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}|{NOUN_TAGS}".encode())
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    path = table_cache_dir() / f"burst-nouns-{h.hexdigest()[:24]}.json"
+    if path.is_file():
+        try:
+            return Counter(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            pass
+    nouns: Counter[str] = Counter()
+    for doc in res.nlp.pipe(texts, batch_size=256, disable=_TAGGER_OFF):
+        for tok in doc:
+            if tok.tag_ in NOUN_TAGS and any(c.isalnum() for c in tok.text):
+                nouns[tok.text if tok.tag_.startswith("NNP") else tok.text.lower()] += 1
+    try:
+        path.write_text(json.dumps(nouns), encoding="utf-8")
+    except OSError:
+        pass
+    return nouns
+
+
 def _cumulative(state: dict[str, Any]) -> np.ndarray:
     return np.cumsum(np.asarray(state["counts"], dtype=np.int64))
 
@@ -57,12 +89,7 @@ class ContentBurst(PromptGenerator):
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         answers = prompt_answers(records)
         material = [t for t in ((prompt.text, prompt.source) if prompt is not None else ()) if t and t.strip()]
-        nouns: Counter[str] = Counter()
-        for doc in res.nlp.pipe(material + answers, batch_size=256, disable=_TAGGER_OFF):
-            for tok in doc:
-                if tok.tag_ in NOUN_TAGS and any(c.isalnum() for c in tok.text):
-                    nouns[tok.text if tok.tag_.startswith("NNP") else tok.text.lower()] += 1
-        ordered = sorted(nouns.items())
+        ordered = sorted(noun_counts(material + answers, res).items())
         return {"length": mean_length(answers, "word"), "n_answers": len(answers),
                 "nouns": [w for w, _ in ordered], "counts": [c for _, c in ordered]}
 
