@@ -14,86 +14,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from callbluff import metrics as M
+from callbluff.engine.store import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS
+from callbluff.engine.sufficient_stats import (
+    EXAMPLE_METRIC_COLUMNS,
+    ORIGINAL_METRIC_COLUMNS,
+    ScoringAccumulator,
+)
 from callbluff.metrics.rows import ALL, metric_row
 from callbluff.records import Prompt, Task, canonical_json
 
-
-
-def _clean_qwk(orig: pd.DataFrame, prompt: Prompt) -> float:
-    ok = orig[orig["score"].notna() & orig["gold"].notna()]
-    if len(ok) < 2:
-        return math.nan
-    return M.qwk(ok["gold"].to_numpy(float), ok["score"].to_numpy(float),
-                 score_min=prompt.score_min, score_max=prompt.score_max)
-
-
-def _scaled(values: pd.Series, prompts: pd.Series, table: Mapping[str, Prompt]) -> np.ndarray:
-    lo = prompts.map(lambda p: table[p].score_min).to_numpy(float)
-    width = prompts.map(lambda p: table[p].score_range or 1.0).to_numpy(float)
-    return (values.to_numpy(float) - lo) / width * 100.0
-
-
-def scoring_rows(ex: pd.DataFrame, orig: pd.DataFrame, prompts: Mapping[str, Prompt], task: Task) -> list[dict]:
-    rows: list[dict[str, Any]] = []
-    for target, orig_t in orig.groupby("target", sort=True):
-        qwks: dict[str, float] = {}
-        for pid, o in orig_t.groupby("prompt_id", sort=True):
-            qwks[pid] = _clean_qwk(o, prompts[pid])
-            rows.append({"task": task, "attack": "clean", "params": "{}", "prompt": pid, "target": target,
-                         "n": int(o["score"].notna().sum()), "n_errors_original": int(o["error"].notna().sum()),
-                         "qwk": qwks[pid]})
-        ex_t = ex[ex["target"] == target]
-        for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
-            generated = bool(g["source_id"].str.startswith("prompt:").all())
-            for pid, gp in g.groupby("prompt_id", sort=True):
-                p = prompts[pid]
-                row = {"task": task, "attack": attack, "params": params, "prompt": pid, "target": target}
-                if generated:  # prompt-level answers: no pairs, the score distribution (Ding et al. 3.2)
-                    row.update(_generated_fields(gp["adv_score"], gp["prompt_id"], prompts))
-                else:
-                    row.update(M.overstability(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float),
-                                               p.score_min, p.score_max))
-                    if task == "content":
-                        row["arr"] = M.arr(gp["adv_score"].to_numpy(float), p.score_min)
-                row.update(_error_fields(gp), qwk=qwks.get(pid, math.nan))
-                if gp["queries"].gt(0).any():  # model-in-the-loop attacks: target queries spent per example
-                    row["queries_mean"] = float(gp["queries"].mean())
-                rows.append(row)
-            if g["prompt_id"].nunique() > 1:
-                row = {"task": task, "attack": attack, "params": params, "prompt": ALL, "target": target}
-                if generated:
-                    row.update(_generated_fields(g["adv_score"], g["prompt_id"], prompts))
-                else:
-                    o_s = _scaled(g["orig_score"], g["prompt_id"], prompts)
-                    a_s = _scaled(g["adv_score"], g["prompt_id"], prompts)
-                    row.update(M.overstability(o_s, a_s, 0.0, 100.0))
-                    if task == "content":
-                        row["arr"] = _pooled_arr(g["adv_score"], g["prompt_id"], prompts)
-                row.update(_error_fields(g), qwk=float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
-                           qwk_mean_over_prompts=True)
-                rows.append(row)
-    return rows
-
-
-def _pooled_arr(scores: pd.Series, prompt_ids: pd.Series, prompts: Mapping[str, Prompt]) -> float:
-    rejected = [M.arr([s], prompts[q].score_min) for s, q in zip(scores, prompt_ids) if pd.notna(s)]
-    return float(np.mean(rejected)) if rejected else math.nan
-
-
-def _generated_fields(scores: pd.Series, prompt_ids: pd.Series, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
-    """Prompt-level answers have no original to compare with: ``n`` scored answers, ``arr`` (% at the bottom of
-    the scale, Ding et al. 3.2) and ``mean_score_pct`` (mean score as % of the scale; Kumar et al. 4.1 report the
-    share of the range BABEL essays reach)."""
-    ok = scores.notna()
-    return {"n": int(ok.sum()), "arr": _pooled_arr(scores, prompt_ids, prompts),
-            "mean_score_pct": float(np.mean(_scaled(scores[ok], prompt_ids[ok], prompts))) if ok.any() else math.nan}
 
 
 def _golds(col: pd.Series) -> list[list[str]]:
@@ -256,14 +192,74 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
     if not len(originals):
         return []
     if task in ("essay", "content"):
-        rows = scoring_rows(examples, originals, prompts, task)
+        acc = ScoringAccumulator(prompts, task)
+        acc.add_originals(originals)
+        acc.add_examples(examples)
+        rows = acc.rows()
     elif task == "reading":
         rows = reading_rows(examples, originals)
     else:
         rows = questions_rows(examples, originals)
+    return _finish_rows(rows, task, sorted(set(originals["target"])), gen_errors, expectations)
+
+
+class Parts(Protocol):
+    """A run's chunk parts, read column-wise (:class:`callbluff.engine.store.RunDir` is one)."""
+
+    def frames(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """Each finished chunk's ``kind`` part (``examples`` / ``originals``), only ``columns``, in chunk order."""
+        ...
+
+    def frame(self, kind: str, columns: Sequence[str], target: str) -> pd.DataFrame:
+        """The ``columns`` of every ``kind`` row of ``target``, in chunk order."""
+        ...
+
+
+QA_EXAMPLE_COLUMNS = [c for c in EXAMPLE_COLUMNS if c not in ("original_text", "adversarial_text")]
+
+
+def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
+                   gen_errors: Sequence[Mapping[str, Any]] = (),
+                   expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """:func:`compute_metrics` of a run from its parts, without holding the run's rows in memory (issue 15).
+
+    Scoring tasks stream every chunk's metric columns (never the texts) into a
+    :class:`~callbluff.engine.sufficient_stats.ScoringAccumulator`: memory grows with the number of (target,
+    attack, params, prompt) groups, not of records. Reading comprehension and open-domain questions need each
+    question's versions together (worst case over adversarial versions, Jia & Liang; per-question ranks), so
+    their rows are built one target at a time from that target's rows, every column but the texts: memory
+    grows with one target's questions x attack configurations (SQuAD dev: ~10k questions), not with texts.
+    The rows are the same as :func:`compute_metrics` on the merged tables (tests compare them)."""
+    if task in ("essay", "content"):
+        acc = ScoringAccumulator(prompts, task)
+        targets: set[str] = set()
+        for o in parts.frames("originals", ORIGINAL_METRIC_COLUMNS):
+            acc.add_originals(o)
+            targets.update(o["target"])
+        if not targets:
+            return []
+        for x in parts.frames("examples", EXAMPLE_METRIC_COLUMNS):
+            acc.add_examples(x)
+        rows = acc.rows()
+    else:
+        targets = {t for o in parts.frames("originals", ["target"]) for t in o["target"]}
+        if not targets:
+            return []
+        build = reading_rows if task == "reading" else questions_rows
+        rows = []
+        for t in sorted(targets):
+            rows.extend(build(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
+                              parts.frame("originals", ORIGINAL_COLUMNS, t)))
+    return _finish_rows(rows, task, sorted(targets), gen_errors, expectations)
+
+
+def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
+                 gen_errors: Sequence[Mapping[str, Any]], expectations: Mapping[str, str] | None,
+                 ) -> list[dict[str, Any]]:
+    """Attack failures counted in their rows, ``expect`` / ``failure_pct`` added, every row through
+    :func:`~callbluff.metrics.rows.metric_row`."""
     if gen_errors:
-        _attach_generate_errors(rows, gen_errors, sorted(set(originals["target"])), task,
-                                pooled=task in ("reading", "questions"))
+        _attach_generate_errors(rows, gen_errors, targets, task, pooled=task in ("reading", "questions"))
     for r in rows:
         if r["attack"] != "clean":
             expect = (expectations or {}).get(r["attack"]) or _registered_expectation(r["attack"])

@@ -17,6 +17,7 @@ through the executor, sharing the cached target.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sqlite3
 import time
@@ -516,46 +517,63 @@ class Engine:
             self.progress("generator chunk", k + 1, len(work))
 
     def finalize(self, dataset: Dataset) -> RunResult:
-        """Merge the chunk parts, write examples.parquet, errors.jsonl and metrics.json; count every input.
+        """Merge the chunk parts into examples.parquet / originals.parquet, write errors.jsonl and metrics.json,
+        count every input; all by streaming the parts one chunk at a time, so memory does not grow with the
+        number of records (issue 15; metrics: :func:`~callbluff.engine.metrics_rows.stream_metrics`).
 
         Invariant (issue 8): for each target, every original and every adversarial input is exactly one of a
         valid prediction or an error row; ``counts`` says so and the numbers add up.
         """
-        from callbluff.engine.metrics_rows import compute_metrics
-        from callbluff.engine.store import write_table_atomic
+        from callbluff.engine.metrics_rows import stream_metrics
 
-        ex_table, orig_table = self.run.merge("examples"), self.run.merge("originals")
-        write_table_atomic(self.run.examples, ex_table)
-        write_table_atomic(self.run.originals, orig_table)
-        examples, originals = ex_table.to_pandas(), orig_table.to_pandas()
+        self.run.write_merged("examples", self.run.examples)
+        self.run.write_merged("originals", self.run.originals)
         gen_errors = self._generation_errors()
-        n_err = self._write_errors(examples, originals, gen_errors)
+        n_err = self._write_errors(gen_errors)
         expectations = {s.name: instantiate(s).expect for s in self.specs}
-        metrics = compute_metrics(examples, originals, dataset.prompts, dataset.task, gen_errors, expectations)
+        metrics = stream_metrics(self.run, dataset.prompts, dataset.task, gen_errors, expectations)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
+        counts = self._counts(gen_errors)
+        counts["errors"] = n_err
+        return RunResult(self.run.path, metrics, counts)
+
+    def _counts(self, gen_errors: list[dict[str, Any]]) -> dict[str, Any]:
+        """Inputs, predictions and errors per target, tallied part by part. ``records`` / ``examples`` count
+        distinct ids per chunk and add them up: chunks partition the records (datasets reject duplicate ids)
+        and example ids carry their source's id, so no id is in two chunks."""
+        zero = {"original_inputs": 0, "original_ok": 0, "n_errors_original": 0, "adversarial_inputs": 0,
+                "adversarial_ok": 0, "n_errors_adversarial": 0}
         per_target: dict[str, dict[str, int]] = {}
-        for name in sorted(set(originals["target"]) | set(examples["target"])):
-            o = originals[originals["target"] == name]
-            x = examples[examples["target"] == name]
-            per_target[name] = {
-                "original_inputs": len(o), "original_ok": int(o["error"].isna().sum()),
-                "n_errors_original": int(o["error"].notna().sum()),
-                "adversarial_inputs": len(x), "adversarial_ok": int(x["adv_error"].isna().sum()),
-                "n_errors_adversarial": int(x["adv_error"].notna().sum()),
-                "n_errors_search": sum(1 for e in gen_errors if e.get("target") == name),
-            }
-        counts = {
-            "records": int(originals["source_id"].nunique()) if len(originals) else 0,
-            "examples": int(examples["example_id"].nunique()) if len(examples) else 0,
-            "predictions": int(len(originals) + len(examples)),
-            "n_errors_original": int(originals["error"].notna().sum()),
-            "n_errors_adversarial": int(examples["adv_error"].notna().sum()),
+        records = examples = 0
+        for o in self.run.frames("originals", ["target", "source_id", "error"]):
+            records += int(o["source_id"].nunique())
+            for name, g in o.groupby("target", sort=False):
+                c = per_target.setdefault(name, dict(zero))
+                failed = int(g["error"].notna().sum())
+                c["original_inputs"] += len(g)
+                c["original_ok"] += len(g) - failed
+                c["n_errors_original"] += failed
+        for x in self.run.frames("examples", ["target", "example_id", "adv_error"]):
+            examples += int(x["example_id"].nunique())
+            for name, g in x.groupby("target", sort=False):
+                c = per_target.setdefault(name, dict(zero))
+                failed = int(g["adv_error"].notna().sum())
+                c["adversarial_inputs"] += len(g)
+                c["adversarial_ok"] += len(g) - failed
+                c["n_errors_adversarial"] += failed
+        per_target = {name: {**per_target[name],
+                             "n_errors_search": sum(1 for e in gen_errors if e.get("target") == name)}
+                      for name in sorted(per_target)}
+        return {
+            "records": records,
+            "examples": examples,
+            "predictions": sum(c["original_inputs"] + c["adversarial_inputs"] for c in per_target.values()),
+            "n_errors_original": sum(c["n_errors_original"] for c in per_target.values()),
+            "n_errors_adversarial": sum(c["n_errors_adversarial"] for c in per_target.values()),
             "n_errors_generate": len(gen_errors),
-            "errors": n_err,
             "chunks": len(self.run.done_chunks()),
             "per_target": per_target,
         }
-        return RunResult(self.run.path, metrics, counts)
 
     def _generation_errors(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -565,17 +583,30 @@ class Engine:
                 out.extend(json.loads(p.read_text(encoding="utf-8")))
         return out
 
-    def _write_errors(self, examples: Any, originals: Any, gen_errors: list[dict[str, Any]]) -> int:
-        lines = [json.dumps(e, sort_keys=True, default=str) for e in gen_errors]
-        for row in originals[originals["error"].notna()].itertuples():
-            lines.append(json.dumps({"stage": "predict_original", "source_id": row.source_id, "target": row.target,
-                                     "prompt_id": row.prompt_id, "cause": row.error}, sort_keys=True))
-        for row in examples[examples["adv_error"].notna()].itertuples():
-            lines.append(json.dumps({"stage": "predict_adversarial", "example_id": row.example_id,
-                                     "source_id": row.source_id, "attack": row.attack, "target": row.target,
-                                     "prompt_id": row.prompt_id, "cause": row.adv_error}, sort_keys=True))
-        write_atomic(self.run.errors, "".join(line + "\n" for line in lines))
-        return len(lines)
+    def _write_errors(self, gen_errors: list[dict[str, Any]]) -> int:
+        """errors.jsonl, written line by line from the parts (attack failures, then failed predictions of the
+        originals, then of the adversarial inputs, each in chunk order). Returns the number of lines."""
+        tmp = self.run.errors.with_name(self.run.errors.name + ".tmp")
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for e in gen_errors:
+                fh.write(json.dumps(e, sort_keys=True, default=str) + "\n")
+                n += 1
+            for o in self.run.frames("originals", ["source_id", "target", "prompt_id", "error"]):
+                for row in o[o["error"].notna()].itertuples():
+                    fh.write(json.dumps({"stage": "predict_original", "source_id": row.source_id,
+                                         "target": row.target, "prompt_id": row.prompt_id, "cause": row.error},
+                                        sort_keys=True) + "\n")
+                    n += 1
+            for x in self.run.frames("examples", ["example_id", "source_id", "attack", "target", "prompt_id",
+                                                  "adv_error"]):
+                for row in x[x["adv_error"].notna()].itertuples():
+                    fh.write(json.dumps({"stage": "predict_adversarial", "example_id": row.example_id,
+                                         "source_id": row.source_id, "attack": row.attack, "target": row.target,
+                                         "prompt_id": row.prompt_id, "cause": row.adv_error}, sort_keys=True) + "\n")
+                    n += 1
+        os.replace(tmp, self.run.errors)
+        return n
 
 
 def _json_default(o: Any) -> Any:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -185,9 +186,36 @@ class RunDir:
         return sorted(int(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))
 
     def merge(self, kind: str) -> pa.Table:
-        """All finished chunks' ``kind`` parts as one table, in chunk order."""
+        """All finished chunks' ``kind`` parts as one table, in chunk order (in memory: for small runs and
+        tests; the engine streams with :meth:`write_merged`, :meth:`frames` and :meth:`frame`)."""
         tables = [pq.read_table(self.part_path(c, kind), schema=SCHEMAS[kind]) for c in self.done_chunks()]
         return pa.concat_tables(tables) if tables else SCHEMAS[kind].empty_table()
+
+    def write_merged(self, kind: str, path: Path) -> int:
+        """Write every finished chunk's ``kind`` part to ``path`` (atomically) by streaming one part at a time
+        through a :class:`pyarrow.parquet.ParquetWriter` (one row group per chunk, in chunk order): memory
+        holds one part, whatever the run's size. Returns the number of rows."""
+        tmp = path.with_name(path.name + ".tmp")
+        rows = 0
+        with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
+            for chunk in self.done_chunks():
+                table = pq.read_table(self.part_path(chunk, kind), schema=SCHEMAS[kind])
+                writer.write_table(table)
+                rows += table.num_rows
+        os.replace(tmp, path)
+        return rows
+
+    def frames(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """Each finished chunk's ``kind`` part, only ``columns`` (read column-wise), in chunk order."""
+        for chunk in self.done_chunks():
+            yield pq.read_table(self.part_path(chunk, kind), columns=list(columns)).to_pandas()
+
+    def frame(self, kind: str, columns: Sequence[str], target: str) -> pd.DataFrame:
+        """The ``columns`` of every ``kind`` row of ``target`` over all finished chunks, in chunk order."""
+        schema = pa.schema([SCHEMAS[kind].field(c) for c in columns])
+        tables = [pq.read_table(self.part_path(c, kind), columns=list(columns), filters=[("target", "=", target)])
+                  for c in self.done_chunks()]
+        return (pa.concat_tables(tables) if tables else schema.empty_table()).to_pandas()
 
 
 def rows_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:

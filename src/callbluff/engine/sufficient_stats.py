@@ -1,0 +1,302 @@
+"""Scoring-task metric rows from streamed sufficient statistics (issue 15: memory independent of the run's size).
+
+The run's parts are fed one chunk at a time (:meth:`ScoringAccumulator.add_originals` /
+:meth:`ScoringAccumulator.add_examples`, only the metric columns, never the texts); each (target, attack,
+params, prompt) group, and its pooled ``all`` group, keeps a fixed number of numbers, so memory grows with the
+number of groups, not of records. :meth:`ScoringAccumulator.rows` gives the rows
+:func:`callbluff.engine.metrics_rows.compute_metrics` documents (same fields, same order):
+
+- **Kumar et al. Sec. 3.1 overstability** (:func:`callbluff.metrics.overstability`) from the differences
+  ``d = adversarial - original`` of valid pairs: counts (``n``, ``n_missing``, down, up), sums (``d``,
+  ``|d|``, ``d`` over the lowered and over the raised samples) for the means, Welford/Chan's mean and sum of
+  squared deviations ``M2`` (merged per chunk, numerically stable) for ``std_diff_pct`` (``ddof = 0``, as
+  there), and min/max of ``d`` for the t-test's degenerate cases (all equal; all zero). ``ttest_p`` is the
+  two-sided paired t-test (:func:`scipy.stats.ttest_rel`) computed from the same sufficient statistics:
+  ``t = mean(d) / sqrt(var(d, ddof=1) / n)`` on ``n - 1`` degrees of freedom. No statistic here needs a
+  median or any other order statistic, so nothing is approximated; sums over several chunks may differ from
+  one-pass numpy sums in the last bits (tests compare at 1e-12).
+- **QWK** (Kumar et al. Sec. 2.3, Ding et al. 3.2) of the clean predictions per (target, prompt) from the
+  confusion counts of (gold, prediction) on the integer scale (:func:`callbluff.metrics.round_half_up`, the
+  prediction clipped to the prompt's scale), the quadratic weighted kappa computed by sklearn on the counts
+  as sample weights: the same number :func:`callbluff.metrics.qwk` gives on the rows, with its conventions
+  (constant raters agreeing -> 1.0; a gold score off the scale raises).
+- **ARR** (Ding et al. Sec. 3.2): count of adversarial scores at the bottom of their prompt's scale and count of
+  scored ones; pooled over prompts by summing both.
+- prompt-level generator rows: ``n``, ARR, and ``mean_score_pct`` from the sum of scores as % of the scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from callbluff.metrics._common import pct
+from callbluff.metrics.rows import ALL
+from callbluff.metrics.scoring import OVERSTABILITY_FIELDS, _check_range, round_half_up
+from callbluff.records import Prompt, Task
+
+ORIGINAL_METRIC_COLUMNS = ["target", "prompt_id", "gold", "score", "error"]
+EXAMPLE_METRIC_COLUMNS = ["target", "attack", "params", "prompt_id", "source_id", "orig_score", "adv_score",
+                          "orig_error", "adv_error", "queries"]
+TOL = 1e-9  # :func:`callbluff.metrics.overstability`'s default tolerance for "unchanged"
+
+
+@dataclass
+class DiffStats:
+    """Sufficient statistics of the score differences ``d`` of one group (see the module docstring)."""
+
+    n: int = 0
+    n_missing: int = 0
+    neg: int = 0
+    pos: int = 0
+    total: float = 0.0
+    abs_total: float = 0.0
+    neg_total: float = 0.0
+    pos_total: float = 0.0
+    mean: float = 0.0
+    m2: float = 0.0
+    lo: float = math.inf
+    hi: float = -math.inf
+    abs_hi: float = 0.0
+
+    def add(self, original: np.ndarray, adversarial: np.ndarray) -> None:
+        ok = ~(np.isnan(original) | np.isnan(adversarial))
+        self.n_missing += int((~ok).sum())
+        d = adversarial[ok] - original[ok]
+        k = int(d.size)
+        if k == 0:
+            return
+        neg, pos = d < -TOL, d > TOL
+        self.neg += int(neg.sum())
+        self.pos += int(pos.sum())
+        self.total += float(d.sum())
+        self.abs_total += float(np.abs(d).sum())
+        self.neg_total += float(d[neg].sum())
+        self.pos_total += float(d[pos].sum())
+        self.lo, self.hi = min(self.lo, float(d.min())), max(self.hi, float(d.max()))
+        self.abs_hi = max(self.abs_hi, float(np.abs(d).max()))
+        mean_k = float(d.mean())
+        m2_k = float(((d - mean_k) ** 2).sum())
+        n = self.n + k  # Chan et al.'s pairwise merge of (count, mean, M2)
+        delta = mean_k - self.mean
+        self.mean += delta * k / n
+        self.m2 += m2_k + delta * delta * self.n * k / n
+        self.n = n
+
+    def fields(self, score_min: float, score_max: float) -> dict[str, float | int]:
+        """The fields of :func:`callbluff.metrics.overstability`, with its conventions."""
+        _check_range(score_min, score_max)
+        n = self.n
+        out: dict[str, float | int] = {"n": n, "n_missing": self.n_missing}
+        if n == 0:
+            out.update({k: math.nan for k in OVERSTABILITY_FIELDS[2:]})
+            return out
+        rng = float(score_max - score_min)
+        out["neg_pct"] = pct(self.neg, n)
+        out["pos_pct"] = pct(self.pos, n)
+        out["not_lowered_pct"] = pct(n - self.neg, n)
+        out["mean_diff_pct"] = pct(self.total / n, rng)
+        out["abs_mean_diff_pct"] = pct(self.abs_total / n, rng)
+        out["std_diff_pct"] = pct(math.sqrt(max(self.m2, 0.0) / n), rng)
+        out["mean_neg_diff_pct"] = pct(self.neg_total / self.neg, rng) if self.neg else 0.0
+        out["mean_pos_diff_pct"] = pct(self.pos_total / self.pos, rng) if self.pos else 0.0
+        if n < 2:
+            p = math.nan
+        elif self.abs_hi <= TOL:
+            p = 1.0
+        elif self.lo == self.hi:
+            p = 0.0
+        else:
+            var = max(self.m2, 0.0) / (n - 1)
+            t = (self.total / n) / math.sqrt(var / n) if var > 0 else math.inf
+            p = float(2.0 * stats.t.sf(abs(t), n - 1))
+        out["ttest_p"] = p
+        return out
+
+
+@dataclass
+class Bottom:
+    """ARR counts (Ding et al. 3.2): scored adversarial answers and those at the bottom of their scale."""
+
+    scored: int = 0
+    rejected: int = 0
+    scaled_total: float = 0.0  # sum of scores as % of their prompt's range (generator rows' mean_score_pct)
+
+    def add(self, scores: np.ndarray, score_min: np.ndarray, width: np.ndarray) -> None:
+        ok = ~np.isnan(scores)
+        s = scores[ok]
+        self.scored += int(s.size)
+        self.rejected += int((round_half_up(s) <= round_half_up(score_min[ok])).sum())
+        self.scaled_total += float(((s - score_min[ok]) / width[ok] * 100.0).sum())
+
+    @property
+    def arr(self) -> float:
+        return 100.0 * float(self.rejected) / float(self.scored) if self.scored else math.nan
+
+    @property
+    def mean_score_pct(self) -> float:
+        return self.scaled_total / self.scored if self.scored else math.nan
+
+
+@dataclass
+class Group:
+    """Everything one (target, attack, params, prompt or ``all``) row needs."""
+
+    diffs: DiffStats = field(default_factory=DiffStats)
+    bottom: Bottom = field(default_factory=Bottom)
+    rows: int = 0
+    queries: int = 0
+    any_queries: bool = False
+    n_errors_original: int = 0
+    n_errors_adversarial: int = 0
+
+    def add_common(self, g: pd.DataFrame) -> None:
+        q = g["queries"].to_numpy()
+        self.rows += len(g)
+        self.queries += int(q.sum())
+        self.any_queries = self.any_queries or bool((q > 0).any())
+        self.n_errors_original += int(g["orig_error"].notna().sum())
+        self.n_errors_adversarial += int(g["adv_error"].notna().sum())
+
+    def common_fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n_errors_original": self.n_errors_original,
+                               "n_errors_adversarial": self.n_errors_adversarial, "n_errors_generate": 0}
+        return out
+
+
+@dataclass
+class Clean:
+    """The clean predictions of one (target, prompt): counts and the (gold, prediction) confusion counts."""
+
+    n: int = 0
+    n_errors_original: int = 0
+    pairs: dict[tuple[float, float], int] = field(default_factory=dict)
+
+    def qwk(self, prompt: Prompt) -> float:
+        """:func:`callbluff.metrics.qwk` (``score_min``/``score_max`` of the prompt, clipping on) from counts."""
+        total = sum(self.pairs.values())
+        if total < 2:
+            return math.nan
+        lo, hi = math.ceil(prompt.score_min), math.floor(prompt.score_max)
+        _check_range(prompt.score_min, prompt.score_max)
+        labels = list(range(lo, hi + 1))
+        if len(labels) < 2:
+            raise ValueError(f"qwk: the scale needs at least two labels, got {labels} (prompt {prompt.id})")
+        merged: dict[tuple[int, int], int] = {}
+        for (g, p), c in self.pairs.items():
+            if g not in labels:
+                raise ValueError(f"qwk: gold score {g:g} of prompt {prompt.id} is outside the scale {lo}..{hi} "
+                                 f"({c} such); check the prompt's score range")
+            key = (int(g), int(min(max(p, lo), hi)))
+            merged[key] = merged.get(key, 0) + c
+        first = next(iter(merged))
+        if len(merged) == 1 and first[0] == first[1]:
+            return 1.0  # perfect agreement of two constant raters, as in metrics.qwk
+        keys = sorted(merged)
+        return float(cohen_kappa_score([k[0] for k in keys], [k[1] for k in keys], weights="quadratic",
+                                       labels=labels, sample_weight=[merged[k] for k in keys]))
+
+
+class ScoringAccumulator:
+    """Streams a scoring run's originals and examples (chunk by chunk) into its metric rows."""
+
+    def __init__(self, prompts: Mapping[str, Prompt], task: Task) -> None:
+        self.prompts = prompts
+        self.task = task
+        self.clean: dict[tuple[str, str], Clean] = {}
+        self.groups: dict[tuple[str, str, str, str], Group] = {}
+        self.generated: dict[tuple[str, str, str], bool] = {}  # (target, attack, params): only prompt answers
+        self.prompts_seen: dict[tuple[str, str, str], set[str]] = {}
+
+    def _scale(self, pids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        lo = pids.map(lambda p: self.prompts[p].score_min).to_numpy(float)
+        width = pids.map(lambda p: self.prompts[p].score_range or 1.0).to_numpy(float)
+        return lo, width
+
+    def add_originals(self, orig: pd.DataFrame) -> None:
+        """One chunk of originals rows (at least :data:`ORIGINAL_METRIC_COLUMNS`)."""
+        orig = orig[orig["prompt_id"].notna()]
+        for (target, pid), o in orig.groupby(["target", "prompt_id"], sort=False):
+            c = self.clean.setdefault((target, pid), Clean())
+            c.n += int(o["score"].notna().sum())
+            c.n_errors_original += int(o["error"].notna().sum())
+            ok = o[o["score"].notna() & o["gold"].notna()]
+            g = round_half_up(ok["gold"].to_numpy(float))
+            p = round_half_up(ok["score"].to_numpy(float))
+            if not len(ok):
+                continue
+            pairs, counts = np.unique(np.stack([g, p], axis=1), axis=0, return_counts=True)
+            for (gv, pv), cnt in zip(pairs.tolist(), counts.tolist()):
+                c.pairs[(gv, pv)] = c.pairs.get((gv, pv), 0) + cnt
+
+    def add_examples(self, ex: pd.DataFrame) -> None:
+        """One chunk of examples rows (at least :data:`EXAMPLE_METRIC_COLUMNS`)."""
+        ex = ex[ex["prompt_id"].notna()]
+        if not len(ex):
+            return
+        lo, width = self._scale(ex["prompt_id"])
+        ex = ex.assign(_lo=lo, _width=width)
+        for (target, attack, params), g in ex.groupby(["target", "attack", "params"], sort=False):
+            key = (target, attack, params)
+            self.generated[key] = self.generated.get(key, True) and bool(g["source_id"].str.startswith("prompt:").all())
+            self.prompts_seen.setdefault(key, set()).update(g["prompt_id"].unique())
+            o_raw, a_raw = g["orig_score"].to_numpy(float), g["adv_score"].to_numpy(float)
+            glo, gw = g["_lo"].to_numpy(), g["_width"].to_numpy()
+            pooled = self.groups.setdefault((*key, ALL), Group())
+            pooled.add_common(g)
+            pooled.diffs.add((o_raw - glo) / gw * 100.0, (a_raw - glo) / gw * 100.0)
+            pooled.bottom.add(a_raw, glo, gw)
+            for pid, gp in g.groupby("prompt_id", sort=False):
+                grp = self.groups.setdefault((*key, pid), Group())
+                grp.add_common(gp)
+                grp.diffs.add(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float))
+                grp.bottom.add(gp["adv_score"].to_numpy(float), gp["_lo"].to_numpy(), gp["_width"].to_numpy())
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The metric rows (before :func:`callbluff.metrics.rows.metric_row`), in the documented order: per
+        target, its clean rows by prompt, then each (attack, params) with its prompts and its pooled row."""
+        rows: list[dict[str, Any]] = []
+        task = self.task
+        for target in sorted({t for t, _ in self.clean}):
+            qwks: dict[str, float] = {}
+            for pid in sorted(p for t, p in self.clean if t == target):
+                c = self.clean[(target, pid)]
+                qwks[pid] = c.qwk(self.prompts[pid])
+                rows.append({"task": task, "attack": "clean", "params": "{}", "prompt": pid, "target": target,
+                             "n": c.n, "n_errors_original": c.n_errors_original, "qwk": qwks[pid]})
+            for key in sorted(k for k in self.generated if k[0] == target):
+                _, attack, params = key
+                generated = self.generated[key]
+                pids = sorted(self.prompts_seen[key])
+                for pid in [*pids, *([ALL] if len(pids) > 1 else [])]:
+                    grp = self.groups[(*key, pid)]
+                    row: dict[str, Any] = {"task": task, "attack": attack, "params": params, "prompt": pid,
+                                           "target": target}
+                    if generated:
+                        row.update(n=grp.bottom.scored, arr=grp.bottom.arr, mean_score_pct=grp.bottom.mean_score_pct)
+                    elif pid == ALL:
+                        row.update(grp.diffs.fields(0.0, 100.0))
+                        if task == "content":
+                            row["arr"] = grp.bottom.arr
+                    else:
+                        p = self.prompts[pid]
+                        row.update(grp.diffs.fields(p.score_min, p.score_max))
+                        if task == "content":
+                            row["arr"] = grp.bottom.arr
+                    row.update(grp.common_fields())
+                    if pid == ALL:
+                        row.update(qwk=float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
+                                   qwk_mean_over_prompts=True)
+                    else:
+                        row["qwk"] = qwks.get(pid, math.nan)
+                    if pid != ALL and grp.any_queries:
+                        row["queries_mean"] = grp.queries / grp.rows
+                    rows.append(row)
+        return rows
