@@ -79,6 +79,8 @@ def _telling(group: pd.DataFrame) -> pd.Series:
     """Sort key per row, larger = more telling: a score that rose most / fell least, or an answer that is not
     the original one."""
     if group["adv_score"].notna().any():
+        if group["orig_score"].isna().all():  # generated answers: the highest score is the most telling
+            return group["adv_score"].fillna(-1e9)
         return (group["adv_score"] - group["orig_score"]).fillna(-1e9)
     changed = group["adv_answer"].astype(str) != group["orig_answer"].astype(str)
     return changed.astype(float)
@@ -101,7 +103,8 @@ def sample_examples(run_dir: str | Path, per_attack: int, seed: int) -> tuple[li
         return [], {}
     totals: dict[str, int] = {}
     items: list[dict[str, Any]] = []
-    for (attack, params), g in df.groupby(["attack", "params"], sort=True):
+    groups = sorted(df.groupby(["attack", "params"], sort=True), key=lambda kv: bool(kv[1]["original_text"].isna().all()))
+    for (attack, params), g in groups:  # attacks with an original first (their diffs), generators after
         label = f"{attack} {short_params(params)}"
         ids = g["example_id"].unique()
         totals[label] = len(ids)

@@ -29,7 +29,7 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
     height = max(1.6, 0.32 * len(cats) * max(1, len(names)) + 0.9)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "callbluff", "font.size": 9,
                                 "font.family": "sans-serif"}):
-        fig, ax = plt.subplots(figsize=(7.2, min(height, 14.0)))
+        fig, ax = plt.subplots(figsize=(8.4, min(height, 14.0)))
         bar_h = 0.8 / max(1, len(names))
         for k, name in enumerate(names):
             vals = [v if v is not None else 0.0 for v in series[name]]
@@ -48,8 +48,8 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
             ax.axvline(reference, color="#999", linestyle="--", linewidth=1)
         if title:
             ax.set_title(title, fontsize=10, loc="left")
-        if len(names) > 1:
-            ax.legend(fontsize=8, loc="lower right", frameon=False)
+        if len(names) > 1:  # outside the axes: never over a bar
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.spines[["top", "right"]].set_visible(False)
         fig.tight_layout()
         buf = io.StringIO()

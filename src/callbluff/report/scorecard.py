@@ -72,6 +72,14 @@ def pooled_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return out
 
 
+def row_label(r: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+    """The attack name, with ``[prompt P]`` when its configuration has several unpooled prompt rows."""
+    if r.get("prompt") in ("all", None):
+        return str(r["attack"])
+    same = [x for x in rows if (x["target"], x["attack"], x["params"]) == (r["target"], r["attack"], r["params"])]
+    return str(r["attack"]) + (f" [prompt {r['prompt']}]" if len(same) > 1 else "")
+
+
 def clean_quality(task: str, rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """The clean metric(s) of one target's rows, as (label, value) pairs."""
     clean = [r for r in rows if r.get("attack") == "clean"]
@@ -102,11 +110,11 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
     for target in targets:
         mine = [r for r in rows if str(r.get("target")) == target]
         card = TargetCard(target, task, clean_quality(task, mine))
-        for r in pooled_rows(mine):
+        pooled = pooled_rows(mine)
+        for r in pooled:
             text = sentence(task, r) or f"no adversarial example was scored ({r.get('n') or 0}); see the errors."
-            prompt = "" if r.get("prompt") in ("all", None) else f" [prompt {r['prompt']}]"
             card.entries.append(Entry(
-                str(r["attack"]) + prompt, short_params(r["params"]), r.get("expect"), num(r.get("failure_pct")),
+                row_label(r, pooled), short_params(r["params"]), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, fmt(r.get(f))) for f, label in ROBUST_FIELDS.get(task, ())
                              if r.get(f) is not None], text))
         card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack, e.params))

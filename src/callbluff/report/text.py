@@ -21,6 +21,14 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
+def pct(v: Any) -> str:
+    """A percentage to one decimal ("12.5", "100", "-3.6"); "–" when undefined."""
+    x = num(v)
+    if x is None:
+        return "–"
+    return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
 def short_params(params: Any) -> str:
     """``{"a":1,"b":null}`` -> ``a=1`` (parameters left at null defaults are omitted)."""
     try:
@@ -47,25 +55,25 @@ def sentence(task: str, r: Mapping[str, Any]) -> str | None:
     n = r.get("n")
     if task in ("essay", "content"):
         if r.get("neg_pct") is None and r.get("mean_score_pct") is not None:  # prompt-level generator
-            text = (f"{n} generated answers got on average {fmt(r.get('mean_score_pct'))}% of the score range "
+            text = (f"{n} generated answers got on average {pct(r.get('mean_score_pct'))}% of the score range "
                     f"(a human would give them the minimum)")
             if r.get("arr") is not None:
-                text += f"; only {fmt(r['arr'])}% were rejected (ARR; 100% is ideal)"
+                text += f"; only {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
             return text + "."
         if not n:
             return None
         unchanged = 100.0 - (num(r.get("neg_pct")) or 0.0) - (num(r.get("pos_pct")) or 0.0)
-        text = (f"{fmt(unchanged)}% of {n} adversarial responses kept their score, {fmt(r.get('pos_pct'))}% "
-                f"gained; mean change {fmt(r.get('mean_diff_pct'))}% of the scale")
+        text = (f"{pct(unchanged)}% of {n} adversarial responses kept their score, {pct(r.get('pos_pct'))}% "
+                f"gained; mean change {pct(r.get('mean_diff_pct'))}% of the scale")
         if r.get("arr") is not None:
-            text += f"; only {fmt(r['arr'])}% were rejected (ARR; 100% is ideal)"
+            text += f"; only {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
         return text + "."
     if task == "reading" and r.get("em") is not None:
         return (f"EM {fmt(r.get('em'))} → {fmt(r.get('em_adv'))}, F1 {fmt(r.get('f1'))} → {fmt(r.get('f1_adv'))} "
-                f"on {n} questions" + (f"; {fmt(r['broken_pct'])}% of the correctly answered ones broke"
+                f"on {n} questions" + (f"; {pct(r['broken_pct'])}% of the correctly answered ones broke"
                                        if r.get("broken_pct") is not None else "") + ".")
     if r.get("success_rate") is not None:
-        return f"success rate {fmt(r['success_rate'])}% on {n} adversarial questions (DPAEG; 0% is ideal)."
+        return f"success rate {pct(r['success_rate'])}% on {n} adversarial questions (DPAEG; 0% is ideal)."
     return None
 
 
