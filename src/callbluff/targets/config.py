@@ -70,6 +70,8 @@ class TargetSettings(BaseModel):
     fingerprint: str | None = None
     output: OutputKind = "auto"
     out_of_range: OutOfRange = "error"
+    filter: str | None = Field(None, description="directory of an adversarial-answer filter (`callbluff filter "
+                               "fit`); answers it flags get the prompt's minimum score (callbluff.targets.filtered)")
 
 
 class CallableSettings(TargetSettings):
@@ -307,6 +309,14 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
     against ``base_dir``. The adapter takes the validated config itself: no setting is forwarded by hand."""
     c = cfg if isinstance(cfg, TargetSettings) else validate_target_config(cfg, where)
     base = Path(base_dir) if base_dir is not None else None
+    if c.filter is not None:
+        from callbluff.targets.filtered import FilteredTarget
+
+        inner = from_config(c.model_copy(update={"filter": None}), base_dir=base_dir, where=where)
+        try:
+            return FilteredTarget(inner, _resolve(c.filter, base))
+        except ValueError as e:
+            raise TargetConfigError(f"{where}: key 'filter': {e}") from None
     if isinstance(c, CallableConfig):
         from callbluff.targets.callables import CallableTarget
 

@@ -1,0 +1,76 @@
+"""A scorer behind an adversarial-answer filter (Ding et al. 2020, Sec. 5.4), so a filtered system can itself be
+attacked: ``[[target]]`` tables take ``filter = "DIR"`` (a directory written by ``callbluff filter fit``).
+
+An answer the filter flags is rejected: it gets the bottom of its prompt's scale (the score the filter was
+fitted with, ``score_min``) and never reaches the wrapped scorer; the others are scored by it. An input for a
+prompt the filter was not fitted on is an error row saying so (never a silent pass-through).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from callbluff.targets.base import Input, Output, Target, TargetStats
+
+
+class FilteredTarget:
+    """``target`` behind ``answer_filter`` (an :class:`~callbluff.defenses.filters.AnswerFilter` or the
+    directory of a saved one). ``fingerprint`` combines both, so cached predictions of the unfiltered scorer
+    are never reused. ``stats.rejected`` counts the inputs the filter rejected."""
+
+    def __init__(self, target: Target, answer_filter: Any) -> None:
+        from callbluff.defenses.filters import AnswerFilter, load_filter
+
+        self.target = target
+        self.filter: AnswerFilter = (answer_filter if isinstance(answer_filter, AnswerFilter)
+                                     else load_filter(Path(answer_filter)))
+        self.fingerprint: str = f"{target.fingerprint}|filter:{self.filter.fingerprint}"
+        self.name = getattr(target, "name", None)
+        self.stats = TargetStats()
+        self.rejected = 0
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        from callbluff.defenses.filters import FilterPromptError
+
+        t0 = time.perf_counter()
+        out: list[Output | None] = [None] * len(inputs)
+        groups: dict[str | None, list[int]] = {}
+        for i, inp in enumerate(inputs):
+            groups.setdefault(inp.prompt_id, []).append(i)
+        passed: list[int] = []
+        for pid, idx in groups.items():
+            try:
+                flags = self.filter.flag(pid, [inputs[i].text for i in idx])
+                bottom = float(self.filter.state(pid)["score_min"])
+            except FilterPromptError as e:
+                for i in idx:
+                    out[i] = Output.failed(str(e))
+                continue
+            for i, flagged in zip(idx, flags.tolist(), strict=True):
+                if flagged:
+                    out[i] = Output(score=bottom)
+                    self.rejected += 1
+                else:
+                    passed.append(i)
+        if passed:
+            scored = self.target.predict([inputs[i] for i in passed])
+            for i, o in zip(passed, scored, strict=True):
+                out[i] = o
+        self.stats.calls += 1
+        self.stats.inputs += len(inputs)
+        self.stats.seconds += time.perf_counter() - t0
+        final = [o if o is not None else Output.failed("filtered target: internal error, no output") for o in out]
+        self.stats.errors += sum(1 for o in final if o.error is not None)
+        return final
+
+    def close(self) -> None:
+        close = getattr(self.target, "close", None)
+        if callable(close):
+            close()
+
+    def to_config(self) -> dict[str, Any]:
+        inner = self.target.to_config() if hasattr(self.target, "to_config") else {}
+        return {**inner, "filter": self.filter.kind, "fingerprint": self.fingerprint}
