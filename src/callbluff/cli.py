@@ -378,6 +378,10 @@ def _open_in_browser(path: Path) -> None:
 suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)
 app.add_typer(suite_app, name="suite")
 
+from callbluff.defenses.cli import filter_app  # noqa: E402  (the `callbluff filter` group)
+
+app.add_typer(filter_app, name="filter")
+
 
 @suite_app.command("kumar2020")
 def suite_kumar2020(
