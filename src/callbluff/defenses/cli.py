@@ -1,0 +1,117 @@
+"""``callbluff filter fit|apply``: adversarial-answer filters (Ding et al. 2020, Sec. 5.4) on the user's data.
+
+``fit`` learns one filter per prompt of a scored dataset and saves it to a directory (``filter.json`` names
+the prompts and thresholds); ``apply`` flags the answers of a dataset (JSON lines: id, prompt, flagged,
+value) and refuses prompts the filter was not fitted on. A saved filter also goes in front of any scorer with
+``filter = "DIR"`` in a ``[[target]]`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+filter_app = typer.Typer(help="Adversarial-answer filters (Ding et al. 2020 Sec. 5.4): fit on your answers, "
+                              "apply to new ones.", no_args_is_help=True)
+
+
+def _fail(message: str) -> None:
+    from callbluff.cli import fail
+
+    fail(message)
+
+
+def _dataset(spec: str, prompts: str | None):
+    from callbluff.datasets import load
+
+    if prompts:
+        spec += ("&" if "?" in spec else "?") + f"prompts={prompts}"
+    try:
+        return load(spec)
+    except (ValueError, FileNotFoundError, KeyError) as e:
+        _fail(f"--data {spec}: {e}")
+        raise
+
+
+@filter_app.command("fit")
+def fit(
+    data: Annotated[str, typer.Option(help="scored training answers, e.g. asap-sas:train.tsv.gz")],
+    out_dir: Annotated[Path, typer.Option("--out", help="directory to save the filter to")],
+    kind: Annotated[str, typer.Option(help="nonword | unigram-perplexity | plausibility (ours)")] = "plausibility",
+    prompts: Annotated[str | None, typer.Option(help="only these prompt ids, e.g. 1,2")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the development split and generated answers")] = 0,
+    dev_count: Annotated[int, typer.Option(help="generated development answers per generator configuration")] = 40,
+    corpus: Annotated[str | None, typer.Option(help="generic corpus of the generic generators (default: SQuAD "
+                                                    "Wikipedia paragraphs)")] = None,
+) -> None:
+    """Fit a filter per prompt on the answers of --data and save it to --out."""
+    from callbluff.cli import out
+    from callbluff.defenses.filters import FILTERS, load_filter  # noqa: F401  (load_filter registers ours)
+    from callbluff.defenses.plausibility import PlausibilityFilter  # noqa: F401
+
+    if kind not in FILTERS:
+        _fail(f"--kind {kind!r}: use one of {', '.join(sorted(FILTERS))}")
+    ds = _dataset(data, prompts)
+    if ds.task != "content" and ds.task != "essay":
+        _fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
+    records = ds.records()
+    f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)
+    try:
+        f.fit(records, ds.prompts)
+    except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
+        _fail(f"filter fit on {data}: {type(e).__name__}: {e}")
+    path = f.save(out_dir)
+    for pid, s in f.summary().items():
+        thr = s.get("threshold")
+        out.print(f"prompt {pid}: {s.get('n_fit')} fit / {s.get('n_dev')} development answers, threshold "
+                  f"{thr if thr is None or math.isinf(thr) else round(thr, 4)} ({s.get('threshold_from')})"
+                  + (f", development ARR {s['dev_arr']} %, recall {s['dev_recall']} %" if "dev_arr" in s else ""),
+                  highlight=False)
+    for e in f.errors:
+        out.print(f"[yellow]skipped:[/] {e}", highlight=False)
+    out.print(f"filter saved: {path}", highlight=False)
+
+
+@filter_app.command("apply")
+def apply(
+    filter_dir: Annotated[Path, typer.Option("--filter", help="directory written by `callbluff filter fit`")],
+    data: Annotated[str, typer.Option(help="answers to check, e.g. asap-sas:public_leaderboard_rel_2.tsv.gz")],
+    out_file: Annotated[Path | None, typer.Option("--out", help="JSON lines file (default: standard output)")] = None,
+    prompts: Annotated[str | None, typer.Option(help="only these prompt ids")] = None,
+) -> None:
+    """Flag the answers of --data with a saved filter (one JSON line per answer)."""
+    from callbluff.cli import console
+    from callbluff.defenses.filters import load_filter
+
+    try:
+        f = load_filter(filter_dir)
+    except ValueError as e:
+        _fail(str(e))
+        raise
+    ds = _dataset(data, prompts)
+    by_prompt: dict[str, list] = {}
+    for r in ds:
+        by_prompt.setdefault(str(r.prompt_id), []).append(r)
+    unknown = sorted(set(by_prompt) - set(f.prompt_ids))
+    if unknown:
+        _fail(f"{filter_dir} was fitted on prompts {f.prompt_ids}, but --data {data} has answers to prompts "
+              f"{unknown}: fit a filter on those prompts' answers (or pass --prompts to leave them out)")
+    lines = []
+    for pid, recs in sorted(by_prompt.items()):
+        texts = [r.text for r in recs]
+        values, flags = f.values(pid, texts), f.flag(pid, texts)
+        lines += [json.dumps({"id": r.id, "prompt_id": pid, "flagged": bool(fl),
+                              "value": None if not math.isfinite(v) else round(float(v), 6)})
+                  for r, v, fl in zip(recs, values.tolist(), flags.tolist(), strict=True)]
+        console.print(f"prompt {pid}: {int(flags.sum())} of {len(recs)} answers flagged", highlight=False)
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if out_file is None:
+        typer.echo(text, nl=False)
+    else:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(text, encoding="utf-8")
+        console.print(f"written: {out_file}", highlight=False)
