@@ -122,6 +122,16 @@ def _check_typos() -> str | None:
     return None
 
 
+def _check_generic_corpus() -> str | None:
+    from callbluff.resources.corpus import CorpusError, CorpusSpec, corpus_files
+
+    try:
+        corpus_files(CorpusSpec())
+    except CorpusError as e:
+        return f"generic-corpus: {e}"
+    return None
+
+
 def _check_module(name: str, hint: str) -> Callable[[], str | None]:
     def check() -> str | None:
         return None if _has_module(name) else f"{name}: not installed: {hint}"
@@ -135,6 +145,8 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("wordnet", "WordNet 3.0 through NLTK (synonyms, antonyms, hypernyms)", _check_wordnet),
     Requirement("hunspell", "the Hunspell en_US dictionary (spelling)", _check_hunspell),
     Requirement("wordfreq", "word frequencies (wordfreq)", _check_wordfreq),
+    Requirement("generic-corpus", "the default generic corpus of Ding et al.'s generic generators (SQuAD v1.1 "
+                "Wikipedia paragraphs, callbluff.resources.corpus)", _check_generic_corpus),
     Requirement("typos", "the default typo corpus of DPAEG (natural-noise list, or $CALLBLUFF_TYPOS)", _check_typos),
     Requirement("lemminflect", "English inflection (lemminflect)",
                 _check_module("lemminflect", "add `lemminflect` to the dependencies in pyproject.toml and "
