@@ -34,7 +34,8 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
         for k, name in enumerate(names):
             vals = [v if v is not None else 0.0 for v in series[name]]
             ys = [i - 0.4 + bar_h * (k + 0.5) for i in range(len(cats))]
-            bars = ax.barh(ys, vals, height=bar_h * 0.92, color=PALETTE[k % len(PALETTE)], label=name)
+            bars = ax.barh(ys, vals, height=bar_h * 0.92, color=PALETTE[k % len(PALETTE)],
+                           label=name if len(name) <= 32 else name[:31] + "…")
             for b, v in zip(bars, series[name]):
                 ax.annotate("n/a" if v is None else f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}",
                             (b.get_width(), b.get_y() + b.get_height() / 2), xytext=(3, 0),
