@@ -5,13 +5,13 @@ structures rebuilt from a fit state."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field
 
 from callbluff.attacks.base import GeneratorParams
 from callbluff.records import Record
-from callbluff.resources.corpus import DEFAULT_MAX_WORDS, Corpus, CorpusSpec, generic_corpus
+from callbluff.resources.corpus import DEFAULT_MAX_WORDS, SQUAD_NAME, Corpus, CorpusSpec, generic_corpus
 
 DING = "Ding et al. 2020, Don't take 'nswvtnvakgxpm' for an answer"
 
@@ -40,6 +40,19 @@ class GenericCorpusParams(GeneratorParams):
     def load(self) -> Corpus:
         """The corpus (read once per process); :class:`~callbluff.resources.corpus.CorpusError` if unusable."""
         return generic_corpus(self.spec())
+
+
+class GenericCorpusUser:
+    """Mixin of the generators that read the generic corpus: they declare the ``generic-corpus`` requirement
+    (the default corpus, :mod:`callbluff.resources.requirements`), dropped by an instance that is given its
+    own ``corpus`` (or, for LMGenerate, a ``model_dir``), which then needs no default corpus."""
+
+    requires: ClassVar[tuple[str, ...]] = ("generic-corpus",)
+
+    def _own_corpus(self) -> None:
+        p = self.params  # type: ignore[attr-defined]
+        if (getattr(p, "corpus", None) not in (None, SQUAD_NAME)) or getattr(p, "model_dir", None):
+            self.requires = ()  # type: ignore[misc]
 
 
 class StateMemo(Generic[T]):

@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 
 from callbluff.attacks.base import PromptGenerator, register
-from callbluff.attacks.content.common import DING, GenericCorpusParams, prompt_answers
+from callbluff.attacks.content.common import DING, GenericCorpusParams, GenericCorpusUser, prompt_answers
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.resources.ngram_lm import detokenize, generic_lm
@@ -33,7 +33,7 @@ class LMGenerateParams(GenericCorpusParams):
 
 
 @register
-class LMGenerate(PromptGenerator):
+class LMGenerate(GenericCorpusUser, PromptGenerator):
     """A language model continues the first 5 % of the words of a real answer to that answer's length (Ding
     et al. 2020, Sec. 2.2 "Generative Language Model", Table 2 "GPT").
 
@@ -60,6 +60,10 @@ class LMGenerate(PromptGenerator):
     Params = LMGenerateParams
     record_type = ScoredResponse
     expect = "bottom"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._own_corpus()
 
     def _lm_name(self) -> tuple[str, str]:
         """(what the model is, its fingerprint), loading it (once per process)."""

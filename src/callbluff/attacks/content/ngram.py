@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 
 from callbluff.attacks.base import GeneratorParams, PromptGenerator, register
-from callbluff.attacks.content.common import DING, GenericCorpusParams, StateMemo, prompt_answers
+from callbluff.attacks.content.common import DING, GenericCorpusParams, GenericCorpusUser, StateMemo, prompt_answers
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.resources.ngrams import (
@@ -57,6 +57,8 @@ class _NgramGenerator(PromptGenerator):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._memo: StateMemo[Sampler] = StateMemo(_sampler_of_state)
+        if isinstance(self, GenericCorpusUser):
+            self._own_corpus()
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         answers = prompt_answers(records)
@@ -95,7 +97,7 @@ _CHOICES = """Choices where the paper is silent (:mod:`callbluff.resources.ngram
 
 
 @register
-class GenericChars(_NgramGenerator):
+class GenericChars(GenericCorpusUser, _NgramGenerator):
     __doc__ = """Character n-grams of the generic corpus drawn independently by frequency (Ding et al. 2020,
     Sec. 2.2 "N-gram", Table 2 "Generic corpus characters"; the generic corpus of Sec. 2.1).
 
@@ -131,7 +133,7 @@ class PromptChars(_NgramGenerator):
 
 
 @register
-class GenericWords(_NgramGenerator):
+class GenericWords(GenericCorpusUser, _NgramGenerator):
     __doc__ = """Word n-grams of the generic corpus drawn independently by frequency (Ding et al. 2020,
     Sec. 2.2 "N-gram", Table 2 "Generic corpus words"; the generic corpus of Sec. 2.1).
 

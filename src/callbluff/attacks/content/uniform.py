@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from callbluff.attacks.base import GeneratorParams, PromptGenerator, register
-from callbluff.attacks.content.common import DING, GenericCorpusParams, prompt_answers
+from callbluff.attacks.content.common import DING, GenericCorpusParams, GenericCorpusUser, prompt_answers
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.resources.ngrams import generic_vocabulary, mean_length
@@ -57,7 +57,7 @@ class RandomChars(PromptGenerator):
 
 
 @register
-class RandomWords(PromptGenerator):
+class RandomWords(GenericCorpusUser, PromptGenerator):
     """Words drawn uniformly from the generic corpus's vocabulary (Ding et al. 2020, Sec. 2.2 "Random",
     Table 2 "Random words", e.g. *footage flubbed birthplace parry's cicadas*).
 
@@ -81,6 +81,10 @@ class RandomWords(PromptGenerator):
     Params = GenericCorpusParams
     record_type = ScoredResponse
     expect = "bottom"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._own_corpus()
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         vocab, fingerprint = generic_vocabulary(self.params.spec())
