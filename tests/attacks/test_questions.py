@@ -54,6 +54,9 @@ KEYWORDS = {
     "What team did Peyton Manning play for?": ["Peyton", "Manning", "play"],
 }
 QUESTIONS = [OpenQuestion(f"t{i}", q, ("x",)) for i, q in enumerate(KEYWORDS)]
+PINNED = ["Who payed the voice of Aladdin?", "Who plated the vice of Aladdin?", "Who play the voise of Aladdin?"]
+"""DPAEG(max_questions=3), seed 0, the four shared typo corpora, on the first question (before and after
+the counted enumeration of issue 13: the same)."""
 
 
 @pytest.fixture(scope="module")
@@ -226,3 +229,81 @@ def test_adversarial_questions_prunes_and_orders() -> None:
 @parametrize_attack_checks([get_attack(n) for n in ("DPAEG", *BASELINES)])
 def test_dpaeg_attacks_pass_the_kit(attack, check) -> None:
     check(attack)
+
+
+# -- speed machinery (issue 13): same outputs as the plain enumeration / per-question parse ------------------
+
+def test_combination_space_equals_the_enumeration() -> None:
+    from callbluff.attacks.questions.attacks import CombinationSpace, combinations
+
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        words = [[aw.AdversarialWord(f"w{j}", "typo", d) for j, d in
+                  enumerate(sorted(int(x) for x in rng.integers(0 if trial % 4 == 0 else 1, 5,
+                                                                size=int(rng.integers(0, 6)))))]
+                 for _ in range(int(rng.integers(0, 6)))]
+        eps = [None, 1, 2, 4, 6][trial % 5]
+        mk = [None, 1, 2][trial % 3]
+        limit = [5000, 7][trial % 2]
+        space = CombinationSpace(words, eps, mk, limit)
+        assert [space[i] for i in range(len(space))] == combinations(words, eps, mk, limit)
+    with pytest.raises(IndexError):
+        CombinationSpace([[aw.AdversarialWord("a", "typo", 1)]], 4)[1]
+
+
+def test_combination_space_counts_without_listing() -> None:
+    """30 keywords x 40 words each, epsilon 4: 4.5 billion combinations within epsilon (capped at the
+    enumeration limit) are counted and the last one built directly."""
+    from callbluff.attacks.questions.attacks import ENUM_LIMIT, CombinationSpace, combinations
+
+    words = [[aw.AdversarialWord(f"k{i}w{j}", "typo", 1 + j // 20) for j in range(40)] for i in range(30)]
+    space = CombinationSpace(words, 4, limit=10**12)
+    singles, pairs = 30 * 40, 435 * (40 * 40)  # pairs: every distance sum is <= 4
+    triples = 4060 * 20 ** 3 * 4  # one word of distance 2 at most among three (1+1+1, 2+1+1 in 3 places)
+    quads = 27405 * 20 ** 4
+    assert len(space) == singles + pairs + triples + quads
+    assert space[len(space) - 1] == ((26, 19), (27, 19), (28, 19), (29, 19))
+    capped = CombinationSpace(words, 4)
+    assert len(capped) == ENUM_LIMIT and capped[ENUM_LIMIT - 1] == combinations(words, 4)[-1]
+
+
+def test_batch_parse_is_the_per_question_parse(typo_files) -> None:
+    from callbluff.resources.context import Resources
+
+    batch, single = Resources(), Resources()
+    docs = batch.dependency_docs(list(KEYWORDS))
+    assert all(batch.dependency_doc(q) is d for q, d in zip(KEYWORDS, docs))  # cached, not parsed again
+    for q, d in zip(KEYWORDS, docs):
+        s = single.dependency_doc(q)
+        assert [(t.text, t.pos_, t.tag_, t.dep_, t.head.i, t.lemma_) for t in d] == \
+               [(t.text, t.pos_, t.tag_, t.dep_, t.head.i, t.lemma_) for t in s]
+    a, b = DPAEG(typo_files=typo_files), DPAEG(typo_files=typo_files)
+    a.prefetch(QUESTIONS, batch)
+    for r in QUESTIONS:
+        assert [e.text for e in a.examples(r, record_rng(0, r.id, a.name, a.params_dict), batch)] == \
+               [e.text for e in b.examples(r, record_rng(0, r.id, b.name, b.params_dict), single)]
+
+
+def test_exact_questions_for_a_fixed_seed(res, typo_files) -> None:
+    """Pinned outputs (seed 0, the shared typo corpora): any change to keywords, words, enumeration or the
+    cap's draw shows here."""
+    a = DPAEG(typo_files=typo_files, max_questions=3)
+    r = QUESTIONS[0]
+    got = [e.text for e in a.examples(r, record_rng(0, r.id, a.name, a.params_dict), res)]
+    assert got == PINNED
+
+
+def test_typo_corpus_requirement(monkeypatch, tmp_path: Path) -> None:
+    from callbluff.resources.requirements import REQUIREMENTS
+
+    monkeypatch.delenv("CALLBLUFF_TYPOS", raising=False)
+    monkeypatch.setenv("CALLBLUFF_HOME", str(tmp_path))
+    problem = REQUIREMENTS["typos"].check()
+    assert problem is not None and "python -m callbluff.resources.typos" in problem and "CALLBLUFF_TYPOS" in problem
+    monkeypatch.setenv("CALLBLUFF_TYPOS", str(tmp_path / "nope.dat"))
+    assert "nope.dat" in (REQUIREMENTS["typos"].check() or "")
+    (tmp_path / "mine.dat").write_text("$voice\nvoise\n")
+    monkeypatch.setenv("CALLBLUFF_TYPOS", str(tmp_path / "mine.dat"))
+    assert REQUIREMENTS["typos"].check() is None
+    assert "typos" in DPAEG().requires and "typos" not in DPAEG(typo_files=["x.dat"]).requires
+    assert "typos" not in get_attack("NoiseSwap")().requires
