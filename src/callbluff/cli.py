@@ -62,13 +62,15 @@ def generate(
     param: Annotated[list[str] | None, typer.Option(help="attack parameter key=value (repeatable)")] = None,
     seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
     limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
-    workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+    workers: Annotated[int, typer.Option(help="worker processes (local) or Ray CPUs of a local Ray runtime")] = 1,
+    executor: Annotated[str, typer.Option(help="local (worker processes) or ray (Ray tasks; docs/scale-out.md)")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="with --executor ray: join this Ray cluster (e.g. auto)")] = None,
 ) -> None:
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
     from callbluff.attacks.base import SearchAttack, get_attack
     from callbluff.datasets import DataError, load
     from callbluff.resources.requirements import check_requirements
-    from callbluff.engine.executor import LocalExecutor
+    from callbluff.engine.executor import make_executor
     from callbluff.engine.generate import (
         AttackSpec,
         GenerationTask,
@@ -116,7 +118,12 @@ def generate(
             console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
             n_err += 1
 
-    with LocalExecutor(workers) as ex, open(tmp, "w", encoding="utf-8") as fh:
+    try:
+        pool = make_executor(executor, workers, ray_address)
+    except ValueError as e:
+        fail(str(e))
+        raise
+    with pool as ex, open(tmp, "w", encoding="utf-8") as fh:  # type: ignore[attr-defined]
         if instance.kind == "generator":  # count answers per prompt, no source records
             tasks = [GeneratorTask(spec, ds.prompts[pid], st, seed, 0, int(instance.params.count))  # type: ignore[attr-defined]
                      for (_, pid), st in states.items() if pid is not None]
@@ -215,7 +222,9 @@ def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, j
 def run(
     suite_file: Annotated[Path, typer.Argument(help="suite TOML file", metavar="SUITE.toml")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (re-running into it resumes)")],
-    workers: Annotated[int, typer.Option(help="worker processes for generation")] = 1,
+    workers: Annotated[int, typer.Option(help="worker processes for generation (local) or Ray CPUs")] = 1,
+    executor: Annotated[str, typer.Option(help="local (worker processes) or ray (Ray tasks; docs/scale-out.md)")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="with --executor ray: join this Ray cluster (e.g. auto)")] = None,
     limit: Annotated[int | None, typer.Option(help="only the first N records (overrides the suite)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress lines")] = False,
     retry_errors: Annotated[bool, typer.Option(
@@ -236,8 +245,8 @@ def run(
     try:
         suite = load_suite(suite_file)
         result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=None if quiet else _progress,
-                           retry_errors=retry_errors, restart=restart)
-    except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
+                           retry_errors=retry_errors, restart=restart, executor=executor, ray_address=ray_address)
+    except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
         raise
     _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics", junit, suite.name)

@@ -2,7 +2,7 @@
 
 An :class:`Executor` maps a picklable function over items and yields the results *in input order*, so a
 run's output never depends on the executor or its number of workers. :class:`LocalExecutor` uses worker
-processes; a Ray executor implements the same two methods.
+processes; :class:`~callbluff.engine.ray_executor.RayExecutor` runs the same work as Ray tasks (issue 15).
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ class Executor(Protocol):
         """``fn`` over ``items`` with up to ``concurrency`` calls at once *in this process* (I/O-bound work that
         shares live objects, e.g. model-in-the-loop searches sharing the run's cached target); results in input
         order."""
+        ...
+
+    def remote_target(self, target: T) -> T:
+        """``target`` as the executor calls it: unchanged locally; on Ray, its predictions become tasks."""
         ...
 
     def close(self) -> None: ...
@@ -61,6 +65,9 @@ class LocalExecutor:
         with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="callbluff-search") as tp:
             return iter(list(tp.map(fn, items)))
 
+    def remote_target(self, target: T) -> T:
+        return target
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
@@ -73,9 +80,15 @@ class LocalExecutor:
         self.close()
 
 
-def make_executor(kind: str = "local", workers: int = 1) -> Executor:
+def make_executor(kind: str = "local", workers: int = 1, ray_address: str | None = None) -> Executor:
+    """``--executor local`` (``workers`` processes) or ``ray`` (a local Ray runtime of ``workers`` CPUs, or the
+    cluster at ``ray_address``)."""
     if kind == "local":
+        if ray_address:
+            raise ValueError("--ray-address needs --executor ray")
         return LocalExecutor(workers)
     if kind == "ray":
-        raise ValueError("the Ray executor is not part of this release yet; use --executor local")
-    raise ValueError(f"unknown executor {kind!r}; allowed: local, ray")
+        from callbluff.engine.ray_executor import RayExecutor
+
+        return RayExecutor(workers, ray_address)
+    raise ValueError(f"--executor {kind!r} is unknown; allowed: local, ray")

@@ -33,7 +33,7 @@ from callbluff import __version__
 from callbluff.attacks.base import PromptGenerator, SearchAttack, StaticAttack, requirements_of
 from callbluff.attacks.oracle import Oracle
 from callbluff.datasets.base import Dataset, load
-from callbluff.engine.executor import Executor, LocalExecutor
+from callbluff.engine.executor import Executor, LocalExecutor, make_executor
 from callbluff.engine.generate import (
     AttackSpec,
     GenerationTask,
@@ -271,6 +271,8 @@ class Engine:
         cache = self._open_cache()
         self._recover_parts()
         targets = build_targets(self.suite, cache, dataset, self._given_targets)
+        for t in targets.values():  # on Ray, in-process targets predict as tasks (the cache stays here)
+            t.target = self.executor.remote_target(t.target)
         started = datetime.now(UTC).isoformat()
         meta: dict[str, Any] = {
             "suite": self.suite.model_dump(exclude={"base_dir"}),
@@ -287,7 +289,8 @@ class Engine:
             "started": (previous or {}).get("started", started),
             "resumed": previous is not None,
             "status": "running",
-            "executor": {"kind": type(self.executor).__name__, "workers": self.executor.workers},
+            "executor": {"kind": type(self.executor).__name__, "workers": self.executor.workers,
+                         **({"address": self.executor.address} if getattr(self.executor, "address", None) else {})},
         }
         self.run.write_meta(meta)
         t0 = time.perf_counter()
@@ -643,9 +646,10 @@ def versions() -> dict[str, str]:
 
 def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,
               progress: Callable[[str, int, int | None], None] | None = None, retry_errors: bool = True,
-              restart: bool = False) -> RunResult:
-    """Run ``suite`` into ``out_dir`` with a local executor of ``workers`` processes (resumes if possible;
-    recorded prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over)."""
-    with LocalExecutor(workers) as ex:
+              restart: bool = False, executor: str = "local", ray_address: str | None = None) -> RunResult:
+    """Run ``suite`` into ``out_dir`` with ``executor`` ``local`` (``workers`` processes) or ``ray`` (a local
+    Ray runtime of ``workers`` CPUs, or the cluster at ``ray_address``); resumes if possible; recorded
+    prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over."""
+    with make_executor(executor, workers, ray_address) as ex:  # type: ignore[attr-defined]
         return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress, retry_errors=retry_errors,
                       restart=restart).execute()

@@ -1,0 +1,150 @@
+"""The Ray executor (issue 15): a run's work as Ray tasks, on a local Ray runtime or a cluster.
+
+Who does what (docs/scale-out.md has the diagram):
+
+- **Ray tasks** run the pure work: generation of each record chunk's static examples
+  (:func:`~callbluff.engine.generate.generate_examples` over pieces of the chunk), prompt-level generator pieces,
+  and the target's predictions for the cache misses of in-process targets (callable, sklearn, reference and
+  Hugging Face models: :class:`RemoteTarget`, the target shipped once through the object store, each batch
+  split over the workers). Results come back to the driver *in input order*, so the output never depends on
+  the executor, the number of workers or which task finished first.
+- **The driver** alone reads the data, looks up and writes the prediction cache (SQLite), writes the chunk
+  parts and, at the end, merges them and computes the metrics. Nothing a task does is written anywhere by
+  the task, so a killed driver leaves exactly what a killed local run leaves, and resuming (same ``--out``)
+  works the same way: finished chunks are kept, committed predictions come from the cache.
+- Model-in-the-loop searches run as driver threads (``output.search_concurrency`` at once, as locally): each
+  search is a loop of small queries whose answers decide the next query, so it stays where the cache is; the
+  queries' predictions are the Ray tasks (through :class:`RemoteTarget`).
+- Targets that stream their outputs (HTTP, command: I/O-bound, already concurrent and committed one output
+  at a time) are called from the driver, as locally.
+
+Start-up: a local runtime (``ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)``, object
+store 300 MB) takes ~10 s; ``address`` joins a running cluster instead (``ray start --head`` /
+``--ray-address auto`` or ``ray://host:10001``), and an already initialised runtime (tests) is reused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from callbluff.engine.executor import LocalExecutor
+from callbluff.targets.base import Input, Output
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+OBJECT_STORE_BYTES = 300 * 1024 * 1024
+"""Object store of a local runtime: chunks and their examples are small; the default (30% of RAM) is not."""
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("--executor ray needs Ray: pip install 'callbluff[ray]' (or pip install 'ray>=2.30'); "
+                         "or use --executor local") from None
+    return ray
+
+
+def _call(fn: Callable[[Any], Any], item: Any) -> Any:
+    return fn(item)
+
+
+def _predict(target: Any, inputs: list[Input]) -> list[Output]:
+    return list(target.predict(inputs))
+
+
+class RayExecutor:
+    """:class:`~callbluff.engine.executor.Executor` on Ray: ``map`` as Ray tasks (at most ``2 * workers`` in
+    flight, results in input order); ``map_concurrent`` in driver threads (see the module docstring)."""
+
+    def __init__(self, workers: int = 2, address: str | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {workers}")
+        ray = _import_ray()
+        self.workers = workers
+        self.address = address
+        self._started = False
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                         object_store_memory=OBJECT_STORE_BYTES)
+            self._started = True
+        self._ray = ray
+        self._call = ray.remote(num_cpus=1, max_retries=2)(_call)
+        self._predict = ray.remote(num_cpus=1, max_retries=2)(_predict)
+        self._local = LocalExecutor(1)
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """``fn`` over ``items`` as Ray tasks, at most ``2 * workers`` in flight; results in input order."""
+        ray = self._ray
+        fn_ref = ray.put(fn)
+        window: deque[Any] = deque()
+        for item in items:
+            window.append(self._call.remote(fn_ref, item))
+            if len(window) >= 2 * self.workers:
+                yield ray.get(window.popleft())
+        while window:
+            yield ray.get(window.popleft())
+
+    def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
+        return self._local.map_concurrent(fn, items, concurrency)
+
+    def remote_target(self, target: Any) -> Any:
+        """``target`` with its predictions as Ray tasks (:class:`RemoteTarget`) when it is an in-process
+        target that can be shipped to workers; streaming (HTTP, command) targets are returned as they are."""
+        if callable(getattr(target, "predict_stream", None)):
+            return target
+        try:
+            ref = self._ray.put(target)
+        except Exception:  # noqa: BLE001 - cannot be pickled (e.g. holds a live handle): predict in the driver
+            return target
+        return RemoteTarget(target, ref, self)
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+    def __enter__(self) -> RayExecutor:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RemoteTarget:
+    """A target whose ``predict`` runs as Ray tasks: the batch is cut into up to ``workers`` contiguous pieces,
+    one task each, outputs joined in input order. Everything else (fingerprint, name, config, close) is the
+    wrapped target's; the prediction cache stays in the driver (:class:`~callbluff.targets.CachedTarget`)."""
+
+    def __init__(self, target: Any, ref: Any, executor: RayExecutor) -> None:
+        self.inner = target
+        self._ref = ref
+        self._executor = executor
+        self.fingerprint = target.fingerprint
+        self.name = getattr(target, "name", target.fingerprint)
+        self.config = getattr(target, "config", None)
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        from callbluff.engine.generate import split_evenly
+
+        ex = self._executor
+        pieces = split_evenly(list(inputs), ex.workers)
+        refs = [ex._predict.remote(self._ref, list(p)) for p in pieces]
+        return [out for piece in ex._ray.get(refs) for out in piece]
+
+    def to_config(self) -> dict[str, Any]:
+        inner = getattr(self.inner, "to_config", None)
+        return inner() if callable(inner) else {"type": type(self.inner).__name__, "fingerprint": self.fingerprint}
+
+    def close(self) -> None:
+        closer = getattr(self.inner, "close", None)
+        if callable(closer):
+            closer()
