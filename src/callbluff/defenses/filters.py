@@ -93,7 +93,8 @@ class AnswerFilter(ABC):
     def fit(self, records: Sequence[ScoredResponse], prompts: Mapping[str, Prompt], *,
             adversarial: Mapping[str, Sequence[str]] | None = None) -> Self:
         """Fit on every prompt of ``prompts`` with its ``records`` (a prompt without records is fitted on
-        none: it flags everything). ``adversarial`` (prompt id -> texts) replaces the generated development
+        none: the unigram filter then flags every answer, the others judge by the non-word rate and the
+        configured ``threshold``). ``adversarial`` (prompt id -> texts) replaces the generated development
         adversarials."""
         by_prompt: dict[str, list[ScoredResponse]] = {}
         for r in records:

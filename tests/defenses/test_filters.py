@@ -1,0 +1,159 @@
+"""Filters of Ding et al. 2020 Sec. 5.4 and ours (callbluff.defenses): thresholds, flags, persistence, the
+prompt check, bad input, and the FilteredTarget wrapper; one real-data check on ASAP-SAS prompt 3."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from callbluff.attacks.content import PromptChars, PromptWords, RandomChars, Shuffle
+from callbluff.datasets.base import load
+from callbluff.defenses import (
+    FilterPromptError,
+    NonWordRateFilter,
+    PlausibilityFilter,
+    UnigramPerplexityFilter,
+    load_filter,
+)
+from callbluff.defenses.filters import best_threshold, dev_split
+from callbluff.records import Prompt, ScoredResponse
+from callbluff.resources.context import default_resources
+from callbluff.targets import CallableTarget, from_config
+from callbluff.targets.base import Input
+from callbluff.targets.filtered import FilteredTarget
+from tests.conftest import shared_path
+
+P = Prompt("p", "content", "Explain how pandas and koalas are alike.", score_min=0, score_max=2)
+WORDS = ["pandas eat bamboo and koalas eat eucalyptus", "both animals are specialists that eat one plant",
+         "the panda and the koala live in small ranges", "koalas sleep most of the day in trees",
+         "pandas live in china and koalas in australia", "they both depend on a single food source"]
+REAL = [WORDS[i % len(WORDS)] + f" answer {i}" for i in range(60)]
+GIBBERISH = ["xqzv plomk trwa bnnq", "zzkt vwqp lkjh", "qqpx mnbvc ttr wkkz", "pfft grblx zqq"] * 10
+
+
+def _records(texts: list[str], prompt: str = "p") -> list[ScoredResponse]:
+    return [ScoredResponse(f"{prompt}-{i}", prompt, t, (float(i % 3),)) for i, t in enumerate(texts)]
+
+
+def test_best_threshold_maximises_mean_of_arr_and_recall() -> None:
+    real = np.array([0.0, 0.0, 0.1, 0.5])
+    adv = np.array([0.4, 0.9, 1.0])
+    t, a, r = best_threshold(real, adv)
+    # flag > 0.1: ARR 100, recall 75 -> mean 87.5 (flag > 0.4 keeps recall 75 but ARR 66.7)
+    assert (t, a, r) == (0.1, 100.0, 75.0)
+
+
+def test_dev_split_is_seeded_and_disjoint() -> None:
+    recs = _records(REAL)
+    a1, d1 = dev_split(recs, 0.2, 0, "p")
+    a2, d2 = dev_split(recs, 0.2, 0, "p")
+    assert [r.id for r in d1] == [r.id for r in d2] and len(d1) == 12
+    assert not {r.id for r in a1} & {r.id for r in d1}
+    assert [r.id for r in dev_split(recs, 0.2, 1, "p")[1]] != [r.id for r in d1]
+
+
+def test_nonword_filter_flags_gibberish_and_keeps_words() -> None:
+    f = NonWordRateFilter(seed=0).fit(_records(REAL), {"p": P}, adversarial={"p": GIBBERISH})
+    st = f.summary()["p"]
+    assert st["threshold_from"] == "development split" and st["dev_arr"] == 100.0 and st["dev_recall"] == 100.0
+    assert f.flag("p", ["mnbvz qwrt plkx", "pandas eat bamboo"]).tolist() == [True, False]
+    # a prompt word shared by >= 2 answers enlarges the dictionary: "eucalyptus" is in Hunspell, "koalas" too;
+    # an invented word used by many answers becomes a word of the prompt
+    g = NonWordRateFilter(seed=0).fit(_records([t + " blorptang" for t in REAL]), {"p": P},
+                                      adversarial={"p": GIBBERISH})
+    assert g.values("p", ["blorptang"]).tolist() == [0.0]
+    assert f.values("p", ["blorptang"]).tolist() == [1.0]
+
+
+def test_unigram_perplexity_rejects_unseen_words_only() -> None:
+    f = UnigramPerplexityFilter().fit(_records(REAL), {"p": P})
+    v = f.values("p", ["pandas eat bamboo", "pandas eat pizza", ""])
+    assert math.isfinite(v[0]) and math.isinf(v[1]) and math.isinf(v[2])
+    assert f.flag("p", ["pandas eat bamboo", "pandas eat pizza", ""]).tolist() == [False, True, True]
+
+
+def test_unknown_prompt_is_an_error_naming_the_fitted_prompts(tmp_path: Path) -> None:
+    f = UnigramPerplexityFilter().fit(_records(REAL), {"p": P})
+    with pytest.raises(FilterPromptError, match=r"fitted on prompts \['p'\], not on prompt 'q'"):
+        f.flag("q", ["pandas"])
+    g = load_filter(f.save(tmp_path / "f"))
+    assert g.prompt_ids == ["p"] and g.fingerprint == f.fingerprint
+    texts = ["pandas eat bamboo", "zebra"]
+    assert g.flag("p", texts).tolist() == f.flag("p", texts).tolist()
+    with pytest.raises(ValueError, match="not a saved filter"):
+        load_filter(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("cls", [NonWordRateFilter, UnigramPerplexityFilter, PlausibilityFilter])
+def test_bad_input_never_crashes(cls) -> None:
+    prompts = {"empty": Prompt("empty", "content"), "one": Prompt("one", "content"),
+               "cyr": Prompt("cyr", "content"), "p": P}
+    recs = _records(["only answer here"], "one") + _records(["панды едят бамбук", "коалы едят эвкалипт"] * 8,
+                                                            "cyr") + _records(REAL)
+    f = cls(dev_count=2).fit(recs, prompts, adversarial={"p": GIBBERISH})
+    for pid in prompts:
+        flags = f.flag(pid, ["", "панды едят бамбук", "pandas eat bamboo", "熊猫吃竹子", "   "])
+        assert flags.dtype == bool and flags.shape == (5,)
+        assert flags[0] and flags[4]  # no word: never an answer
+    # no answers to learn from: the unigram model knows no word, the others fall back to the non-word rate
+    expected = [True, True] if cls is UnigramPerplexityFilter else [False, True]
+    assert f.flag("empty", ["pandas eat bamboo", "qxzv wkrp"]).tolist() == expected
+
+
+def test_filtered_target_rejects_flagged_answers_without_asking_the_scorer(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def scorer(texts: list[str]) -> list[float]:
+        seen.extend(texts)
+        return [2.0] * len(texts)
+
+    f = UnigramPerplexityFilter().fit(_records(REAL), {"p": P})
+    inner = CallableTarget(scorer, batched=True, fingerprint="fn")
+    t = FilteredTarget(inner, f)
+    out = t.predict([Input("content", "pandas eat bamboo", "p"), Input("content", "xqzv plomk", "p"),
+                     Input("content", "pandas", "other")])
+    assert [o.score for o in out[:2]] == [2.0, 0.0] and seen == ["pandas eat bamboo"]
+    assert out[2].error is not None and "not on prompt 'other'" in out[2].error
+    assert t.fingerprint.startswith("fn|filter:unigram-perplexity:") and t.rejected == 1
+    # the same through a [[target]] table with `filter = DIR`
+    d = f.save(tmp_path / "filt")
+    cfg = {"type": "callable", "function": "tests.defenses.test_filters:constant_two", "batched": True,
+           "filter": str(d)}
+    target = from_config(cfg)
+    assert isinstance(target, FilteredTarget)
+    assert [o.score for o in target.predict([Input("content", "koalas sleep", "p"),
+                                             Input("content", "qqq zzz", "p")])] == [2.0, 0.0]
+
+
+def constant_two(texts: list[str]) -> list[float]:
+    return [2.0] * len(texts)
+
+
+def test_plausibility_filter_on_real_answers_of_prompt_3() -> None:
+    """ASAP-SAS prompt 3 (600 training answers to fit, the next 300 as unseen real answers): our filter,
+    trained against four cheap generators, flags nearly all of their fresh answers and few real ones."""
+    path = shared_path("data", "asap-sas", "train.tsv.gz")
+    recs = [r for r in load(f"asap-sas:{path}?prompts=3")][:900]
+    prompt = Prompt("3", "content", score_min=0, score_max=2)
+    fit, unseen = recs[:600], [r.text for r in recs[600:]]
+    res = default_resources()
+
+    def answers(seed: int, source: list[ScoredResponse]) -> list[str]:
+        out = []
+        for a in (RandomChars(count=60), PromptChars(count=60, n=3), PromptWords(count=60, n=1),
+                  PromptWords(count=60, n=2)):
+            out += [e.text for e in a.examples_for(prompt, a.fit(source, prompt, res), seed, res)]
+        sh = Shuffle()
+        for r in source[:150]:
+            out += [e.text for e in sh.examples(r, np.random.default_rng(seed), res, prompt, None)]
+        return out
+
+    f = PlausibilityFilter(seed=0).fit(fit, {"3": prompt}, adversarial={"3": answers(1, fit)})
+    adv = answers(2, fit)
+    arr = f.flag("3", adv).mean() * 100
+    lost = f.flag("3", unseen).mean() * 100
+    assert arr >= 90, arr
+    assert lost <= 6, lost
