@@ -384,6 +384,93 @@ def _open_in_browser(path: Path) -> None:
         console.print(f"[yellow]no browser found here; open {path.resolve()} yourself[/]", highlight=False)
 
 
+@app.command()
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="two or more run directories (or one with two targets)",
+                                                   metavar="RUN_A RUN_B...")],
+    out_file: Annotated[Path, typer.Option("--out", help="the comparison as HTML")] = Path("compare.html"),
+    top: Annotated[int, typer.Option(help="rows printed on the terminal")] = 25,
+) -> None:
+    """Runs side by side (the same suite against two model versions, or two targets): largest differences first."""
+    from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
+    from callbluff.report.load import ReportError
+
+    try:
+        c = compare_runs(run_dirs)
+    except (ReportError, ValueError) as e:
+        fail(str(e))
+        raise
+    table = Table(title="differences, largest first")
+    for col in ["attack", "params", "prompt", "metric", *c.columns, "difference"]:
+        table.add_column(col, overflow="fold")
+    for row in rows_for_display(c, top):
+        table.add_row(*row)
+    out.print(table)
+    for line in summary_lines(c):
+        console.print(f"  {line}", highlight=False, markup=False)
+    path = write_compare_html(c, out_file)
+    console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
+                  f"comparison: {path}", highlight=False)
+
+
+annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar Table 6 / DPAEG comprehension in.",
+                           no_args_is_help=True)
+app.add_typer(annotate_app, name="annotate")
+
+
+@annotate_app.command("export")
+def annotate_export(
+    run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
+    kind: Annotated[str, typer.Option(help="scoring (score original and adversarial, Kumar et al.) or "
+                                           "comprehension (is the adversarial question understood, DPAEG)")],
+    n: Annotated[int, typer.Option("--n", help="examples on the sheet")],
+    out_file: Annotated[Path, typer.Option("--out", help="the sheet as CSV (a printable HTML form is written beside "
+                                                         "it)")],
+    seed: Annotated[int, typer.Option(help="seed of the sample and of the A/B order")] = 0,
+) -> None:
+    """Write an annotation sheet (CSV + printable HTML; pairs in random order, keys kept in the run directory)."""
+    from callbluff.annotate import AnnotationError, export_sheet
+
+    try:
+        ex = export_sheet(run_dir, kind, n, out_file, seed=seed)
+    except AnnotationError as e:
+        fail(str(e))
+        raise
+    console.print(f"sheet {ex.sheet}: {ex.n} items -> {ex.csv} and {ex.html}; key kept in {ex.key}. Send the CSV "
+                  f"(or the printed form) to each annotator, then `callbluff annotate import {run_dir} FILLED.csv...`",
+                  highlight=False)
+
+
+@annotate_app.command("import")
+def annotate_import(
+    run_dir: Annotated[Path, typer.Argument(help="the run directory the sheets were exported from")],
+    files: Annotated[list[Path], typer.Argument(help="filled sheets (CSV), all at once", metavar="FILES...")],
+) -> None:
+    """Read filled sheets: Kumar et al. Table 6 (scoring) and the DPAEG comprehension rate; updates report.html."""
+    from callbluff.annotate import AnnotationError, import_sheets
+    from callbluff.report.html import ReportError, write_report
+    from callbluff.report.text import fmt as fmt_value
+
+    try:
+        summary = import_sheets(run_dir, files)
+    except AnnotationError as e:
+        fail(str(e))
+        raise
+    for view in summary["views"]:
+        table = Table(title=view["title"])
+        for h in view["header"]:
+            table.add_column(h)
+        for row in view["rows"]:
+            table.add_row(*[fmt_value(v) for v in row])
+        out.print(table)
+    try:
+        path = write_report(run_dir)
+    except ReportError as e:
+        fail(str(e))
+        raise
+    console.print(f"results: {run_dir / 'annotations' / 'results.json'}; report: {path}", highlight=False)
+
+
 suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)
 app.add_typer(suite_app, name="suite")
 

@@ -28,6 +28,11 @@ MAX_DIFF_TOKENS = 6000
 """Texts longer than this (in word and space tokens) are shown whole, without a word diff (difflib is
 quadratic in the worst case; a 1 MB essay would stall the report)."""
 
+MAX_EMBEDDED = 3000
+"""At most this many examples are embedded in one run's report: with many attack configurations each gets
+``max(MIN_PER_ATTACK, MAX_EMBEDDED // configurations)`` (keeps a 100,000-example run's report small)."""
+MIN_PER_ATTACK = 20
+
 _TOKEN = re.compile(r"\s+|[^\s]+")
 
 
@@ -86,12 +91,14 @@ def _telling(group: pd.DataFrame) -> pd.Series:
     return changed.astype(float)
 
 
-def sample_examples(run_dir: str | Path, per_attack: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Up to ``per_attack`` examples per (attack, params) as browser items, and the total example count per
-    attack label (what the page says it sampled from)."""
+def sample_examples(run_dir: str | Path, per_attack: int,
+                    seed: int) -> tuple[list[dict[str, Any]], dict[str, int], int]:
+    """Up to ``per_attack`` examples per (attack, params) as browser items (fewer when the run has so many
+    configurations that :data:`MAX_EMBEDDED` would be exceeded), and the total example count per attack label
+    (what the page says it sampled from), and the per-attack cap used."""
     path = Path(run_dir) / "examples.parquet"
     if per_attack <= 0 or not path.exists():
-        return [], {}
+        return [], {}, 0
     import pyarrow.parquet as pq
 
     present = set(pq.read_schema(path).names)
@@ -100,9 +107,11 @@ def sample_examples(run_dir: str | Path, per_attack: int, seed: int) -> tuple[li
         if c not in df.columns:
             df[c] = None
     if not len(df):
-        return [], {}
+        return [], {}, 0
     totals: dict[str, int] = {}
     items: list[dict[str, Any]] = []
+    n_groups = df.groupby(["attack", "params"]).ngroups
+    per_attack = min(per_attack, max(MIN_PER_ATTACK, MAX_EMBEDDED // max(1, n_groups)))
     groups = sorted(df.groupby(["attack", "params"], sort=True), key=lambda kv: bool(kv[1]["original_text"].isna().all()))
     for (attack, params), g in groups:  # attacks with an original first (their diffs), generators after
         label = f"{attack} {short_params(params)}"
@@ -130,4 +139,4 @@ def sample_examples(run_dir: str | Path, per_attack: int, seed: int) -> tuple[li
                          "error": _plain(r["adv_error"]) or _plain(r["orig_error"]),
                          "queries": _plain(r["queries"])} for _, r in rows.iterrows()],
             })
-    return items, totals
+    return items, totals, per_attack

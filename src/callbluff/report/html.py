@@ -51,7 +51,7 @@ def _environment() -> Environment:
 
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     targets = run.targets
-    items, totals = sample_examples(run.path, per_attack, int(run.meta.get("seed") or 0))
+    items, totals, per_attack = sample_examples(run.path, per_attack, int(run.meta.get("seed") or 0))
     suite = run.meta.get("suite") or {}
     return {
         "run": run, "id": f"run{index}", "task": run.task, "meta": run.meta,

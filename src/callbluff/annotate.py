@@ -1,0 +1,340 @@
+"""Human evaluation round trip: annotation sheets from a run, and the papers' human figures from filled sheets.
+
+Two kinds of sheet (``callbluff annotate export RUN --kind scoring|comprehension``):
+
+- **scoring** (Kumar et al. 2020, Sec. 4.1 / Table 6): annotators score an original response and its adversarial
+  version. This is the paper's second group ("we ask them to score both the original and adversarial
+  responses"); the two responses of a pair appear as A and B in a random order, the items in a random order,
+  and the key (which one is adversarial, which example) stays in the run directory, never on the sheet. Import
+  gives, per attack and overall, the % of judgements that scored the adversarial response lower (Table 6's
+  "% People" lower) and higher, and the mean score change (adversarial - original) as % of the prompt's score
+  range (Table 6's "Score %" reports the size of the lowering; ours is signed: negative = lowered). A judgement
+  is one (annotator, item); with every annotator scoring every item, the % of judgements is the mean over items
+  of the % of annotators.
+- **comprehension** (DPAEG Sec. 4.2.2 / Table 6): annotators say whether they understand each adversarial
+  question (yes/no) and write what it asks. A participant's comprehension rate is ``N_understood / N`` (in %);
+  import gives its minimum, maximum and mean over annotators, overall and per attack. The free-text answers are
+  kept in the results for a reviewer (the paper counts questions "understood correctly"; checking the meaning is
+  left to that reviewer).
+
+Sampling is deterministic: the ``n`` examples with the smallest ``derive_seed(seed, "annotate", kind, id)``
+(distinct example ids; one text per example whatever the number of targets). Files: ``--out FILE.csv`` and
+``FILE.html`` (a printable form), the key in ``RUN/annotations/SHEET.key.json``; import writes
+``RUN/annotations/results.json``, which the report shows.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from callbluff.report.load import ANNOTATIONS_FILE
+from callbluff.seeding import derive_seed
+
+KINDS = ("scoring", "comprehension")
+SCORING_COLUMNS = ("sheet", "item", "prompt", "score_min", "score_max", "response_a", "response_b", "score_a",
+                   "score_b", "annotator")
+COMPREHENSION_COLUMNS = ("sheet", "item", "question", "understood", "what_it_asks", "annotator")
+YES = {"yes", "y", "1", "true"}
+NO = {"no", "n", "0", "false"}
+
+
+class AnnotationError(ValueError):
+    """A sheet that does not match the run, or a filled sheet with a bad cell: the message names file, row and
+    column, and the fix."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    sheet: str
+    csv: Path
+    html: Path
+    key: Path
+    n: int
+
+
+def _annotations_dir(run_dir: Path) -> Path:
+    return run_dir / "annotations"
+
+
+def _prompt_ranges(run_dir: Path, meta: dict[str, Any], examples: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Score range per prompt: from the run's dataset where it loads, else the range of the gold and predicted
+    scores seen in the run (stated in the sheet's key as ``scale_source``)."""
+    from callbluff.datasets import load
+
+    spec = ((meta.get("suite") or {}).get("dataset") or {}).get("spec") or (meta.get("dataset") or {}).get("spec")
+    try:
+        ds = load(spec, **(((meta.get("suite") or {}).get("dataset") or {}).get("options") or {}))
+        return {pid: (float(p.score_min), float(p.score_max)) for pid, p in ds.prompts.items()
+                if p.score_min is not None and p.score_max is not None}
+    except Exception:  # noqa: BLE001 - a dataset that moved: fall back to the scores seen in the run
+        out = {}
+        for pid, g in examples.groupby("prompt_id"):
+            vals = pd.concat([g["gold"], g["orig_score"], g["adv_score"]]).dropna()
+            if len(vals):
+                out[str(pid)] = (float(vals.min()), float(vals.max()))
+        return out
+
+
+def _sample(examples: pd.DataFrame, n: int, seed: int, kind: str) -> pd.DataFrame:
+    first = examples.drop_duplicates("example_id")
+    keys = sorted(first["example_id"], key=lambda i: derive_seed(seed, "annotate", kind, str(i)))[:n]
+    return first.set_index("example_id").loc[keys].reset_index()
+
+
+def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: int = 0) -> Exported:
+    """Write a sheet of ``n`` sampled examples as CSV (``out``) and a printable HTML form beside it; keep the
+    key in the run directory. Raises :class:`AnnotationError` for an unknown kind or a run without examples."""
+    run_dir, out = Path(run_dir), Path(out)
+    if kind not in KINDS:
+        raise AnnotationError(f"--kind {kind!r}: allowed: {', '.join(KINDS)}")
+    if n < 1:
+        raise AnnotationError(f"--n {n}: give at least 1 example")
+    meta_path = run_dir / "run.json"
+    if not meta_path.exists() or not (run_dir / "examples.parquet").exists():
+        raise AnnotationError(f"{run_dir}: not a finished run directory (needs run.json and examples.parquet); "
+                              f"run `callbluff run SUITE.toml --out {run_dir}` first")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    examples = pd.read_parquet(run_dir / "examples.parquet")
+    task = (meta.get("dataset") or {}).get("task")
+    if kind == "scoring":
+        if task not in ("essay", "content"):
+            raise AnnotationError(f"{run_dir}: scoring sheets need a scoring run (essay or content), this one is "
+                                  f"{task!r}; use --kind comprehension")
+        examples = examples[examples["original_text"].notna()]
+        if not len(examples):
+            raise AnnotationError(f"{run_dir}: no adversarial example with an original response to compare "
+                                  "(prompt-level generators have none)")
+    elif not len(examples):
+        raise AnnotationError(f"{run_dir}: the run has no adversarial examples")
+    chosen = _sample(examples, n, seed, kind)
+    fingerprint = str(meta.get("fingerprint", ""))
+    sheet = hashlib.sha256(f"{fingerprint}|{kind}|{seed}|{','.join(chosen['example_id'])}".encode()).hexdigest()[:10]
+    sheet = f"{kind[:4]}-{sheet}"
+    items: list[dict[str, Any]] = []
+    key_items: dict[str, dict[str, Any]] = {}
+    ranges = _prompt_ranges(run_dir, meta, examples) if kind == "scoring" else {}
+    for k, row in enumerate(chosen.itertuples(index=False), start=1):
+        item = f"{k:03d}"
+        base = {"example_id": row.example_id, "attack": row.attack, "params": row.params,
+                "source_id": row.source_id, "prompt": row.prompt_id}
+        if kind == "scoring":
+            lo, hi = ranges.get(str(row.prompt_id), (None, None))
+            if lo is None or hi is None or hi <= lo:
+                raise AnnotationError(f"{run_dir}: no score range known for prompt {row.prompt_id!r}; the dataset "
+                                      f"{(meta.get('dataset') or {}).get('spec')} does not load here and the run "
+                                      "has no scores to infer it from")
+            adversarial_first = derive_seed(seed, "annotate-order", row.example_id) % 2 == 1
+            a, b = (row.adversarial_text, row.original_text) if adversarial_first else (row.original_text,
+                                                                                     row.adversarial_text)
+            items.append({"sheet": sheet, "item": item, "prompt": row.prompt_id, "score_min": _num(lo),
+                          "score_max": _num(hi), "response_a": a, "response_b": b, "score_a": "", "score_b": "",
+                          "annotator": ""})
+            key_items[item] = {**base, "adversarial": "a" if adversarial_first else "b", "score_min": lo,
+                               "score_max": hi}
+        else:
+            items.append({"sheet": sheet, "item": item, "question": row.adversarial_text, "understood": "",
+                          "what_it_asks": "", "annotator": ""})
+            key_items[item] = base
+    out.parent.mkdir(parents=True, exist_ok=True)
+    columns = SCORING_COLUMNS if kind == "scoring" else COMPREHENSION_COLUMNS
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(items)
+    key_dir = _annotations_dir(run_dir)
+    key_dir.mkdir(exist_ok=True)
+    key = key_dir / f"{sheet}.key.json"
+    key.write_text(json.dumps({"sheet": sheet, "kind": kind, "seed": seed, "run_fingerprint": fingerprint,
+                               "items": key_items}, indent=2, default=str), encoding="utf-8")
+    html = out.with_suffix(".html")
+    html.write_text(_form_html(kind, sheet, items, meta), encoding="utf-8")
+    return Exported(sheet, out, html, key, len(items))
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _form_html(kind: str, sheet: str, items: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    from jinja2 import Environment, PackageLoader
+
+    env = Environment(loader=PackageLoader("callbluff.report", "templates"), autoescape=True)
+    return env.get_template("annotation_form.html.j2").render(kind=kind, sheet=sheet, items=items,
+                                                              name=meta.get("name", ""))
+
+
+# -- import --------------------------------------------------------------------------------------------------
+def _read_sheet(path: Path, run_dir: Path, keys: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+    if not path.exists():
+        raise AnnotationError(f"{path}: file not found")
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        header = reader.fieldnames or []
+    if "sheet" not in header or "item" not in header or "annotator" not in header:
+        raise AnnotationError(f"{path}: not a callbluff annotation sheet (columns sheet, item, annotator missing; "
+                              f"found {', '.join(header) or 'none'}); fill the CSV written by `callbluff annotate "
+                              "export`")
+    for i, r in enumerate(rows, start=2):
+        sheet = (r.get("sheet") or "").strip()
+        if sheet not in keys:
+            raise AnnotationError(f"{path}: row {i}: sheet {sheet!r} was not exported from {run_dir} (known: "
+                                  f"{', '.join(sorted(keys)) or 'none'}); import it into the run it came from")
+    return rows
+
+
+def _score(path: Path, line: int, col: str, value: str | None, lo: float, hi: float) -> float:
+    try:
+        x = float((value or "").strip())
+    except ValueError:
+        raise AnnotationError(f"{path}: row {line}, column {col}: {value!r} is not a score; write a number from "
+                              f"{_num(lo)} to {_num(hi)}") from None
+    if not lo <= x <= hi:
+        raise AnnotationError(f"{path}: row {line}, column {col}: {_num(x)} is outside the scale "
+                              f"{_num(lo)}-{_num(hi)}")
+    return x
+
+
+def import_sheets(run_dir: str | Path, files: Sequence[str | Path]) -> dict[str, Any]:
+    """Read filled sheets (one or more annotators per file), check them against their keys, compute Kumar
+    Table 6 (scoring) and the DPAEG comprehension rates, write ``RUN/annotations/results.json`` and return it.
+    Every annotator must have judged every item of the sheet, once. An import replaces the previous results:
+    give all the filled sheets at once."""
+    run_dir = Path(run_dir)
+    keys = {p.name[: -len(".key.json")]: json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(_annotations_dir(run_dir).glob("*.key.json"))}
+    if not keys:
+        raise AnnotationError(f"{run_dir}: no exported sheet (annotations/*.key.json); run `callbluff annotate "
+                              f"export {run_dir} --kind scoring --n 50 --out sheet.csv` first")
+    if not files:
+        raise AnnotationError("give the filled sheet files (CSV)")
+    judgements: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    for f in files:
+        path = Path(f)
+        for line, r in enumerate(_read_sheet(path, run_dir, keys), start=2):
+            sheet = r["sheet"].strip()
+            key = keys[sheet]
+            item = (r.get("item") or "").strip()
+            if item not in key["items"]:
+                raise AnnotationError(f"{path}: row {line}: item {item!r} is not on sheet {sheet}")
+            annotator = (r.get("annotator") or "").strip()
+            if not annotator:
+                raise AnnotationError(f"{path}: row {line}: column annotator is empty; write the annotator's name "
+                                      "or code on every row")
+            k = key["items"][item]
+            if key["kind"] == "scoring":
+                lo, hi = float(k["score_min"]), float(k["score_max"])
+                a = _score(path, line, "score_a", r.get("score_a"), lo, hi)
+                b = _score(path, line, "score_b", r.get("score_b"), lo, hi)
+                adv, orig = (a, b) if k["adversarial"] == "a" else (b, a)
+                value: dict[str, Any] = {"orig": orig, "adv": adv, "range": hi - lo}
+            else:
+                u = (r.get("understood") or "").strip().lower()
+                if u not in YES | NO:
+                    raise AnnotationError(f"{path}: row {line}, column understood: {r.get('understood')!r}; write "
+                                          "yes or no")
+                value = {"understood": u in YES, "what_it_asks": (r.get("what_it_asks") or "").strip()}
+            got = judgements.setdefault(sheet, {})
+            if (annotator, item) in got:
+                raise AnnotationError(f"{path}: row {line}: annotator {annotator!r} judged item {item} twice")
+            got[(annotator, item)] = {**value, "attack": k["attack"]}
+    results: dict[str, Any] = {"sheets": {}}
+    for sheet, got in judgements.items():
+        items = set(keys[sheet]["items"])
+        annotators = sorted({a for a, _ in got})
+        for a in annotators:
+            missing = sorted(items - {i for b, i in got if b == a})
+            if missing:
+                raise AnnotationError(f"annotator {a!r} did not judge items {', '.join(missing)} of sheet {sheet}; "
+                                      "every annotator judges every item")
+        kind = keys[sheet]["kind"]
+        results["sheets"][sheet] = {"kind": kind, "annotators": annotators, "items": len(items)}
+        if kind == "scoring":
+            results.setdefault("scoring", []).extend(
+                {"annotator": a, "item": i, **v} for (a, i), v in sorted(got.items()))
+        else:
+            results.setdefault("comprehension", []).extend(
+                {"annotator": a, "item": i, **v} for (a, i), v in sorted(got.items()))
+    summary = summarise(results)
+    out = run_dir / ANNOTATIONS_FILE
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return summary
+
+
+def kumar_table6(judgements: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per attack (then ``all``): ``n_items``, ``n_annotators``, ``lower_pct`` / ``higher_pct`` (% of
+    judgements scoring the adversarial response lower / higher than its original) and ``mean_change_pct``
+    (mean of (adversarial - original) / score range x 100)."""
+    rows = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for j in judgements:
+        groups.setdefault(j["attack"], []).append(j)
+    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+        if not js:
+            continue
+        rows.append({
+            "attack": attack, "n_items": len({j["item"] for j in js}),
+            "n_annotators": len({j["annotator"] for j in js}), "judgements": len(js),
+            "lower_pct": 100.0 * sum(j["adv"] < j["orig"] for j in js) / len(js),
+            "higher_pct": 100.0 * sum(j["adv"] > j["orig"] for j in js) / len(js),
+            "mean_change_pct": 100.0 * sum((j["adv"] - j["orig"]) / j["range"] for j in js) / len(js),
+        })
+    return rows
+
+
+def comprehension_rates(judgements: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per attack (then ``all``): each annotator's comprehension rate (% understood), and their min / max /
+    mean (DPAEG Table 6)."""
+    rows = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for j in judgements:
+        groups.setdefault(j["attack"], []).append(j)
+    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+        per: dict[str, list[bool]] = {}
+        for j in js:
+            per.setdefault(j["annotator"], []).append(bool(j["understood"]))
+        rates = {a: 100.0 * sum(v) / len(v) for a, v in per.items()}
+        if not rates:
+            continue
+        rows.append({"attack": attack, "n_items": len({j["item"] for j in js}), "n_annotators": len(rates),
+                     "min_pct": min(rates.values()), "max_pct": max(rates.values()),
+                     "mean_pct": sum(rates.values()) / len(rates), "per_annotator": rates})
+    return rows
+
+
+def summarise(results: dict[str, Any]) -> dict[str, Any]:
+    """The figures and the report's views from the judgements."""
+    out: dict[str, Any] = {"sheets": results["sheets"], "views": []}
+    if results.get("scoring"):
+        table = kumar_table6(results["scoring"])
+        out["kumar_table6"] = table
+        out["views"].append({
+            "title": "Human scoring (Kumar et al. 2020 Table 6 shape)",
+            "caption": "Annotators scored each original and adversarial response (shown in random order, keys "
+                       "hidden). % lower / higher: judgements that scored the adversarial response lower / higher "
+                       "than its original; mean change: (adversarial - original) as % of the score range.",
+            "header": ["attack", "items", "annotators", "% lower", "% higher", "mean change %"],
+            "rows": [[r["attack"], r["n_items"], r["n_annotators"], r["lower_pct"], r["higher_pct"],
+                      r["mean_change_pct"]] for r in table]})
+    if results.get("comprehension"):
+        table = comprehension_rates(results["comprehension"])
+        out["comprehension"] = table
+        out["comprehension_answers"] = [{k: j[k] for k in ("annotator", "item", "attack", "what_it_asks")}
+                                        for j in results["comprehension"]]
+        out["views"].append({
+            "title": "Comprehension rate (DPAEG Table 6 shape)",
+            "caption": "Each annotator's comprehension rate is the % of adversarial questions they understood; "
+                       "min / max / mean over annotators.",
+            "header": ["attack", "questions", "annotators", "min %", "max %", "mean %"],
+            "rows": [[r["attack"], r["n_items"], r["n_annotators"], r["min_pct"], r["max_pct"], r["mean_pct"]]
+                     for r in table]})
+    return out

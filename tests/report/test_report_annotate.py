@@ -1,0 +1,151 @@
+"""Human evaluation round trip: export a sheet, fill it as three annotators, import, check Table 6 by hand."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from callbluff.annotate import AnnotationError, comprehension_rates, export_sheet, import_sheets
+from callbluff.cli import app
+from callbluff.engine.run import run_suite
+from callbluff.engine.suite import load_suite
+
+SCORER = '''
+def length_scorer(text):
+    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
+'''
+SUITE = """
+name = "annotated"
+seed = 5
+limit = 8
+[dataset]
+spec = "demo:essay"
+[[target]]
+name = "length"
+type = "callable"
+function = "annotate_scorer:length_scorer"
+[[attack]]
+name = "DelRand"
+params = { percent = 25 }
+[[attack]]
+name = "ShuffleSent"
+[output]
+chunk_size = 8
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    tmp = tmp_path_factory.mktemp("annotate")
+    (tmp / "annotate_scorer.py").write_text(SCORER)
+    (tmp / "suite.toml").write_text(SUITE)
+    sys.path.insert(0, str(tmp))
+    try:
+        run_suite(load_suite(tmp / "suite.toml"), tmp / "run")
+    finally:
+        sys.path.remove(str(tmp))
+    yield tmp / "run"
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_scoring_round_trip_gives_table6(run_dir: Path, tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["annotate", "export", str(run_dir), "--kind", "scoring", "--n", "4",
+                                 "--out", str(tmp_path / "sheet.csv")])
+    assert r.exit_code == 0, r.output
+    blank = _rows(tmp_path / "sheet.csv")
+    assert len(blank) == 4 and all(row["score_a"] == row["score_b"] == "" for row in blank)
+    assert "adversarial" not in json.dumps(blank) and "example_id" not in blank[0]  # keys hidden
+    [key_file] = (run_dir / "annotations").glob("*.key.json")
+    key = json.loads(key_file.read_text())["items"]
+    assert {k["adversarial"] for k in key.values()} <= {"a", "b"}
+    form = (tmp_path / "sheet.html").read_text()
+    assert form.count("Score A:") == 4 and "http:" not in form and "https:" not in form  # self-contained
+    # the scale comes from the prompt (demo essays: 1-6, range 5)
+    assert {(row["score_min"], row["score_max"]) for row in blank} == {("1", "6")}
+
+    def fill(name: str, orig_adv: list[tuple[int, int]]) -> Path:
+        rows = []
+        for row, (o, a) in zip(blank, orig_adv):
+            adv_is_a = key[row["item"]]["adversarial"] == "a"
+            rows.append({**row, "annotator": name, "score_a": str(a if adv_is_a else o),
+                         "score_b": str(o if adv_is_a else a)})
+        return _write(tmp_path / f"{name}.csv", rows)
+
+    files = [fill("ann1", [(4, 3)] * 4),                       # lowers every adversarial response by 1
+             fill("ann2", [(3, 3)] * 4),                       # never changes a score
+             fill("ann3", [(2, 3), (5, 3), (5, 3), (5, 3)])]   # raises one by 1, lowers three by 2
+    r = CliRunner().invoke(app, ["annotate", "import", str(run_dir), *map(str, files)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((run_dir / "annotations" / "results.json").read_text())
+    overall = next(x for x in summary["kumar_table6"] if x["attack"] == "all")
+    # by hand: 12 judgements; lower 4 + 0 + 3 = 7; higher 1; change (4 x -1 + 1 - 3 x 2) / 12 / 5 x 100 = -15%
+    assert overall["judgements"] == 12 and overall["n_items"] == 4 and overall["n_annotators"] == 3
+    assert overall["lower_pct"] == pytest.approx(700 / 12) and overall["higher_pct"] == pytest.approx(100 / 12)
+    assert overall["mean_change_pct"] == pytest.approx(-15.0)
+    per_attack = [x for x in summary["kumar_table6"] if x["attack"] != "all"]
+    assert sum(x["n_items"] for x in per_attack) == 4
+    assert "Human scoring (Kumar et al. 2020 Table 6 shape)" in (run_dir / "report.html").read_text()
+
+
+def test_mismatching_sheets_are_named(run_dir: Path, tmp_path: Path) -> None:
+    ex = export_sheet(run_dir, "scoring", 3, tmp_path / "s.csv", seed=9)
+    blank = _rows(ex.csv)
+    good = [{**row, "annotator": "x", "score_a": "3", "score_b": "4"} for row in blank]
+    with pytest.raises(AnnotationError, match=r"row 2: sheet 'nope' was not exported from"):
+        import_sheets(run_dir, [_write(tmp_path / "a.csv", [{**good[0], "sheet": "nope"}])])
+    with pytest.raises(AnnotationError, match=r"row 3, column score_b: 9 is outside the scale 1-6"):
+        import_sheets(run_dir, [_write(tmp_path / "b.csv", [good[0], {**good[1], "score_b": "9"}, good[2]])])
+    with pytest.raises(AnnotationError, match=r"row 2, column score_a: 'high' is not a score"):
+        import_sheets(run_dir, [_write(tmp_path / "c.csv", [{**good[0], "score_a": "high"}, *good[1:]])])
+    with pytest.raises(AnnotationError, match=r"did not judge items"):
+        import_sheets(run_dir, [_write(tmp_path / "d.csv", good[:2])])
+    with pytest.raises(AnnotationError, match=r"judged item .* twice"):
+        import_sheets(run_dir, [_write(tmp_path / "e.csv", [*good, good[0]])])
+    with pytest.raises(AnnotationError, match=r"column annotator is empty"):
+        import_sheets(run_dir, [_write(tmp_path / "f.csv", [{**good[0], "annotator": ""}, *good[1:]])])
+    with pytest.raises(AnnotationError, match=r"not a callbluff annotation sheet"):
+        import_sheets(run_dir, [_write(tmp_path / "g.csv", [{"foo": "1"}])])
+    with pytest.raises(AnnotationError, match=r"--kind 'grading'"):
+        export_sheet(run_dir, "grading", 3, tmp_path / "x.csv")
+
+
+def test_comprehension_round_trip(run_dir: Path, tmp_path: Path) -> None:
+    ex = export_sheet(run_dir, "comprehension", 5, tmp_path / "c.csv", seed=1)
+    blank = _rows(ex.csv)
+    assert len(blank) == 5 and set(blank[0]) == {"sheet", "item", "question", "understood", "what_it_asks",
+                                                  "annotator"}
+    answers = {"p1": "yyyyy", "p2": "yyynn", "p3": "ynnnn"}  # rates 100%, 60%, 20%
+    rows = [{**row, "annotator": who, "understood": {"y": "yes", "n": "no"}[marks[i]], "what_it_asks": "volunteering"}
+            for who, marks in answers.items() for i, row in enumerate(blank)]
+    summary = import_sheets(run_dir, [_write(tmp_path / "filled.csv", rows)])
+    overall = next(x for x in summary["comprehension"] if x["attack"] == "all")
+    assert (overall["min_pct"], overall["max_pct"]) == (20.0, 100.0)
+    assert overall["mean_pct"] == pytest.approx(60.0)
+    assert overall["per_annotator"] == {"p1": 100.0, "p2": 60.0, "p3": 20.0}
+    with pytest.raises(AnnotationError, match=r"column understood: 'maybe'; write yes or no"):
+        import_sheets(run_dir, [_write(tmp_path / "bad.csv", [{**rows[0], "understood": "maybe"}, *rows[1:]])])
+
+
+def test_comprehension_rates_by_hand() -> None:
+    js = [{"annotator": a, "item": i, "attack": "T", "understood": u}
+          for a, us in (("a", [1, 1, 0, 0]), ("b", [1, 1, 1, 0])) for i, u in zip("1234", us)]
+    [t, allrow] = comprehension_rates(js)
+    assert (t["min_pct"], t["max_pct"], t["mean_pct"]) == (50.0, 75.0, 62.5) and allrow["attack"] == "all"
