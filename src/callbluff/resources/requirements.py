@@ -69,10 +69,10 @@ def _check_spacy_parse() -> str | None:
 def _check_wordnet() -> str | None:
     if not _has_module("nltk"):
         return f"wordnet: NLTK is not installed: {SETUP_HINT}"
-    from nltk.corpus import wordnet
+    from callbluff.resources.wordnet_setup import load_wordnet
 
     try:
-        wordnet.ensure_loaded()
+        load_wordnet()  # loaded once here, before workers fork (NLTK's slow OMW version map skipped)
     except LookupError:
         return ("wordnet: NLTK cannot find WordNet: `apt-get install wordnet-base wordnet-sense-index` then "
                 f"`python -m callbluff.resources.wordnet_setup` ({SETUP_HINT} does both)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 
@@ -55,6 +56,40 @@ def install(source: Path = DEBIAN_WORDNET, data_dir: Path | None = None) -> Path
                 shutil.copyfile(f, dest)
     (target / "lexnames").write_text(lexnames_text())
     return target
+
+
+def load_wordnet() -> Any:
+    """Load ``nltk.corpus.wordnet`` now, without the WordNet-version map NLTK (>= 3.8) builds on every load.
+
+    ``WordNetCorpusReader.__init__`` ends with ``self.map30 = self.map_wn()``, which reads ``index.sense``
+    twice (~200k lines each through NLTK's slow seekable stream reader) to map WordNet 3.0 synsets onto the
+    loaded version; the map is only used by the Open Multilingual Wordnet functions, which callbluff never
+    calls (and which have no data offline: ``omw_reader`` is None). Loading without it is 2-3x faster (here:
+    54 s -> 21 s on a loaded 2-core machine). The reader is built the way ``LazyCorpusLoader`` builds it and
+    installed in place of the lazy loader, so every ``from nltk.corpus import wordnet`` in this process (and
+    in worker processes forked after this call) gets it. Idempotent; returns the reader.
+    Raises LookupError when WordNet is not installed (see :func:`install`)."""
+    import warnings
+
+    import nltk.corpus
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+    from nltk.data import find
+
+    wn = nltk.corpus.wordnet
+    if not isinstance(wn, LazyCorpusLoader):
+        return wn
+
+    class _Reader(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> None:  # noqa: ARG002 - only OMW uses the map
+            return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available" (no OMW offline)
+        reader = _Reader(find("corpora/wordnet"), None)
+    wn.__dict__ = reader.__dict__  # what LazyCorpusLoader.__load does with the reader it builds
+    wn.__class__ = reader.__class__
+    return wn
 
 
 def main() -> None:
