@@ -1,0 +1,75 @@
+"""callbluff compare: two model versions on the same suite, aligned rows, the largest differences first."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from callbluff.cli import app
+from callbluff.compare import compare_runs
+
+SCORERS = '''
+def by_length(text):
+    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
+
+def constant(text):
+    return 4.0
+'''
+SUITE = """
+name = "cmp"
+seed = 1
+limit = 6
+[dataset]
+spec = "demo:essay"
+[[target]]
+name = "{name}"
+type = "callable"
+function = "cmp_scorers:{function}"
+[[attack]]
+name = "DelRand"
+params = {{ percent = 30 }}
+[[attack]]
+name = "ShuffleSent"
+[output]
+report = false
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("compare")
+    (tmp / "cmp_scorers.py").write_text(SCORERS)
+    sys.path.insert(0, str(tmp))
+    try:
+        for name, function in (("v1", "constant"), ("v2", "by_length")):
+            (tmp / f"{name}.toml").write_text(SUITE.format(name=name, function=function))
+            r = CliRunner().invoke(app, ["run", str(tmp / f"{name}.toml"), "--out", str(tmp / name), "--quiet"])
+            assert r.exit_code == 0, r.output
+    finally:
+        sys.path.remove(str(tmp))
+    return tmp / "v1", tmp / "v2"
+
+
+def test_largest_difference_first(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    c = compare_runs(list(runs))
+    assert c.columns == [f"{runs[0]} / v1", f"{runs[1]} / v2"]  # same suite name: columns named by directory
+    top = c.differences[0]
+    # a constant scorer never lowers a score (failure 100%); a length scorer lowers every shortened essay (0%)
+    assert (top.attack, top.metric, top.values) == ("DelRand", "failure_pct", (100.0, 0.0))
+    shuffle = next(d for d in c.differences if d.attack == "ShuffleSent" and d.metric == "failure_pct")
+    assert shuffle.values == (100.0, 100.0) and shuffle.spread == 0.0  # both overstable on shuffling
+    spreads = [d.spread for d in c.differences if d.spread is not None]
+    assert spreads == sorted(spreads, reverse=True)
+    r = CliRunner().invoke(app, ["compare", *map(str, runs), "--out", str(tmp_path / "cmp.html")])
+    assert r.exit_code == 0, r.output
+    assert "DelRand (percent=30.0), prompt demo-essay: failure_pct" in r.output
+    html = (tmp_path / "cmp.html").read_text()
+    assert html.index("DelRand") < html.index("ShuffleSent")
+
+
+def test_one_run_one_target_is_an_error(runs: tuple[Path, Path]) -> None:
+    r = CliRunner().invoke(app, ["compare", str(runs[0])])
+    assert r.exit_code == 2 and "nothing to compare" in r.output
