@@ -175,6 +175,13 @@ class DatasetRun:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     by_params: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=dict)
 
+    def outcomes(self, key: str) -> dict[str, bool]:
+        """Per attacked source: whether its (first) adversarial question fooled the robot."""
+        out: dict[str, bool] = {}
+        for e in self.examples.get(key, []):
+            out.setdefault(e["source"], not e["correct"])
+        return out
+
 
 def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: int | None) -> DatasetRun:
     """Sec. 3.2: keep the questions the robot answers correctly (asked in batches until ``want`` are kept)."""
@@ -295,25 +302,30 @@ def sr(run: DatasetRun, c: Config) -> float:
     return float(run.results[c.key].get("success_rate", math.nan))
 
 
-def overlap(run: DatasetRun, a: Config, b: Config) -> bool:
-    """Whether the two success rates' Wilson 95 % intervals overlap (then we call the difference unresolved)."""
-    ra, rb = run.results[a.key], run.results[b.key]
-    if "ci95" not in ra or "ci95" not in rb:
-        return True
-    return not (ra["ci95"][1] < rb["ci95"][0] or rb["ci95"][1] < ra["ci95"][0])
+def paired_p(run: DatasetRun, a: Config, b: Config) -> float:
+    """Exact McNemar (sign) test over the sources both configurations attacked: the sources fooled by one
+    and not the other, under H0 equally likely either way. Two-sided p-value."""
+    from scipy.stats import binomtest
+
+    oa, ob = run.outcomes(a.key), run.outcomes(b.key)
+    common = oa.keys() & ob.keys()
+    only_a = sum(oa[s] and not ob[s] for s in common)
+    only_b = sum(ob[s] and not oa[s] for s in common)
+    return float(binomtest(only_a, only_a + only_b).pvalue) if only_a + only_b else 1.0
 
 
 def verdict(run: DatasetRun, higher: Config, lower: Config) -> str:
     x, y = sr(run, higher), sr(run, lower)
     if math.isnan(x) or math.isnan(y):
         return "not measurable"
-    if x > y and not overlap(run, higher, lower):
-        return f"holds ({x:.1f} vs {y:.1f} %)"
+    p = paired_p(run, higher, lower)
+    if x > y and p < 0.05:
+        return f"**holds** ({x:.1f} vs {y:.1f} %, paired p = {p:.3g})"
     if x > y:
-        return f"same direction, within noise ({x:.1f} vs {y:.1f} %, 95 % intervals overlap)"
-    if not overlap(run, higher, lower):
-        return f"does NOT hold: reversed ({x:.1f} vs {y:.1f} %)"
-    return f"not confirmed ({x:.1f} vs {y:.1f} %, 95 % intervals overlap)"
+        return f"same direction, not significant ({x:.1f} vs {y:.1f} %, paired p = {p:.2f})"
+    if p < 0.05:
+        return f"**does NOT hold: reversed** ({x:.1f} vs {y:.1f} %, paired p = {p:.3g})"
+    return f"not confirmed ({x:.1f} vs {y:.1f} %, paired p = {p:.2f})"
 
 
 def plots(runs: Sequence[DatasetRun], by_table: dict[str, list[Config]], out_dir: Path) -> dict[str, str]:
@@ -404,8 +416,9 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "among the top 5 / 20; MRR; MAP (normaliser: the correct answers in the list); mean Damerau-Levenshtein "
         "distance between adversarial and original question.", "",
         "The paper's own numbers (Tables 2, 3, 7, 8 and Figs. 4, 5) did not survive in our copy of the paper; only "
-        "its findings in words did. Each section below states the paper's finding and whether ours agrees "
-        "(\"holds\" when the two success rates' 95 % intervals do not overlap).", "",
+        "its findings in words did. Each section below states the paper's finding and whether ours agrees: "
+        "\"holds\" when our success rates differ in the paper's direction and an exact paired sign test "
+        "(McNemar) over the sources both configurations attacked gives p < 0.05.", "",
     ]
     for run in runs:
         main = by_table["main"][0]
