@@ -123,7 +123,10 @@ def generate(
     except ValueError as e:
         fail(str(e))
         raise
-    with pool as ex, open(tmp, "w", encoding="utf-8") as fh:  # type: ignore[attr-defined]
+    from callbluff.terminal import counted
+
+    with (pool as ex, open(tmp, "w", encoding="utf-8") as fh,  # type: ignore[attr-defined]
+          counted(console, f"{cls.name}: records", limit) as advance):
         if instance.kind == "generator":  # count answers per prompt, no source records
             tasks = [GeneratorTask(spec, ds.prompts[pid], st, seed, 0, int(instance.params.count))  # type: ignore[attr-defined]
                      for (_, pid), st in states.items() if pid is not None]
@@ -133,6 +136,7 @@ def generate(
         else:
             for records in chunked(ds, 256, limit):
                 n_rec += len(records)
+                advance(len(records))
                 tasks = [GenerationTask(part, ds.prompts, [spec], seed, states)
                          for part in split_evenly(records, workers * 2)]
                 for res in ex.map(generate_examples, tasks):
@@ -142,8 +146,21 @@ def generate(
                   + (f" ({n_err} records failed, listed above)" if n_err else ""))
 
 
-def _progress(stage: str, done: int, total: int | None) -> None:
-    console.print(f"  {stage} {done} done", highlight=False)
+def _run_progress(suite: Any, limit: int | None, quiet: bool = False) -> Any:
+    """Rich bars (records, generator pieces; counts, elapsed, ETA) for a run; a no-op context when quiet."""
+    import contextlib
+
+    from callbluff.terminal import RunProgress
+
+    if quiet:
+        return contextlib.nullcontext(None)
+
+    def count() -> int:
+        from callbluff.datasets import load
+
+        return sum(1 for _ in load(suite.dataset_spec(), **suite.dataset.options))
+
+    return RunProgress(console, suite.output.chunk_size, count, limit if limit is not None else suite.limit)
 
 
 def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
@@ -244,8 +261,10 @@ def run(
 
     try:
         suite = load_suite(suite_file)
-        result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=None if quiet else _progress,
-                           retry_errors=retry_errors, restart=restart, executor=executor, ray_address=ray_address)
+        with _run_progress(suite, limit, quiet) as progress:
+            result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=progress,
+                               retry_errors=retry_errors, restart=restart, executor=executor,
+                               ray_address=ray_address)
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
         raise
@@ -295,7 +314,8 @@ def evaluate(
         suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
                              "output": {"report": out_dir is not None}}, source="evaluate", base_dir=Path.cwd())
         run_dir = out_dir or Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
-        result = run_suite(suite, run_dir, limit=limit)
+        with _run_progress(suite, limit) as progress:
+            result = run_suite(suite, run_dir, limit=limit, progress=progress)
     except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
         fail(str(e))
         raise
@@ -585,14 +605,18 @@ def train(
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
+    from callbluff.terminal import elapsed, training_summary
+
     try:
-        summary = train_model(kind, data, out_dir, prompts=prompt or None, eval_spec=eval_data,
-                              **_parse_params(param))
+        with elapsed(console, f"training {kind} on {data}" + (f", then measuring it on {eval_data}" if eval_data
+                                                               else "")):
+            summary = train_model(kind, data, out_dir, prompts=prompt or None, eval_spec=eval_data,
+                                  **_parse_params(param))
     except (ValueError, FileNotFoundError, TypeError) as e:
         fail(str(e))
         raise
-    out.print_json(json.dumps(summary, default=str))
-    console.print(f"saved {kind} to {out_dir}")
+    for line in training_summary(kind, str(out_dir), summary):
+        console.print(line, highlight=False, markup=False)
 
 
 @app.command()
