@@ -64,6 +64,9 @@ class RunProgress:
             self.progress.update(self.tasks["records"], total=self.total)
 
     def __exit__(self, *exc: Any) -> None:
+        for task in self.progress.tasks:  # bars without a total end as complete, not pulsing
+            if task.total is None:
+                self.progress.update(task.id, total=task.completed)
         self.progress.stop()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
