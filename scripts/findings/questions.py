@@ -328,6 +328,38 @@ def verdict(run: DatasetRun, higher: Config, lower: Config) -> str:
     return f"not confirmed ({x:.1f} vs {y:.1f} %, paired p = {p:.2f})"
 
 
+def _rate(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return "- (0 questions)"
+    k = sum(not e["correct"] for e in rows)
+    return f"{100 * k / len(rows):.1f} % of {len(rows)}"
+
+
+def diagnostics(run: DatasetRun, by_table: dict[str, list[Config]]) -> list[str]:
+    """Breakdowns that explain the tables: which words the random baseline deletes (the retriever ignores
+    stop words), and DPAEG's success by replacement kind and by the number of keywords changed."""
+    from callbluff.models.retriever import _STOP
+
+    dp = run.examples.get(by_table["main"][0].key, [])
+    rnd = run.examples.get(by_table["extraction-deletion"][1].key, [])
+    if not dp:
+        return []
+    deleted = [k for e in rnd for k, _, _ in e["replacements"]]
+    stop = [k for k in deleted if k.lower() in _STOP]
+    typo_only = [e for e in dp if all(kind == "typo" for _, _, kind in e["replacements"])]
+    similar = [e for e in dp if any(kind != "typo" for _, _, kind in e["replacements"])]
+    one = [e for e in dp if len(e["replacements"]) == 1]
+    more = [e for e in dp if len(e["replacements"]) > 1]
+    lines = ["### Diagnostics", "",
+             f"- Random-word deletion removed a stop word of the retriever (scikit-learn's English list, which "
+             f"DrQA-style TF-IDF ignores) in {len(stop)} of {len(deleted)} questions "
+             f"({100 * len(stop) / max(1, len(deleted)):.0f} %); those deletions cannot change what is retrieved (the reader still sees them).",
+             f"- DPAEG success rate by replacement kind: only real typos {_rate(typo_only)}; at least one "
+             f"spell-similar word (or its typo) {_rate(similar)}.",
+             f"- DPAEG success rate by keywords changed: one {_rate(one)}; two or more {_rate(more)}.", ""]
+    return lines
+
+
 def plots(runs: Sequence[DatasetRun], by_table: dict[str, list[Config]], out_dir: Path) -> dict[str, str]:
     import matplotlib
 
@@ -462,6 +494,7 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         lines += ["Paper: the larger epsilon, the higher the success rate. "
                   f"Ours: epsilon 6 > epsilon 1: {verdict(run, ep[5], ep[0])}; non-decreasing at every step: "
                   f"{'yes' if mono else 'no'}.", ""]
+        lines += diagnostics(run, by_table)
     lines += ["## Figures", "", f"![POS constraint]({figs['pos']})", "", f"![epsilon sweep]({figs['epsilon']})", ""]
     lines += ["## Examples (first 8 adversarial questions of DPAEG on each dataset)", ""]
     for run in runs:
