@@ -73,3 +73,13 @@ def test_largest_difference_first(runs: tuple[Path, Path], tmp_path: Path) -> No
 def test_one_run_one_target_is_an_error(runs: tuple[Path, Path]) -> None:
     r = CliRunner().invoke(app, ["compare", str(runs[0])])
     assert r.exit_code == 2 and "nothing to compare" in r.output
+
+
+def test_one_report_for_several_runs(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert r.exit_code == 2 and "give --out FILE.html" in r.output
+    r = CliRunner().invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "all.html")])
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "all.html").read_text()
+    assert "<h2>Overview</h2>" in html and html.count('class="cb-browser"') == 2
+    assert 'id="run0-data"' in html and 'id="run1-data"' in html  # one example set per run
