@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -100,6 +101,13 @@ def main() -> None:
         "writing the finished chunk's rows run on background threads while the target works.",
     ]
     args.out.write_text("\n".join(lines) + "\n")
+    results_dir = Path(__file__).with_name("results")  # for benchmarks/collect.py (RESULTS.md)
+    results_dir.mkdir(exist_ok=True)
+    (results_dir / "overhead.json").write_text(json.dumps({
+        "benchmark": "overhead", "command": "python benchmarks/overhead.py " + " ".join(sys.argv[1:]),
+        "n": args.n, "chunk_size": args.chunk_size, "delay_s": DELAY, "median_ratio": round(ratio, 4), "goal": 1.05,
+        "ok": ratio <= 1.05, "repeats": [{"direct_s": round(d, 3), "harness_s": round(h, 3)} for d, h, _ in results],
+        "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}, indent=2) + "\n")
     print("\n".join(lines))
 
 
