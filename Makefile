@@ -32,8 +32,15 @@ mutation: setup
 	print("mutation score: {killed} killed / {survived} survived / {total} mutants ({no_tests} not covered, " \
 	      "{timeout} timeouts, {suspicious} suspicious, {skipped} skipped)".format(**s))'
 
+# Every figure of benchmarks/RESULTS.md (issue 15), one benchmark at a time (~30 min on 2 idle CPUs), then the
+# results file. The peer comparison has its own environment and command (benchmarks/peers/README.md).
 bench: setup
 	$(PY) benchmarks/overhead.py
+	$(PY) benchmarks/attack_throughput.py
+	$(PY) benchmarks/peak_memory.py
+	$(PY) benchmarks/ray_scaling.py
+	-$(PY) benchmarks/dpaeg_candidates.py
+	$(PY) benchmarks/collect.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
