@@ -40,6 +40,7 @@ bench: setup
 	$(PY) benchmarks/peak_memory.py
 	$(PY) benchmarks/ray_scaling.py
 	-$(PY) benchmarks/dpaeg_candidates.py
+	-if [ -f benchmarks/addonesent.py ]; then $(PY) benchmarks/addonesent.py; fi
 	$(PY) benchmarks/collect.py
 
 clean:
