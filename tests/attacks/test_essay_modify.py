@@ -172,7 +172,7 @@ def test_modlexicon_paper_example() -> None:
 
 def test_modlexicon_exact_on_the_hand_essay_and_one_word_per_sentence() -> None:
     ex = one(ModLexicon(), rec())
-    assert ex.text == ("Computers facilitate students learn. They can find facts rapidly.\n\n"
+    assert ex.text == ("Computers help students hear. They can find facts rapidly.\n\n"
                        "However, some people expend too much time online. They forget to exert. "
                        "Parents should set boundaries. In determination, computers are useful tools.")
     assert [c["sentence"] for c in ex.meta["changes"]] == [0, 1, 2, 3, 4, 5]
@@ -206,7 +206,7 @@ def test_modlexicon_keeps_pos_checked_with_spacy() -> None:
                 assert o_tok.lower_ != s_tok.lower_
                 total += 1
                 kept += o_tok.pos_ == s_tok.pos_
-    assert total >= 40 and kept / total >= 0.9, f"{kept}/{total} replaced words kept their POS"
+    assert total >= 40 and kept == total, f"{kept}/{total} replaced words kept their POS"
 
 
 @pytest.mark.parametrize("percent", [10, 25])
@@ -278,4 +278,4 @@ def test_real_asap_essays() -> None:
         assert gram.text != r.text and "." not in gram.text[-2:]
         flu = one(ModFluency(), r, 11)
         assert len(flu.text) > len(r.text)
-    assert total >= 40 and kept / total >= 0.85, f"{kept}/{total} replaced words kept their POS"
+    assert total >= 40 and kept == total, f"{kept}/{total} replaced words kept their POS (in context)"

@@ -470,6 +470,49 @@ def replaceable(token: Token) -> bool:
             and token.tag_ not in ("MD",))
 
 
+MAX_POS_ROUNDS = 3
+"""ModLexicon redraws a candidate whose part of speech changed in context at most this many rounds; after
+them such sentences are left unchanged, and the text is checked again until no replacement changed its POS."""
+
+
+def _draw_synonym(candidates: list[tuple[Token, list[str]]], rng: np.random.Generator) -> tuple[Token, str]:
+    """One replaceable word of a sentence uniformly, then one of its synonyms uniformly."""
+    token, syns = candidates[int(rng.integers(0, len(candidates)))]
+    return token, syns[int(rng.integers(0, len(syns)))]
+
+
+def _lexicon_edits(doc: Doc, token: Token, word: str) -> list[Edit]:
+    """Replace ``token`` by ``word``; an "a" / "an" just before it is corrected for the new word."""
+    edits = [Edit(token.idx, token.idx + len(token.text), word)]
+    if token.i > 0 and doc[token.i - 1].lower_ in ("a", "an"):
+        art = doc[token.i - 1]
+        right = match_case("an" if word[:1].lower() in "aeiou" else "a", art.text)
+        if right != art.text:
+            edits.append(Edit(art.idx, art.idx + len(art.text), right))
+    return edits
+
+
+def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: Resources) -> list[int]:
+    """The sentences of ``choice`` (sentence index -> (token, synonym)) whose synonym, in the text with every
+    chosen replacement made, does not get the replaced token's coarse POS from spaCy's tagger (the pipeline's
+    tagger + attribute ruler, which tag exactly as the full parse does) or is not one token."""
+    if not choice:
+        return []
+    edits = [e for i in sorted(choice) for e in _lexicon_edits(doc, *choice[i])]
+    out, meta = apply(text, edits)
+    tagged = res.nlp(out, disable=["parser", "ner", "lemmatizer"])
+    by_start = {t.idx: t for t in tagged}
+    bad = []
+    spans = {tuple(m["source_span"]): tuple(m["output_span"]) for m in meta}
+    for i in sorted(choice):
+        token, word = choice[i]
+        start, end = spans[(token.idx, token.idx + len(token.text))]
+        t = by_start.get(start)
+        if t is None or t.idx + len(t.text) != end or t.pos_ != token.pos_:
+            bad.append(i)
+    return bad
+
+
 class ModLexiconParams(ModParams):
     """``senses``: how many of the word's WordNet senses (most frequent first) give synonyms."""
 
@@ -485,7 +528,11 @@ class ModLexicon(StaticAttack):
     He lived an elementary life."). In each selected sentence one :func:`replaceable` word that has a
     synonym is drawn uniformly, then one of its :func:`synonyms` uniformly. The synonym has the word's part
     of speech (WordNet POS from spaCy's tag) and its inflection (lemminflect, to the word's Penn tag); an "a"
-    / "an" just before it is corrected for the new word, as in the paper's "an elementary life".
+    / "an" just before it is corrected for the new word, as in the paper's "an elementary life". The part of
+    speech is kept *in context*: the text with every replacement made is tagged again (:func:`pos_changed`)
+    and a synonym the tagger reads as another part of speech ("the children played games" -> "the children
+    toyed plays") is dropped and another candidate drawn (at most :data:`MAX_POS_ROUNDS` rounds; a sentence
+    whose candidates all fail is left unchanged).
 
     Choices where the paper is silent: stop words are spaCy's; named entities and modal verbs are never
     replaced; synonyms come from the first ``senses`` WordNet senses (the rarer senses give odd words); every
@@ -521,16 +568,23 @@ class ModLexicon(StaticAttack):
         picked = pick_units(sorted(options), self.params, rng)
         if not picked:
             return []
+        remaining = {i: [(tok, list(syns)) for tok, syns in options[i]] for i in picked}
+        choice = {i: _draw_synonym(remaining[i], rng) for i in picked}
+        rounds = 0
+        while bad := pos_changed(record.text, doc, choice, res):  # ends: after MAX_POS_ROUNDS only drops
+            for i in bad:  # drop the candidate that changed its POS in context; redraw, or leave the sentence
+                tok, word = choice.pop(i)
+                remaining[i] = [(t, [w for w in ws if not (t.i == tok.i and w == word)]) for t, ws in remaining[i]]
+                remaining[i] = [(t, ws) for t, ws in remaining[i] if ws]
+                if remaining[i] and rounds < MAX_POS_ROUNDS:
+                    choice[i] = _draw_synonym(remaining[i], rng)
+            rounds += 1
+        if not choice:
+            return []
         edits, changes = [], []
-        for i in picked:
-            token, syns = options[i][int(rng.integers(0, len(options[i])))]
-            word = syns[int(rng.integers(0, len(syns)))]
-            edits.append(Edit(token.idx, token.idx + len(token.text), word))
-            if token.i > 0 and doc[token.i - 1].lower_ in ("a", "an"):
-                art = doc[token.i - 1]
-                right = match_case("an" if word[:1].lower() in "aeiou" else "a", art.text)
-                if right != art.text:
-                    edits.append(Edit(art.idx, art.idx + len(art.text), right))
+        for i in sorted(choice):
+            token, word = choice[i]
+            edits += _lexicon_edits(doc, token, word)
             changes.append({"sentence": i, "word": token.text, "synonym": word, "pos": token.pos_,
                             "tag": token.tag_})
         text, meta = apply(record.text, edits)
