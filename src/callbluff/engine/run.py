@@ -23,7 +23,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from datetime import UTC, datetime
 from pathlib import Path
@@ -454,12 +454,14 @@ class Engine:
                                                                    attack.task),
                             budget, original=originals.get(record.id))
             rng = record_rng(seed, record.id, attack.name, attack.params_dict)
+            t0 = time.perf_counter()
             try:
                 found = attack.examples(record, oracle, rng, res, prompt, self.states.get((spec, pid)))
             except Exception as e:  # noqa: BLE001 - recorded per record
                 return [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
                             "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
-            return [(ex, oracle.used) for ex in found], None
+            seconds = round(time.perf_counter() - t0, 4)  # search time per record (reading rows: seconds_mean)
+            return [(replace(ex, meta={**dict(ex.meta), "search_seconds": seconds}), oracle.used) for ex in found], None
 
         out: list[tuple[Perturbed, int]] = []
         for found, error in self.executor.map_concurrent(one, records, self.suite.output.search_concurrency):

@@ -1,0 +1,202 @@
+"""Step (1) of AddSent: perturb the question (Jia & Liang 2017, Sec. 3.1: "we change named entities and
+numbers to the nearest word in GloVe word vector space, and nouns and adjectives to their WordNet antonyms";
+talk slide 15: "What city did Tesla move to in 1880?" -> "What city did Tadakatsu move to in 1881?").
+
+Following the authors' public implementation, every question token is tried against high-confidence rules
+in order; the first rule that yields a usable word alters the token (all alterable tokens are altered at
+once, the authors' "-all" mode):
+
+1. ``special``: a small table (largest <-> smallest, highest <-> lowest, US <-> UK, May -> April, ...);
+2. ``antonym``: WordNet antonyms of the *first* synset, for nouns and adjectives (``NN``, ``JJ*``);
+3. ``nearby-number``: numbers (``CD``) -> nearby numbers (our stand-in for GloVe's neighbours of a number,
+   which are numbers close to it: 1880 -> 1881, 1879, 1882, ...);
+4. ``nearby-proper-noun``: ``NNP*`` tokens -> among the 100 nearest word vectors (:mod:`.lexicon`), same POS
+   tag and, for tokens inside a named entity, the same entity class (the type-indexed lexicon);
+5. the same without the POS match;
+6. ``nearby-entity-noun``: ``NN*`` tokens inside an entity, same POS and class;
+7. ``nearby-entity-adjective``: ``JJ*`` tokens inside an entity, same POS and class;
+8. ``entity-type``: a fixed stand-in per entity type (PERSON Jackson, LOCATION Berlin, ORGANIZATION Acme /
+   UNICEF, MISC Neptune, other proper nouns Dalek / XKCD / Daleks).
+
+"Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
+already in the question, and take the original's capitalisation. Words in a small do-not-alter list
+(``many``, ``such``, ``type``, ``kind``, ``one``...) and wh-words are left alone. Each altered token keeps its
+first ``alternatives`` usable words: AddSent's candidate ``k`` uses each token's ``k``-th word (or its last).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from spacy.tokens import Doc
+
+from callbluff.attacks.reading.lexicon import ENTITY_CLASS, Lexicon
+
+SPECIAL = {
+    "States": "Kingdom", "US": "UK", "U.S": "U.K.", "U.S.": "U.K.", "UK": "US", "U.K.": "U.S.", "U.K": "U.S.",
+    "largest": "smallest", "smallest": "largest", "highest": "lowest", "lowest": "highest", "May": "April",
+    "Peyton": "Trevor", "first": "last", "last": "first", "most": "least", "least": "most",
+}
+DO_NOT_ALTER = frozenset({
+    "many", "such", "few", "much", "other", "same", "general", "type", "record", "kind", "sort", "part", "form",
+    "terms", "use", "place", "way", "old", "young", "bowl", "united", "one", "likely", "different", "square",
+    "war", "republic", "doctor", "color", "name", "year", "years", "number", "percent", "percentage",
+})
+BAD_ALTERATIONS = frozenset({"mx2004", "planet", "u.s.", "http://www.co.mo.md.us"})
+WN_POS = {"NN": "n", "JJ": "a", "JJR": "a", "JJS": "a"}
+ENTITY_FALLBACK = {"PERSON": "Jackson", "LOCATION": "Berlin", "ORGANIZATION": "Acme", "MISC": "Neptune"}
+NAMED = ("PERSON", "LOCATION", "ORGANIZATION", "MISC")
+RULES = ("special", "antonym", "nearby-number", "nearby-proper-noun", "nearby-proper-noun-any-pos",
+         "nearby-entity-noun", "nearby-entity-adjective", "entity-type")
+
+
+@dataclass(frozen=True)
+class Alteration:
+    """Token ``i`` of the question may become any of ``words`` (best first), by ``rule``."""
+
+    i: int
+    original: str
+    words: tuple[str, ...]
+    rule: str
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
+def _stem(w: str) -> str:
+    return _stemmer().stem(w.replace(".", "").lower())
+
+
+def _match_case(new: str, old: str) -> str:
+    if old.isupper() and len(old) > 1:
+        return new.upper()
+    if old[:1].isupper():
+        return new[:1].upper() + new[1:]
+    return new
+
+
+@lru_cache(maxsize=50_000)
+def antonyms(word: str, wn_pos: str) -> tuple[str, ...]:
+    """Single-word antonyms of the lemmas of ``word``'s first WordNet synset of part of speech ``wn_pos``."""
+    from nltk.corpus import wordnet as wn
+
+    synsets = wn.synsets(word.lower(), wn_pos)
+    if not synsets:
+        return ()
+    out: list[str] = []
+    for lem in synsets[0].lemmas():
+        for a in lem.antonyms():
+            if "_" not in a.name() and a.name() not in out:
+                out.append(a.name())
+    return tuple(out)
+
+
+def nearby_numbers(text: str, k: int) -> list[str]:
+    """Numbers close to ``text`` (+1, -1, +2, -2, ...), formatted like it (thousands commas kept); [] when it
+    is not a plain number."""
+    raw = text.replace(",", "")
+    try:
+        value = int(raw)
+    except ValueError:
+        try:
+            fvalue = float(raw)
+        except ValueError:
+            return []
+        return [f"{fvalue + d:g}" for d in (1, -1, 2, -2, 3)[:k] if fvalue + d > 0]
+    out = []
+    for d in (1, -1, 2, -2, 3, -3)[: 2 * k]:
+        v = value + d
+        if v <= 0 or str(v) == raw:
+            continue
+        out.append(f"{v:,}" if "," in text else str(v))
+    return out[:k]
+
+
+def _nearby(tok_text: str, tag: str, cls: str | None, lex: Lexicon, *, match_pos: bool, k: int,
+            used: set[str]) -> list[str]:
+    w = tok_text.lower()
+    stem = _stem(w)
+    out: list[str] = []
+    for new in lex.nearby(w, 100):
+        ns = _stem(new)
+        if not ns or stem.startswith(ns) or ns.startswith(stem):
+            continue
+        if match_pos and lex.tags.get(new) != tag:
+            continue
+        if cls in NAMED and lex.types.get(new) not in (None, cls):
+            continue  # the type-indexed lexicon: an entity word is replaced within its class
+        if new in used or new in BAD_ALTERATIONS:
+            continue
+        out.append(new)
+        if len(out) >= k:
+            break
+    return out
+
+
+def _entity_type(tok_text: str, tag: str, cls: str | None) -> list[str]:
+    abbrev = tok_text.isupper() and tok_text != tok_text.lower()
+    if tag not in ("JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "RB", "RBR", "RBS", "VB", "VBD", "VBG", "VBN",
+                   "VBP", "VBZ"):
+        return []
+    if cls == "ORGANIZATION":
+        return ["UNICEF" if abbrev else "Acme"]
+    if cls in ENTITY_FALLBACK:
+        return [ENTITY_FALLBACK[cls]]
+    if tag == "NNP":
+        return ["XKCD" if abbrev else "Dalek"]
+    if tag == "NNPS":
+        return ["Daleks"]
+    return []
+
+
+def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
+    """The alteration of each alterable token of question ``doc`` (module docstring), in token order."""
+    used = {t.lower_ for t in doc}
+    out: list[Alteration] = []
+    for t in doc:
+        if t.is_punct or t.is_space or t.lower_ in DO_NOT_ALTER or t.tag_ in ("WDT", "WP", "WP$", "WRB"):
+            continue
+        cls = ENTITY_CLASS.get(t.ent_type_)
+        tag = t.tag_
+        for rule in RULES:
+            cands: list[str]
+            if rule == "special":
+                cands = [SPECIAL[t.text]] if t.text in SPECIAL else []
+            elif rule == "antonym":
+                cands = list(antonyms(t.text, WN_POS[tag])) if tag in WN_POS else []
+            elif rule == "nearby-number":
+                cands = nearby_numbers(t.text, k) if tag == "CD" else []
+            elif rule == "nearby-proper-noun":
+                cands = _nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used) if tag in ("NNP", "NNPS") else []
+            elif rule == "nearby-proper-noun-any-pos":
+                cands = _nearby(t.text, tag, cls, lex, match_pos=False, k=k, used=used) if tag in ("NNP", "NNPS") else []
+            elif rule == "nearby-entity-noun":
+                cands = (_nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used)
+                         if tag in ("NN", "NNS") and cls in NAMED else [])
+            elif rule == "nearby-entity-adjective":
+                cands = (_nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used)
+                         if tag in ("JJ", "JJR", "JJS") and cls in NAMED else [])
+            else:
+                cands = _entity_type(t.text, tag, cls)
+            words = []
+            for c in cands:
+                if c.lower() in used or c.lower() in BAD_ALTERATIONS:
+                    continue
+                words.append(_match_case(c, t.text))
+            if words:
+                out.append(Alteration(t.i, t.text, tuple(words[:k]), rule))
+                break
+    return out
+
+
+def perturbed_words(doc: Doc, alts: list[Alteration], variant: int) -> list[str]:
+    """The question's token texts with every alteration applied, using each one's ``variant``-th word."""
+    words = [t.text for t in doc]
+    for a in alts:
+        words[a.i] = a.words[min(variant, len(a.words) - 1)]
+    return words

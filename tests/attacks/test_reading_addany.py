@@ -1,0 +1,124 @@
+"""AddAny / AddCommon (Jia & Liang 2017, Sec. 3.3): the greedy word search finds the known optimum of a small
+deterministic toy target, scores every candidate of an index in one batched call, respects its budget, stops
+early at F1 = 0, never states the gold answer, and gives the same words for the same seed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from callbluff.attacks.oracle import Oracle
+from callbluff.attacks.reading.addany import AddAny, AddCommon, common_words, objective, question_words
+from callbluff.records import QAExample
+from callbluff.resources.context import Resources
+from callbluff.seeding import record_rng
+from callbluff.targets.base import Candidate, Input, Output
+
+RECORD = QAExample("toy-1", "What zyzzyva did Tesla move to?", "In January 1880, Tesla left Gospic for Prague.",
+                   ("Prague",), (37,))
+
+
+class ToyReader:
+    """Answers "Prague" unless the context holds many "zyzzyva" tokens: candidates Prague (score 10 - 2c) and
+    "nowhere" (score 2c), c = number of "zyzzyva" tokens. The expected F1 falls with every "zyzzyva" added, so
+    the optimum of d = 10 words is ten times "zyzzyva" (a question word, not a common word)."""
+
+    fingerprint = "toy-reader"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        self.calls.append(len(inputs))
+        out = []
+        for inp in inputs:
+            c = inp.context.lower().split().count("zyzzyva")
+            cands = sorted([Candidate("Prague", 10.0 - 2 * c), Candidate("nowhere", 2.0 * c)], key=lambda x: -x.score)
+            out.append(Output(answer=cands[0].text, candidates=tuple(cands)))
+        return out
+
+
+def _run(attack, target: ToyReader, seed: int = 0):
+    oracle = Oracle(target, lambda text: Input(task="reading", text=RECORD.question, context=text),
+                    attack.params.query_budget)
+    rng = record_rng(seed, RECORD.id, attack.name, attack.params_dict)
+    return attack.examples(RECORD, oracle, rng, Resources()), oracle
+
+
+def test_addany_finds_the_toy_optimum() -> None:
+    target = ToyReader()
+    [ex], oracle = _run(AddAny(early_stop=False, restarts=0, query_budget=100_000), target)
+    assert ex.meta["distractor"] == " ".join(["zyzzyva"] * 10)
+    assert ex.text == RECORD.context + " " + ex.meta["distractor"]
+    assert ex.meta["f1"] == 0.0
+    # one initial query, then one batched call per index: 3 epochs x 10 indices
+    assert oracle.calls == 1 + 3 * 10 == len(target.calls)
+    assert max(target.calls) <= 20 + len(question_words(RECORD.question))
+    assert oracle.used == sum(target.calls)
+
+
+def test_addany_stops_at_f1_zero() -> None:
+    target = ToyReader()
+    [ex], oracle = _run(AddAny(restarts=0, query_budget=100_000), target)
+    assert ex.meta["distractor"].split().count("zyzzyva") == 3  # 10 - 2c < 2c first at c = 3
+    assert ex.meta["f1"] == 0.0
+    assert oracle.calls < 1 + 3 * 10
+    assert ex.meta["history"][-1] == [oracle.used, 0.0]
+
+
+def test_addcommon_cannot_use_question_words() -> None:
+    target = ToyReader()
+    [ex], _ = _run(AddCommon(restarts=1, query_budget=100_000), target)
+    assert "zyzzyva" not in ex.meta["distractor"]
+    assert ex.meta["f1"] == 1.0
+    assert set(ex.meta["distractor"].split()) <= set(common_words(1000))
+    assert ex.meta["mega_epochs"] == 2  # not fooled: one restart from fresh words
+
+
+def test_budget_is_never_exceeded() -> None:
+    target = ToyReader()
+    [ex], oracle = _run(AddAny(early_stop=False, query_budget=50), target)
+    assert oracle.used == sum(target.calls) == 50
+    assert ex.meta["history"][-1][0] == 50
+
+
+def test_same_seed_same_words_other_seed_other_start() -> None:
+    a = _run(AddCommon(restarts=0, epochs=1, query_budget=500), ToyReader(), seed=1)[0][0]
+    b = _run(AddCommon(restarts=0, epochs=1, query_budget=500), ToyReader(), seed=1)[0][0]
+    c = _run(AddCommon(restarts=0, epochs=1, query_budget=500), ToyReader(), seed=2)[0][0]
+    assert a.text == b.text and a.meta == b.meta
+    assert a.text != c.text
+
+
+def test_gold_answer_never_added() -> None:
+    # the gold answer is a common word and a question word: it must never be appended
+    rec = QAExample("toy-2", "What time of the year did it happen?", "It happened in the year 1880.", ("year",), (19,))
+    target = ToyReader()
+    oracle = Oracle(target, lambda text: Input(task="reading", text=rec.question, context=text), 2000)
+    att = AddAny(early_stop=False, restarts=0)
+    [ex] = att.examples(rec, oracle, record_rng(0, rec.id, att.name, att.params_dict), Resources())
+    assert "year" not in ex.meta["distractor"].split()
+
+
+@pytest.mark.parametrize("position", ["start", "random"])
+def test_positions(position: str) -> None:
+    [ex], _ = _run(AddAny(position=position, restarts=0, query_budget=300), ToyReader())
+    d = ex.meta["distractor"]
+    assert ex.text[ex.meta["distractor_start"]:ex.meta["distractor_start"] + len(d)] == d
+    if position == "start":
+        assert ex.text.startswith(d + " ")
+    assert ex.text.replace(d, "").split() == RECORD.context.split()
+
+
+def test_objective_expected_f1_uses_ranked_candidates() -> None:
+    out = Output(answer="Prague", candidates=(Candidate("Prague", 0.0), Candidate("Rome", 0.0)))
+    assert objective(out, ("Prague",), "expected_f1") == pytest.approx((0.5, 1.0))
+    assert objective(out, ("Prague",), "f1") == (1.0, 1.0)
+    assert objective(Output.failed("boom"), ("Prague",), "f1") == (np.inf, np.inf)
+
+
+def test_common_words_are_wordfreq_top_words() -> None:
+    words = common_words(1000)
+    assert len(words) == 1000 and words[0] == "the" and all(w.isalpha() for w in words)
