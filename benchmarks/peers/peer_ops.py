@@ -1,0 +1,91 @@
+"""Timing of the peer tools' operations (runs inside benchmarks/.peers-venv, called by benchmarks/peers/run.py).
+
+Reads a JSON list of texts, prints one JSON object: for each (operation, tool) the inputs per second of one
+augmentation per input after a warm-up on 5 texts, or why it could not be measured. Defaults of each tool
+unless said; one output per input (nlpaug ``augment(text)``, TextAttack ``Augmenter(...,
+transformations_per_example=1)``, CheckList ``Perturb.add_typos``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def nlpaug_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
+    def char(kind: str, **kw: Any) -> Callable[[], Callable[[str], Any]]:
+        def make() -> Callable[[str], Any]:
+            import nlpaug.augmenter.char as nac
+
+            return getattr(nac, kind)(**kw).augment
+        return make
+
+    def word(kind: str, **kw: Any) -> Callable[[], Callable[[str], Any]]:
+        def make() -> Callable[[str], Any]:
+            import nlpaug.augmenter.word as naw
+
+            return getattr(naw, kind)(**kw).augment
+        return make
+
+    return {"keyboard typos": char("KeyboardAug"), "character replacement": char("RandomCharAug", action="substitute"),
+            "word shuffle": word("RandomWordAug", action="swap"), "word deletion": word("RandomWordAug", action="delete"),
+            "WordNet synonym swap": word("SynonymAug", aug_src="wordnet")}
+
+
+def textattack_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
+    def make_for(name: str) -> Callable[[], Callable[[str], Any]]:
+        def make() -> Callable[[str], Any]:
+            from textattack import augmentation, transformations
+
+            t = getattr(transformations, name)()
+            return augmentation.Augmenter(transformation=t, pct_words_to_swap=0.1,
+                                          transformations_per_example=1).augment
+        return make
+
+    return {"keyboard typos": make_for("WordSwapQWERTY"),
+            "character replacement": make_for("WordSwapRandomCharacterSubstitution"),
+            "word deletion": make_for("WordDeletion"), "WordNet synonym swap": make_for("WordSwapWordNet")}
+
+
+def checklist_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
+    def make() -> Callable[[str], Any]:
+        from checklist.perturb import Perturb
+
+        return Perturb.add_typos
+
+    return {"keyboard typos": make}
+
+
+def main() -> None:
+    texts = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    out: list[dict[str, Any]] = []
+    for tool, ops in (("nlpaug", nlpaug_ops), ("TextAttack", textattack_ops), ("CheckList", checklist_ops)):
+        try:
+            table = ops()
+        except Exception as e:  # noqa: BLE001
+            out.append({"tool": tool, "status": f"not measured: {type(e).__name__}: {e}"[:300]})
+            continue
+        for op, make in table.items():
+            row: dict[str, Any] = {"tool": tool, "operation": op}
+            try:
+                fn = make()
+                for t in texts[:5]:
+                    fn(t)
+                t0 = time.perf_counter()
+                for t in texts:
+                    fn(t)
+                secs = time.perf_counter() - t0
+                row.update(inputs=len(texts), seconds=round(secs, 3), texts_per_s=round(len(texts) / secs, 1),
+                           status="ok")
+            except Exception as e:  # noqa: BLE001 - reported, the other operations still run
+                row["status"] = f"not measured: {type(e).__name__}: {e}"[:300]
+            out.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The peer tools (nlpaug, TextAttack, CheckList) in their own environment, benchmarks/.peers-venv (gitignored):
+# never callbluff dependencies. Usage: bash benchmarks/peers/setup.sh   (then: .venv/bin/python benchmarks/peers/run.py)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV=benchmarks/.peers-venv
+PYTHON="${PYTHON:-python3}"
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+PIP=("$VENV/bin/python" -m pip)
+"${PIP[@]}" install -q --upgrade pip setuptools wheel
+# torch: the exact pin resolves to the CPU wheel (TextAttack needs torch; an unpinned one is a multi-GB CUDA build)
+"${PIP[@]}" install -q "torch==2.13.0"
+"${PIP[@]}" install -q "nlpaug==1.1.11" "checklist==0.0.11" || echo "WARNING: nlpaug/checklist did not install"
+"${PIP[@]}" install -q "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
+# WordNet for the synonym operations: the NLTK data callbluff writes from Debian's wordnet-base, if present
+for d in "$HOME/nltk_data" /usr/share/nltk_data; do [ -d "$d/corpora/wordnet" ] && echo "NLTK WordNet: $d"; done
+"$VENV/bin/python" - <<'PY'
+import importlib
+for m in ("nlpaug", "textattack", "checklist"):
+    try:
+        importlib.import_module(m)
+        print(f"{m}: ok")
+    except Exception as e:  # noqa: BLE001
+        print(f"{m}: cannot import ({type(e).__name__}: {e})")
+PY
