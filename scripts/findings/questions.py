@@ -186,8 +186,13 @@ class DatasetRun:
 def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: int | None) -> DatasetRun:
     """Sec. 3.2: keep the questions the robot answers correctly (asked in batches until ``want`` are kept)."""
     run = DatasetRun(name, robot)
-    for b in range(0, len(records), BATCH):
-        part = records[b:b + BATCH]
+    b = 0
+    while b < len(records):
+        size = BATCH
+        if want is not None and run.sources:  # ask about as many as the hit rate so far says are still needed
+            size = min(BATCH, max(50, math.ceil(1.2 * (want - len(run.sources)) * run.asked / len(run.sources))))
+        part = records[b:b + size]
+        b += size
         answers = robot.ask([r.question for r in part])
         for r, a in zip(part, answers, strict=True):
             run.asked += 1
@@ -432,8 +437,8 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "- **Sources** (Sec. 3.2): only questions the robot answers correctly (top-1 answer correct) are attacked. "
         + "; ".join(f"{r.name}: {r.asked:,} questions asked, **{len(r.sources):,} answered correctly** "
                     f"({100 * len(r.sources) / max(1, r.asked):.1f} %)" for r in runs) + ". "
-        f"SQuAD-open: SQuAD v1.1 dev questions in a seeded random order (seed {ORDER_SEED}), asked in batches of "
-        f"{BATCH} until {args.sources} were answered correctly; correct = SQuAD-normalised equality with a gold "
+        f"SQuAD-open: SQuAD v1.1 dev questions in a seeded random order (seed {ORDER_SEED}), asked in batches "
+        f"until {args.sources} were answered correctly (the first {args.sources} in that order); correct = SQuAD-normalised equality with a gold "
         "answer. CuratedTREC: `curated-full.tsv` (867 questions, v2 curated), correct = the answer regex matches "
         "the top-1 answer (`re.search`, case-insensitive).",
         "- **Attacks**: DPAEG with its defaults (Algorithm 1 relation set, `d = 1` for verbs else "
