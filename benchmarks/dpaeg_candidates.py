@@ -98,7 +98,7 @@ def markdown(r: dict) -> str:
         f"| {r['questions']:,} | **{r['total_s']}** | {r['goal_s']} | {r['batch_parse_s']} | "
         f"{r['per_question_ms_median']} | {r['per_question_ms_p95']} | {r['index_and_warmup_s']} |", "",
         f"Goal {verdict}. Load average (1, 5, 15 min) at the end: {r['load_average_1_5_15']} on a machine with "
-        f"{os.cpu_count()} cores shared with other jobs; one process, one thread.", "",
+        f"{os.cpu_count()} cores shared with other jobs; one process.", "",
         f"Output: {r['examples']:,} adversarial questions for {r['questions_with_examples']:,} source questions "
         f"({r['keywords_of_attacked_questions']:,} keywords); replacement kinds {r['replacement_kinds']}; "
         f"skipped {r['skipped']}.", "",
