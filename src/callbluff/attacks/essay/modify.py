@@ -492,25 +492,58 @@ def _lexicon_edits(doc: Doc, token: Token, word: str) -> list[Edit]:
     return edits
 
 
-def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: Resources) -> list[int]:
+TAGGER_CONTEXT = 4
+"""Tokens on each side that can change a token's tag in spaCy's English pipelines (the shared ``tok2vec``
+is a CNN of depth 4 with window 1: a token's vector sees 4 tokens either way; embeddings and the tagger's
+output layer are per token). After a redraw only windows around the changed tokens are tagged again."""
+
+
+def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: Resources,
+                around: set[int] | None = None) -> list[int]:
     """The sentences of ``choice`` (sentence index -> (token, synonym)) whose synonym, in the text with every
     chosen replacement made, does not get the replaced token's coarse POS from spaCy's tagger (the pipeline's
-    tagger + attribute ruler, which tag exactly as the full parse does) or is not one token."""
+    tagger + attribute ruler, which tag exactly as the full parse does) or is not one token.
+
+    ``around``: doc token indices where the text changed since the last check; only replacements within
+    :data:`TAGGER_CONTEXT` tokens of them can have changed, so only windows of ``3 * TAGGER_CONTEXT`` tokens
+    either side of them are tagged, and only replacements within ``TAGGER_CONTEXT`` of a changed token are
+    read from them (their tags are the tags in the whole text; the margin also absorbs a window edge that
+    tokenizes differently from the whole text).
+    None: the whole text is tagged and every replacement checked."""
     if not choice:
         return []
-    edits = [e for i in sorted(choice) for e in _lexicon_edits(doc, *choice[i])]
-    out, meta = apply(text, edits)
-    tagged = res.nlp(out, disable=["parser", "ner", "lemmatizer"])
-    by_start = {t.idx: t for t in tagged}
+    edits = sorted((e for i in sorted(choice) for e in _lexicon_edits(doc, *choice[i])), key=lambda e: e.start)
+    out, _ = apply(text, edits)
+
+    def out_pos(src: int) -> int:
+        return src + sum(len(e.replacement) - (e.end - e.start) for e in edits if e.end <= src)
+
+    if around is None:
+        windows = [(0, len(doc), 0, len(doc))]
+    else:
+        windows = []
+        for p in sorted(around):
+            lo, hi = max(0, p - 3 * TAGGER_CONTEXT), min(len(doc), p + 3 * TAGGER_CONTEXT + 1)
+            if windows and lo <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], hi, windows[-1][2], p + TAGGER_CONTEXT + 1)
+            else:
+                windows.append((lo, hi, p - TAGGER_CONTEXT, p + TAGGER_CONTEXT + 1))
+    by_token = {tok.i: (i, tok, word) for i, (tok, word) in choice.items()}
     bad = []
-    spans = {tuple(m["source_span"]): tuple(m["output_span"]) for m in meta}
-    for i in sorted(choice):
-        token, word = choice[i]
-        start, end = spans[(token.idx, token.idx + len(token.text))]
-        t = by_start.get(start)
-        if t is None or t.idx + len(t.text) != end or t.pos_ != token.pos_:
-            bad.append(i)
-    return bad
+    texts, checks = [], []
+    for lo, hi, in_lo, in_hi in windows:
+        c0 = out_pos(doc[lo].idx) if lo > 0 else 0
+        c1 = out_pos(doc[hi - 1].idx + len(doc[hi - 1].text)) if hi < len(doc) else len(out)
+        texts.append(out[c0:c1])
+        checks.append((c0, [by_token[k] for k in range(max(lo, in_lo), min(hi, in_hi)) if k in by_token]))
+    for tagged, (c0, todo) in zip(res.nlp.pipe(texts, disable=["parser", "ner", "lemmatizer"]), checks):
+        by_start = {c0 + t.idx: t for t in tagged}
+        for i, token, word in todo:
+            start = out_pos(token.idx)
+            t = by_start.get(start)
+            if t is None or t.text != word or t.pos_ != token.pos_:
+                bad.append(i)
+    return sorted(set(bad))
 
 
 class ModLexiconParams(ModParams):
@@ -570,14 +603,17 @@ class ModLexicon(StaticAttack):
             return []
         remaining = {i: [(tok, list(syns)) for tok, syns in options[i]] for i in picked}
         choice = {i: _draw_synonym(remaining[i], rng) for i in picked}
-        rounds = 0
-        while bad := pos_changed(record.text, doc, choice, res):  # ends: after MAX_POS_ROUNDS only drops
+        rounds, changed = 0, None
+        while bad := pos_changed(record.text, doc, choice, res, changed):  # ends: after MAX_POS_ROUNDS only drops
+            changed = set()
             for i in bad:  # drop the candidate that changed its POS in context; redraw, or leave the sentence
                 tok, word = choice.pop(i)
+                changed.update({tok.i, max(tok.i - 1, 0)})  # the token and a corrected article before it
                 remaining[i] = [(t, [w for w in ws if not (t.i == tok.i and w == word)]) for t, ws in remaining[i]]
                 remaining[i] = [(t, ws) for t, ws in remaining[i] if ws]
                 if remaining[i] and rounds < MAX_POS_ROUNDS:
                     choice[i] = _draw_synonym(remaining[i], rng)
+                    changed.update({choice[i][0].i, max(choice[i][0].i - 1, 0)})
             rounds += 1
         if not choice:
             return []
