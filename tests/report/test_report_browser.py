@@ -86,3 +86,20 @@ def test_scorecard_worst_first_and_kumar_grid() -> None:
     [grid] = views_for("essay", ROWS, ["m"])
     assert grid.header == ["attack", "params", "target", "1", "2", "all"]
     assert grid.rows[0] == ["DelRand", "defaults", "m", "(90,0,-20,10)", "(90,0,-20,10)", "(90,0,-20,10)"]
+
+
+def test_reading_and_questions_views_in_the_papers_shapes() -> None:
+    reading = [{"task": "reading", "attack": "AddSent", "params": "{}", "prompt": "all", "target": t, "n": 20,
+                "em": 60.0, "f1": 70.0, "em_adv": e, "f1_adv": f, "broken_pct": b}
+               for t, e, f, b in (("bidaf", 20.0, 30.0, 66.7), ("bert", 50.0, 60.0, 16.7))]
+    [view] = views_for("reading", reading, ["bidaf", "bert"])
+    assert view.rows[0] == ["AddSent defaults", "bidaf", "20", "60", "20", "70", "30", "66.7"]
+    assert "<svg" in view.svg and "F1" in view.svg
+    questions = [{"task": "questions", "attack": "DPAEG", "params": '{"epsilon":4}', "prompt": "all",
+                  "target": "drqa", "n": 50, "success_rate": 62.0, "recall_at_5": 1.0, "recall_at_5_adv": 0.3,
+                  "mrr": 1.0, "mrr_adv": 0.25}]
+    [qv] = views_for("questions", questions, ["drqa"])
+    assert qv.header == ["attack", "target", "n", "success rate %", "R@5", "R@5 adv", "MRR", "MRR adv"]
+    assert qv.rows == [["DPAEG epsilon=4", "drqa", "50", "62", "1", "0.3", "1", "0.25"]]
+    [card] = scorecards("questions", questions, ["drqa"])
+    assert card.entries[0].sentence == "success rate 62% on 50 adversarial questions (DPAEG; 0% is ideal)."
