@@ -64,23 +64,31 @@ def _annotations_dir(run_dir: Path) -> Path:
     return run_dir / "annotations"
 
 
-def _prompt_ranges(run_dir: Path, meta: dict[str, Any], examples: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """Score range per prompt: from the run's dataset where it loads, else the range of the gold and predicted
-    scores seen in the run (stated in the sheet's key as ``scale_source``)."""
+def _prompts(meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's prompts (text, rubric, scale) where its dataset loads here; {} otherwise."""
     from callbluff.datasets import load
 
-    spec = ((meta.get("suite") or {}).get("dataset") or {}).get("spec") or (meta.get("dataset") or {}).get("spec")
+    cfg = (meta.get("suite") or {}).get("dataset") or {}
+    spec = cfg.get("spec") or (meta.get("dataset") or {}).get("spec")
     try:
-        ds = load(spec, **(((meta.get("suite") or {}).get("dataset") or {}).get("options") or {}))
-        return {pid: (float(p.score_min), float(p.score_max)) for pid, p in ds.prompts.items()
-                if p.score_min is not None and p.score_max is not None}
-    except Exception:  # noqa: BLE001 - a dataset that moved: fall back to the scores seen in the run
-        out = {}
-        for pid, g in examples.groupby("prompt_id"):
-            vals = pd.concat([g["gold"], g["orig_score"], g["adv_score"]]).dropna()
-            if len(vals):
-                out[str(pid)] = (float(vals.min()), float(vals.max()))
-        return out
+        return dict(load(spec, **(cfg.get("options") or {})).prompts)
+    except Exception:  # noqa: BLE001 - a dataset that moved: the sheet goes without prompt texts
+        return {}
+
+
+def _prompt_ranges(prompts: dict[str, Any], examples: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Score range per prompt: the dataset's prompt scale, else the range of the gold and predicted scores seen
+    in the run."""
+    out = {}
+    for pid, g in examples.groupby("prompt_id"):
+        p = prompts.get(str(pid))
+        if p is not None and p.score_min is not None and p.score_max is not None:
+            out[str(pid)] = (float(p.score_min), float(p.score_max))
+            continue
+        vals = pd.concat([g["gold"], g["orig_score"], g["adv_score"]]).dropna()
+        if len(vals):
+            out[str(pid)] = (float(vals.min()), float(vals.max()))
+    return out
 
 
 def _sample(examples: pd.DataFrame, n: int, seed: int, kind: str) -> pd.DataFrame:
@@ -120,7 +128,8 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
     sheet = f"{kind[:4]}-{sheet}"
     items: list[dict[str, Any]] = []
     key_items: dict[str, dict[str, Any]] = {}
-    ranges = _prompt_ranges(run_dir, meta, examples) if kind == "scoring" else {}
+    prompts = _prompts(meta)
+    ranges = _prompt_ranges(prompts, examples) if kind == "scoring" else {}
     for k, row in enumerate(chosen.itertuples(index=False), start=1):
         item = f"{k:03d}"
         base = {"example_id": row.example_id, "attack": row.attack, "params": row.params,
@@ -155,7 +164,8 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
     key.write_text(json.dumps({"sheet": sheet, "kind": kind, "seed": seed, "run_fingerprint": fingerprint,
                                "items": key_items}, indent=2, default=str), encoding="utf-8")
     html = out.with_suffix(".html")
-    html.write_text(_form_html(kind, sheet, items, meta), encoding="utf-8")
+    shown = {str(pid): prompts[str(pid)] for pid in chosen["prompt_id"].dropna().unique() if str(pid) in prompts}
+    html.write_text(_form_html(kind, sheet, items, meta, shown), encoding="utf-8")
     return Exported(sheet, out, html, key, len(items))
 
 
@@ -163,12 +173,15 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _form_html(kind: str, sheet: str, items: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def _form_html(kind: str, sheet: str, items: list[dict[str, Any]], meta: dict[str, Any],
+               prompts: dict[str, Any]) -> str:
     from jinja2 import Environment, PackageLoader
 
     env = Environment(loader=PackageLoader("callbluff.report", "templates"), autoescape=True)
-    return env.get_template("annotation_form.html.j2").render(kind=kind, sheet=sheet, items=items,
-                                                              name=meta.get("name", ""))
+    return env.get_template("annotation_form.html.j2").render(
+        kind=kind, sheet=sheet, items=items, name=meta.get("name", ""),
+        prompts=[{"id": pid, "text": p.text, "rubric": (p.meta or {}).get("rubric"), "min": p.score_min,
+                  "max": p.score_max} for pid, p in sorted(prompts.items())])
 
 
 # -- import --------------------------------------------------------------------------------------------------
