@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,34 +92,45 @@ def _telling(group: pd.DataFrame) -> pd.Series:
     return changed.astype(float)
 
 
+def _read(path: Path, columns: Sequence[str], ids: list[str] | None = None) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    filters = [("example_id", "in", ids)] if ids is not None else None
+    df = pd.read_parquet(path, columns=[c for c in columns if c in present], filters=filters)
+    for c in columns:
+        if c not in df.columns:
+            df[c] = None
+    return df
+
+
 def sample_examples(run_dir: str | Path, per_attack: int,
                     seed: int) -> tuple[list[dict[str, Any]], dict[str, int], int]:
     """Up to ``per_attack`` examples per (attack, params) as browser items (fewer when the run has so many
     configurations that :data:`MAX_EMBEDDED` would be exceeded), and the total example count per attack label
-    (what the page says it sampled from), and the per-attack cap used."""
+    (what the page says it sampled from), and the per-attack cap used. The texts are read for the sampled
+    examples only (a first pass reads the ids and attacks)."""
     path = Path(run_dir) / "examples.parquet"
     if per_attack <= 0 or not path.exists():
         return [], {}, 0
-    import pyarrow.parquet as pq
-
-    present = set(pq.read_schema(path).names)
-    df = pd.read_parquet(path, columns=[c for c in COLUMNS if c in present])
-    for c in COLUMNS:
-        if c not in df.columns:
-            df[c] = None
-    if not len(df):
+    index = _read(path, ("example_id", "attack", "params", "source_id")).drop_duplicates("example_id")
+    if not len(index):
         return [], {}, 0
+    groups = index.groupby(["attack", "params"], sort=True)
+    per_attack = min(per_attack, max(MIN_PER_ATTACK, MAX_EMBEDDED // max(1, groups.ngroups)))
     totals: dict[str, int] = {}
+    chosen_ids: dict[tuple[str, str], list[str]] = {}
+    for (attack, params), g in groups:
+        totals[f"{attack} {short_params(params)}"] = len(g)
+        chosen_ids[(attack, params)] = sorted(g["example_id"], key=lambda i: derive_seed(seed, "report", str(i)))[
+            :per_attack]
+    generated = {k: bool(g["source_id"].astype(str).str.startswith("prompt:").all()) for k, g in groups}
+    df = _read(path, COLUMNS, [i for ids in chosen_ids.values() for i in ids])
     items: list[dict[str, Any]] = []
-    n_groups = df.groupby(["attack", "params"]).ngroups
-    per_attack = min(per_attack, max(MIN_PER_ATTACK, MAX_EMBEDDED // max(1, n_groups)))
-    groups = sorted(df.groupby(["attack", "params"], sort=True), key=lambda kv: bool(kv[1]["original_text"].isna().all()))
-    for (attack, params), g in groups:  # attacks with an original first (their diffs), generators after
+    by_config = dict(iter(df.groupby(["attack", "params"], sort=True)))
+    for (attack, params) in sorted(chosen_ids, key=lambda k: (generated[k], k)):  # generators after the rest
         label = f"{attack} {short_params(params)}"
-        ids = g["example_id"].unique()
-        totals[label] = len(ids)
-        keys = sorted(ids, key=lambda i: derive_seed(seed, "report", str(i)))[:per_attack]
-        chosen = g[g["example_id"].isin(set(keys))].copy()
+        chosen = by_config[(attack, params)].copy()
         chosen["_telling"] = _telling(chosen)
         telling = chosen.groupby("example_id")["_telling"].max().to_dict()
         by_id = {eid: rows for eid, rows in chosen.groupby("example_id", sort=False)}
