@@ -145,22 +145,28 @@ def test_grammar_check() -> None:
     assert grammar_problems("What city did Tesla move to?", r)
 
 
+@pytest.mark.slow
 def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: Resources) -> None:
+    """Every candidate of 1,000 real questions (the seeded sample of the findings and the benchmark, so the
+    out-of-vocabulary vectors are shared through the disk cache), and AddOneSent's examples of 100 of them."""
     ds = load(f"squad:{shared_path('data', 'squad-v1.1', 'dev-v1.1.json.gz')}")
     records = list(ds)
-    pick = np.random.default_rng(12).choice(len(records), size=1000, replace=False)
-    att = AddOneSent()
-    made = 0
-    for i in sorted(pick):
+    pick = np.random.default_rng(0).choice(len(records), size=1000, replace=False)
+    params = AddOneSent().params
+    covered = 0
+    for i in pick:
         rec = records[int(i)]
-        for c in candidates(rec, res, att.params):
+        cands = candidates(rec, res, params)
+        for c in cands:
             assert not overlaps_gold(c.sentence, rec.answers), (rec.id, c.sentence, rec.answers)
-        exs = att.examples(rec, record_rng(0, rec.id, att.name, att.params_dict), res)
-        for ex in exs:
+        covered += bool(cands)
+    assert covered >= 900  # coverage: most SQuAD questions have a wh-phrase
+    att = AddOneSent()
+    for i in pick[:100]:
+        rec = records[int(i)]
+        for ex in att.examples(rec, record_rng(0, rec.id, att.name, att.params_dict), res):
             assert not overlaps_gold(ex.meta["distractor"], rec.answers)
             assert ex.text.startswith(rec.context)
-        made += len(exs)
-    assert made >= 900  # coverage: most SQuAD questions have a wh-phrase
 
 
 def test_fixed_seeds_give_identical_distractors(res: Resources) -> None:

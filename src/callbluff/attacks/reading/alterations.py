@@ -83,9 +83,9 @@ def _match_case(new: str, old: str) -> str:
 @lru_cache(maxsize=50_000)
 def antonyms(word: str, wn_pos: str) -> tuple[str, ...]:
     """Single-word antonyms of the lemmas of ``word``'s first WordNet synset of part of speech ``wn_pos``."""
-    from nltk.corpus import wordnet as wn
+    from callbluff.resources.wordnet_setup import load_wordnet
 
-    synsets = wn.synsets(word.lower(), wn_pos)
+    synsets = load_wordnet().synsets(word.lower(), wn_pos)
     if not synsets:
         return ()
     out: list[str] = []
