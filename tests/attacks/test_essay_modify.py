@@ -279,3 +279,20 @@ def test_real_asap_essays() -> None:
         flu = one(ModFluency(), r, 11)
         assert len(flu.text) > len(r.text)
     assert total >= 40 and kept == total, f"{kept}/{total} replaced words kept their POS (in context)"
+
+
+def test_prefetch_batches_the_parse_and_changes_no_output() -> None:
+    """ModGrammar / ModLexicon ``prefetch``: one nlp.pipe over a task's essays fills the parse cache; the
+    examples are byte-identical to those made without it."""
+    from callbluff.resources.context import Resources
+
+    records = [rec(ESSAY, "a"), rec("Tom was a happy man. He lived a simple life.", "b"),
+               rec("The scientists carefully studied the ancient rocks. They discovered important fossils.", "c")]
+    for attack in (ModGrammar(), ModGrammar(variant="svo"), ModLexicon()):
+        cold, warm = Resources(), Resources()
+        attack.prefetch(records, warm)
+        assert all(r.text in warm._docs for r in records)
+        for r in records:
+            a = attack.examples(r, np.random.default_rng(5), cold)
+            b = attack.examples(r, np.random.default_rng(5), warm)
+            assert [x.text for x in a] == [x.text for x in b] and [x.meta for x in a] == [x.meta for x in b]

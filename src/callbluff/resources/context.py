@@ -109,6 +109,22 @@ class Resources:
                 self._docs.popitem(last=False)
         return parsed
 
+    def docs(self, texts: Sequence[str], batch_size: int = 32) -> list[Doc]:
+        """:meth:`doc` of many texts, the ones not cached parsed in one ``nlp.pipe`` (batched: faster than one
+        call per text; the parses are the same). Give at most :data:`PARSE_CACHE_SIZE` texts (more would evict
+        each other before use)."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._docs))
+        if todo:
+            parsed = list(zip(todo, self.nlp.pipe(todo, batch_size=batch_size), strict=True))
+            with self._lock:
+                for text, d in parsed:
+                    self._docs[text] = d
+                    self._docs.move_to_end(text)
+                while len(self._docs) > PARSE_CACHE_SIZE:
+                    self._docs.popitem(last=False)
+        return [self.doc(t) for t in texts]
+
     def dependency_doc(self, text: str) -> Doc:
         """POS, lemmas and the dependency parse of ``text`` (``nlp`` without NER), cached per text.
 

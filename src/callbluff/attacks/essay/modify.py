@@ -94,6 +94,18 @@ def full_parse(text: str, res: Resources) -> Doc | None:
     return res.doc(text)
 
 
+def prefetch_parses(records: Sequence[Record], res: Resources) -> None:
+    """Parse the essays of a batch of records in one ``nlp.pipe`` (``res.docs``) before the per-record calls,
+    so that :func:`full_parse` finds them cached (the engine calls an attack's ``prefetch`` once per task);
+    outputs are the same with or without it. At most ``PARSE_CACHE_SIZE`` essays, none longer than the
+    pipeline's ``max_length``."""
+    from callbluff.resources.context import PARSE_CACHE_SIZE
+
+    limit = res.nlp.max_length
+    texts = [r.text for r in records if isinstance(r, ScoredResponse) and r.text.strip() and len(r.text) <= limit]
+    res.docs(texts[:PARSE_CACHE_SIZE])
+
+
 def match_case(word: str, like: str) -> str:
     """``word`` cased like ``like`` (all caps, capitalised, or as given)."""
     if len(like) > 1 and like.isupper():
@@ -290,6 +302,10 @@ class ModGrammar(StaticAttack):
     record_type = ScoredResponse
     requires = ("spacy", "spacy-parse", "lemminflect")
     expect = "lower"
+
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """One batched parse of the task's essays (:func:`prefetch_parses`)."""
+        prefetch_parses(records, res)
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
@@ -583,6 +599,10 @@ class ModLexicon(StaticAttack):
     record_type = ScoredResponse
     requires = ("spacy", "spacy-parse", "wordnet", "lemminflect")
     expect = "lower"
+
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """One batched parse of the task's essays (:func:`prefetch_parses`)."""
+        prefetch_parses(records, res)
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
