@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from callbluff.report.text import fmt, num, sentence, short_params
+from callbluff.report.text import fmt, num, pct, sentence, short_params
 
 EXPECT_TEXT: dict[str, str] = {
     "lower": "a robust scorer lowers the score (Kumar et al.)",
@@ -115,7 +115,7 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
             text = sentence(task, r) or f"no adversarial example was scored ({r.get('n') or 0}); see the errors."
             card.entries.append(Entry(
                 row_label(r, pooled), short_params(r["params"]), r.get("expect"), num(r.get("failure_pct")),
-                r.get("n"), [(label, fmt(r.get(f))) for f, label in ROBUST_FIELDS.get(task, ())
+                r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in ROBUST_FIELDS.get(task, ())
                              if r.get(f) is not None], text))
         card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack, e.params))
         cards.append(card)

@@ -55,8 +55,7 @@ def sentence(task: str, r: Mapping[str, Any]) -> str | None:
     n = r.get("n")
     if task in ("essay", "content"):
         if r.get("neg_pct") is None and r.get("mean_score_pct") is not None:  # prompt-level generator
-            text = (f"{n} generated answers got on average {pct(r.get('mean_score_pct'))}% of the score range "
-                    f"(a human would give them the minimum)")
+            text = f"{n} generated answers got on average {pct(r.get('mean_score_pct'))}% of the score range"
             if r.get("arr") is not None:
                 text += f"; only {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
             return text + "."
