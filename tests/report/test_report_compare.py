@@ -83,3 +83,17 @@ def test_one_report_for_several_runs(runs: tuple[Path, Path], tmp_path: Path) ->
     html = (tmp_path / "all.html").read_text()
     assert "<h2>Overview</h2>" in html and html.count('class="cb-browser"') == 2
     assert 'id="run0-data"' in html and 'id="run1-data"' in html  # one example set per run
+
+
+def test_report_open_uses_the_browser_or_says_where_the_file_is(runs: tuple[Path, Path],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import webbrowser
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda uri: opened.append(uri) or True)
+    r = CliRunner().invoke(app, ["report", str(runs[0]), "--open"])
+    assert r.exit_code == 0, r.output
+    assert opened == [(runs[0] / "report.html").resolve().as_uri()]
+    monkeypatch.setattr(webbrowser, "open", lambda uri: False)
+    r = CliRunner().invoke(app, ["report", str(runs[0]), "--open"])
+    assert r.exit_code == 0 and "no browser found here; open" in r.output
