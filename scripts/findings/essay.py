@@ -454,8 +454,8 @@ def _answers(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
                    and str(r.get("prompt")) == "all" and r.get("neg_pct") is not None]
     L = ["## Answers", ""]
     # Q1: do only the Del tests lower scores?
-    L += ["**Do only the Del tests lower scores?** Per test case and scorer, pooled over the 8 prompts: the "
-          "mean score change (% of range) and the share of essays whose score went down.", ""]
+    L += ["**Do only the Del tests lower scores?** Per test case and scorer, pooled over the prompts: the "
+          "mean score change (% of the range) and the shares of essays whose score went down / up.", ""]
     body = []
     seen = []
     for r in sorted(attack_rows, key=lambda r: (r["attack"], json.dumps(_params(r), sort_keys=True))):
@@ -467,16 +467,21 @@ def _answers(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
         for t in targets:
             m = next((x for x in attack_rows if x["target"] == t and x["attack"] == r["attack"]
                       and _params(x) == _params(r)), None)
-            cells.append("" if m is None else f"{_fmt(m.get('mean_diff_pct'), 1)} / {_fmt(m.get('neg_pct'))}%")
-        body.append([r["attack"], _short(_params(r)), *cells])
-    L += _md(["test case", "params", *(f"{t}: mean diff / lowered" for t in targets)], body) + [""]
+            cells.append("" if m is None else f"{_fmt(m.get('mean_diff_pct'), 1)} / {_fmt(m.get('neg_pct'))}% / "
+                         f"{_fmt(m.get('pos_pct'))}%")
+        body.append([r["attack"], _short(_params(r), r['attack']), *cells])
+    L += _md(["test case", "params", *(f"{t}: mean diff / down / up" for t in targets)], body) + [""]
     for t in targets:
         lowered = [b for b, r in zip(body, _dedup(attack_rows, targets)) if _lowers(attack_rows, t, r)]
         dels = [b[0] + (" " + b[1] if b[1] else "") for b in lowered if b[0].startswith("Del")]
         others = [b[0] + (" " + b[1] if b[1] else "") for b in lowered if not b[0].startswith("Del")]
-        L.append(f"- {t}: lowered the mean score by at least 1% of the range and the score of at least half "
-                 f"of the essays for {len(dels)} Del configurations ({', '.join(dels) or 'none'}) and "
-                 f"{len(others)} others ({', '.join(others) or 'none'}).")
+        n_del = sum(1 for b in body if b[0].startswith("Del"))
+        L.append(f"- {t} lowers the scores (mean change at most -1% of the range, more essays down than up) on "
+                 f"{len(dels)} of {n_del} Del configurations ({'; '.join(dels) or 'none'}) and on {len(others)} "
+                 f"of {len(body) - n_del} other configurations ({'; '.join(others) or 'none'}). "
+                 + ("So: only Del tests lower its scores." if dels and not others else
+                    "So: not only Del tests lower its scores." if others else
+                    "So: not even the Del tests lower its scores as a rule."))
     L += ["", "Paper (Sec. 4): \"In general, DEL tests impacted the scores negatively. There were very few "
           "instances where scores increase after removing a few lines.\"", ""]
     # Q2: song/speech additions
@@ -487,7 +492,7 @@ def _answers(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
         parts = []
         for r in attack_rows:
             if r["target"] == t and r["attack"] in ("AddSong", "AddSpeech"):
-                parts.append(f"{r['attack']} {_short(_params(r))}: {_fmt(r.get('mean_diff_pct'), 1)} "
+                parts.append(f"{r['attack']} {_short(_params(r), r['attack'])}: {_fmt(r.get('mean_diff_pct'), 1)} "
                              f"({_fmt(r.get('pos_pct'))}% up, {_fmt(r.get('neg_pct'))}% down)")
         L.append(f"- {t}: " + "; ".join(sorted(parts)))
     L += [""]
@@ -516,13 +521,16 @@ def _dedup(attack_rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> 
 def _lowers(attack_rows: Sequence[Mapping[str, Any]], target: str, like: Mapping[str, Any]) -> bool:
     m = next((x for x in attack_rows if x["target"] == target and x["attack"] == like["attack"]
               and _params(x) == _params(like)), None)
-    return bool(m and (m.get("mean_diff_pct") or 0) <= -1.0 and (m.get("neg_pct") or 0) >= 50.0)
+    return bool(m and (m.get("mean_diff_pct") or 0) <= -1.0 and (m.get("neg_pct") or 0) > (m.get("pos_pct") or 0))
 
 
-def _short(p: Mapping[str, Any]) -> str:
-    from callbluff.report.html import short_params
+def _short(p: Mapping[str, Any], attack: str = "") -> str:
+    from callbluff.report.tables import paper_params
 
-    return short_params(json.dumps(dict(p), sort_keys=True))
+    out = paper_params(attack, dict(p))
+    if attack in ("DelStart", "DelEnd") and out == "defaults":
+        return "series k = 1, 2, ..."
+    return "" if out == "defaults" else out
 
 
 def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Sequence[str],
@@ -654,7 +662,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
               and r.get("attack") != "clean"]
     keys = []
     for r in pooled:
-        k = (r["attack"], _short(_params(r)))
+        k = (r["attack"], _short(_params(r), r['attack']))
         if k not in keys:
             keys.append(k)
     keys.sort()
@@ -663,7 +671,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
     for j, t in enumerate(targets):
         vals = []
         for a, p in keys:
-            m = next((r for r in pooled if r["target"] == t and r["attack"] == a and _short(_params(r)) == p), None)
+            m = next((r for r in pooled if r["target"] == t and r["attack"] == a and _short(_params(r), r['attack']) == p), None)
             vals.append(np.nan if m is None else float(m["mean_diff_pct"]))
         ax.barh(y + (j - 0.5) * 0.4, vals, height=0.4, label=t)
     ax.axvline(0, color="black", lw=0.8)
@@ -682,7 +690,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
         for i, (a, p) in enumerate(keys):
             for j, pid in enumerate(prompts):
                 m = next((r for r in rows if r.get("target") == t and r.get("attack") == a
-                          and str(r.get("prompt")) == pid and _short(_params(r)) == p), None)
+                          and str(r.get("prompt")) == pid and _short(_params(r), r['attack']) == p), None)
                 if m is not None and m.get("not_lowered_pct") is not None:
                     grid[i, j] = float(m["not_lowered_pct"])
         im = ax.imshow(grid, vmin=0, vmax=100, cmap="RdYlGn_r", aspect="auto")
