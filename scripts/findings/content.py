@@ -1,0 +1,640 @@
+"""Findings: content scoring under adversarial answers and its countermeasures (Ding et al. 2020), on ASAP-SAS.
+
+Run from the repository root:  .venv/bin/python scripts/findings/content.py [--quick] [--prompts 1,2]
+Writes docs/findings/content.md and docs/findings/content/*.svg; per-prompt results are cached under
+.findings-cache/content/ (a re-run reuses finished stages; --fresh starts over).
+
+Stages, each per prompt (so a stopped run keeps what it finished):
+  A  adversarial test answers (all configurations of Figure 1, --count per configuration, generators fitted on
+     the prompt's training answers, seed 1); ContentScorer (the paper's shallow system) and NeuralScorer (the
+     deep one) trained on the training answers; ARR per configuration; QWK on the public leaderboard answers.
+  B  countermeasures on the shallow system (Sec. 5.1, 5.2) and the filters (5.4), on the first --tradeoff-count
+     answers per configuration, the leaderboard answers and their noisy versions (10/30/50 % of words replaced
+     by real misspellings, Birkbeck/Holbrook/Aspell/Wikipedia typo corpora).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
+DATA = SHARED / "data"
+CACHE = REPO / ".findings-cache" / "content"
+OUT_MD = REPO / "docs" / "findings" / "content.md"
+FIG_DIR = REPO / "docs" / "findings" / "content"
+RATES = (0.1, 0.3, 0.5)
+TYPO_FILES = ("missp.dat.gz", "holbrook-missp.dat", "aspell.dat", "wikipedia.dat")
+
+# Ding et al. 2020 figures (Sec. 3.2, 4, 5.4) shown beside ours
+PAPER = {"shallow_arr": 77.0, "deep_arr": 53.0, "shallow_qwk": 0.673, "deep_qwk": 0.7705,
+         "nonword_arr": 86.0, "nonword_real_lost": 3.6}
+
+SEED_TEST, SEED_TRAIN_ADV, SEED_FILTER = 1, 2, 3
+
+
+def log(msg: str) -> None:
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------------------------
+
+def load_data(prompts: list[str]) -> tuple[Any, Any]:
+    from callbluff.datasets import load
+
+    train_p, test_p = DATA / "asap-sas" / "train.tsv.gz", DATA / "asap-sas" / "public_leaderboard_rel_2.tsv.gz"
+    for p in (train_p, test_p):
+        if not p.is_file():
+            sys.exit(f"needs {p} (ASAP-SAS; set CALLBLUFF_SHARED to the directory holding data/asap-sas)")
+    sel = ",".join(prompts)
+    return load(f"asap-sas:{train_p}?prompts={sel}"), load(f"asap-sas:{test_p}?prompts={sel}")
+
+
+def typo_corpus() -> Any:
+    from callbluff.resources.typos import load_corpus
+
+    files = [DATA / "typos" / f for f in TYPO_FILES]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        sys.exit(f"needs the typo corpora {missing} (../shared/data/typos)")
+    return load_corpus([str(f) for f in files])
+
+
+def noisy_versions(texts: list[str], ids: list[str], typos: Any) -> dict[str, Any]:
+    from callbluff.defenses.tradeoff import noisy_answer
+    from callbluff.seeding import derive_seed
+
+    out: dict[str, Any] = {}
+    for rate in RATES:
+        new, replaced, words = [], 0, 0
+        for rid, t in zip(ids, texts, strict=True):
+            rng = np.random.default_rng(derive_seed(0, "noisy", rid, rate))
+            n, r, w = noisy_answer(t, rate, typos, rng)
+            new.append(n)
+            replaced += r
+            words += w
+        out[str(rate)] = {"texts": new, "achieved": replaced / max(1, words)}
+    return out
+
+
+def arr_by_config(scores: np.ndarray, labels: list[str], score_min: float) -> dict[str, float]:
+    from callbluff.metrics import arr
+
+    by: dict[str, list[float]] = {}
+    for s, lab in zip(scores.tolist(), labels, strict=True):
+        by.setdefault(lab, []).append(s)
+    return {lab: float(arr(v, score_min)) for lab, v in by.items()}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# stage A: the attack
+# ----------------------------------------------------------------------------------------------------------
+
+def timed(stage: Any) -> Any:
+    def run(*a: Any) -> dict[str, Any]:
+        t0, load0 = time.perf_counter(), os.getloadavg()[0]
+        res = stage(*a)
+        res["stage_s"] = round(time.perf_counter() - t0, 1)
+        res["load"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+        res["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        return res
+    return run
+
+
+@timed
+def stage_a(pid: str, train: Any, test: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from callbluff.defenses.battery import battery
+    from callbluff.models.content import ContentScorer
+
+    prompt = train.prompts[pid]
+    tr = [r for r in train.records() if r.prompt_id == pid]
+    te = [r for r in test.records() if r.prompt_id == pid]
+    t0 = time.perf_counter()
+    errors: list[str] = []
+    adv = battery(tr, prompt, args.count, seed=SEED_TEST, errors=errors)
+    t_gen = time.perf_counter() - t0
+    labels = [a.config for a in adv]
+    texts = [a.text for a in adv]
+    res: dict[str, Any] = {"prompt": pid, "n_train": len(tr), "n_test": len(te), "generate_s": round(t_gen, 1),
+                           "n_by_config": {lab: labels.count(lab) for lab in dict.fromkeys(labels)},
+                           "generator_errors": errors, "systems": {}}
+    CACHE.mkdir(parents=True, exist_ok=True)
+    (CACHE / f"adv-{pid}.json").write_text(json.dumps({"labels": labels, "texts": texts}))
+    systems = {"ContentScorer": lambda: ContentScorer()}
+    score_systems(res, systems, pid, prompt, tr, te, labels, texts)
+    # one example per configuration for the document (the first answer, cut)
+    res["examples"] = {lab: next(a.text for a in adv if a.config == lab)[:120] for lab in res["n_by_config"]}
+    return res
+
+
+@timed
+def stage_n(pid: str, train: Any, test: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """NeuralScorer on the adversarial answers stage A made for the prompt."""
+    from callbluff.models.neural import NeuralScorer
+
+    prompt = train.prompts[pid]
+    tr = [r for r in train.records() if r.prompt_id == pid]
+    te = [r for r in test.records() if r.prompt_id == pid]
+    adv = json.loads((CACHE / f"adv-{pid}.json").read_text())
+    res: dict[str, Any] = {"prompt": pid, "systems": {}}
+    systems = {"NeuralScorer": lambda: NeuralScorer(embeddings=args.embeddings, epochs=args.neural_epochs,
+                                                    min_epochs=min(3, args.neural_epochs), patience=2,
+                                                    max_words=args.max_words, num_threads=args.threads)}
+    score_systems(res, systems, pid, prompt, tr, te, adv["labels"], adv["texts"])
+    return res
+
+
+def score_systems(res: dict[str, Any], systems: dict[str, Any], pid: str, prompt: Any, tr: list, te: list,
+                  labels: list[str], texts: list[str]) -> None:
+    from callbluff.metrics import qwk
+
+    gold = [r.gold for r in te]
+    lo, hi = prompt.score_min, prompt.score_max
+    by_config = list(dict.fromkeys(labels))
+    for name, make in systems.items():
+        t1 = time.perf_counter()
+        model = make().fit(tr, {pid: prompt})
+        t_fit = time.perf_counter() - t1
+        real = model.score_texts(pid, [r.text for r in te])
+        advs = model.score_texts(pid, texts)
+        res["systems"][name] = {
+            "qwk": float(qwk(gold, real, score_min=lo, score_max=hi)), "fit_s": round(t_fit, 1),
+            "arr_by_config": arr_by_config(np.asarray(advs, dtype=float), labels, lo),
+            "mean_score_by_config": {lab: float(np.mean([s for s, la in zip(advs, labels, strict=True) if la == lab]))
+                                     for lab in by_config},
+            "score_s": round(time.perf_counter() - t1 - t_fit, 1)}
+        log(f"A prompt {pid} {name}: QWK {res['systems'][name]['qwk']:.3f}, mean ARR "
+            f"{np.mean(list(res['systems'][name]['arr_by_config'].values())):.1f} (fit {t_fit:.0f} s)")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# stage B: countermeasures and the trade-off
+# ----------------------------------------------------------------------------------------------------------
+
+@timed
+def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from callbluff.defenses import (
+        FEATURE_VARIANTS,
+        NonWordRateFilter,
+        PlausibilityFilter,
+        UnigramPerplexityFilter,
+        adversarial_training_set,
+        battery,
+        feature_variant,
+        same_score_pct,
+    )
+    from callbluff.defenses.filters import dev_split
+    from callbluff.metrics import qwk
+
+    prompt = train.prompts[pid]
+    tr = [r for r in train.records() if r.prompt_id == pid]
+    te = [r for r in test.records() if r.prompt_id == pid]
+    gold = [r.gold for r in te]
+    lo, hi = prompt.score_min, prompt.score_max
+    adv = battery(tr, prompt, args.tradeoff_count, seed=SEED_TEST)  # the first answers of stage A's set
+    labels, adv_texts = [a.config for a in adv], [a.text for a in adv]
+    real_texts = [r.text for r in te]
+    noisy = noisy_versions(real_texts, [r.id for r in te], typos)
+    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(adv), "countermeasures": {}, "filters": {},
+                           "noisy_achieved": {k: v["achieved"] for k, v in noisy.items()}}
+
+    def measure(name: str, model: Any, fit_s: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        real = np.asarray(model.score_texts(pid, real_texts), dtype=float)
+        a = np.asarray(model.score_texts(pid, adv_texts), dtype=float)
+        row = {"qwk": float(qwk(gold, real, score_min=lo, score_max=hi)), "fit_s": round(fit_s, 1),
+               "arr_by_config": arr_by_config(a, labels, lo),
+               "noisy_same": {k: same_score_pct(real, model.score_texts(pid, v["texts"])) for k, v in noisy.items()},
+               **(extra or {})}
+        log(f"B prompt {pid} {name}: QWK {row['qwk']:.3f}, mean ARR {np.mean(list(row['arr_by_config'].values())):.1f}"
+            f", noisy same-score {row['noisy_same']}")
+        return row
+
+    base = None
+    for variant in FEATURE_VARIANTS:
+        t0 = time.perf_counter()
+        m = feature_variant(variant).fit(tr, {pid: prompt})
+        res["countermeasures"][variant] = measure(variant, m, time.perf_counter() - t0)
+        if variant == "paper":
+            base = m
+    for label, cfgs, total in (("adv-train:shuffle", [{"attack": "Shuffle", "params": {}}], args.adv_total),
+                               ("adv-train:all", None, args.adv_total)):
+        t0 = time.perf_counter()
+        extra = adversarial_training_set(tr, {pid: prompt}, total=total, configs=cfgs, seed=SEED_TRAIN_ADV)
+        m = feature_variant("paper").fit(tr + extra, {pid: prompt})
+        res["countermeasures"][label] = measure(label, m, time.perf_counter() - t0, {"n_added": len(extra)})
+
+    # filters in front of the paper's scorer; the development adversarials are shared by the filters that use them
+    assert base is not None
+    fit_part, _ = dev_split(tr, 0.2, SEED_FILTER, pid)
+    t0 = time.perf_counter()
+    dev_adv = [a.text for a in battery(fit_part, prompt, args.dev_count, seed=SEED_FILTER)]
+    t_dev = time.perf_counter() - t0
+    base_real = np.asarray(base.score_texts(pid, real_texts), dtype=float)
+    base_adv = np.asarray(base.score_texts(pid, adv_texts), dtype=float)
+    base_noisy = {k: np.asarray(base.score_texts(pid, v["texts"]), dtype=float) for k, v in noisy.items()}
+    for f in (NonWordRateFilter(seed=SEED_FILTER), UnigramPerplexityFilter(seed=SEED_FILTER),
+              PlausibilityFilter(seed=SEED_FILTER)):
+        t0 = time.perf_counter()
+        f.fit(tr, {pid: prompt}, adversarial={pid: dev_adv})
+        fit_s = time.perf_counter() - t0 + (t_dev if f.uses_dev else 0.0)
+        fr, fa = f.flag(pid, real_texts), f.flag(pid, adv_texts)
+        fn = {k: f.flag(pid, v["texts"]) for k, v in noisy.items()}
+        sys_real = np.where(fr, lo, base_real)
+        by: dict[str, list[bool]] = {}
+        for flag, lab in zip(fa.tolist(), labels, strict=True):
+            by.setdefault(lab, []).append(flag)
+        res["filters"][f.kind] = {
+            "fit_s": round(fit_s, 1), "real_flagged_pct": float(fr.mean() * 100),
+            "flag_arr_by_config": {lab: float(np.mean(v) * 100) for lab, v in by.items()},
+            "noisy_flagged_pct": {k: float(v.mean() * 100) for k, v in fn.items()},
+            "summary": f.summary()[pid]}
+        name = f"filter:{f.kind}"
+        system_adv = np.where(fa, lo, base_adv)
+        res["countermeasures"][name] = {
+            "qwk": float(qwk(gold, sys_real, score_min=lo, score_max=hi)), "fit_s": round(fit_s, 1),
+            "arr_by_config": arr_by_config(system_adv, labels, lo),
+            "noisy_same": {k: same_score_pct(sys_real, np.where(fn[k], lo, base_noisy[k])) for k in noisy}}
+        log(f"B prompt {pid} {name}: real flagged {fr.mean() * 100:.1f} %, flag ARR {fa.mean() * 100:.1f} %")
+    return res
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the document
+# ----------------------------------------------------------------------------------------------------------
+
+def _mean(xs: list[float]) -> float:
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    return float(np.mean(xs)) if xs else float("nan")
+
+
+def _fmt(x: float, d: int = 1) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
+
+
+def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict]) -> str:
+    from callbluff.defenses.battery import config_label
+
+    from callbluff.attacks.content import ding2020_configurations
+
+    configs = [config_label(c) for c in ding2020_configurations(1)]
+    prompts = [p for p in meta["prompts"] if p in a_res]
+    L: list[str] = []
+    L += ["# Findings: adversarial answers against content scoring, and countermeasures (Ding et al. 2020)", "",
+          "Generated by `scripts/findings/content.py`; do not edit by hand.", "",
+          f"Command: `{meta['command']}`. Data: ASAP-SAS (`../shared/data/asap-sas`): the scorers and every "
+          "generator are fitted on `train.tsv.gz` per prompt; QWK and the noisy answers use the public leaderboard "
+          "answers (`public_leaderboard_rel_2` with the gold scores of `public_leaderboard_solution`). "
+          f"Prompts: {', '.join(prompts)}. Adversarial test answers: {meta['count']} per configuration and prompt "
+          f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
+          f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
+          f"wall time in all stages (each stage of each prompt ran as its own job under the project's heavy-job "
+          f"lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
+          f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
+          f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
+          f"at most {meta['settings']['neural_epochs']} epochs (see the notes below).",
+          ""]
+    if meta.get("missing_b"):
+        L += [f"**Not finished:** the countermeasure stage did not run on prompts {', '.join(meta['missing_b'])} "
+              "(time limit); the countermeasure figures are means over the other prompts.", ""]
+    L += ["## Blindness", "",
+          "Nothing here is tuned on the leaderboard answers: the scorers' parameters are chosen by cross-validation "
+          "on the training answers, the filters' thresholds on a development split of the training answers, and "
+          "the adversarial test answers come from generators fitted on the training answers with a seed (1) used "
+          "nowhere else (adversarial training: seed 2; filter development answers: seed 3, generators fitted on "
+          "80 % of the training answers). The filters' development adversarials come from the same 25 generator "
+          "configurations as the test adversarials (different seeds, different fitted answers): the filter figures "
+          "are therefore in-distribution for the generator types, which the paper's are too; a new kind of "
+          "adversarial answer may pass them more often.", ""]
+    # --- systems
+    L += ["## 1. ARR of the two scoring systems (paper Sec. 4, Figure 1)", "",
+          "ARR = % of adversarial answers scored 0 (`callbluff.metrics.arr`). Mean over prompts, per configuration:",
+          "", "| configuration | example (prompt " + prompts[0] + ") | ContentScorer ARR % | NeuralScorer ARR % |",
+          "| --- | --- | ---: | ---: |"]
+    sysmeans: dict[str, dict[str, float]] = {"ContentScorer": {}, "NeuralScorer": {}}
+    have = {s: [p for p in prompts if s in a_res[p]["systems"]] for s in sysmeans}
+    for c in configs:
+        for s in sysmeans:
+            sysmeans[s][c] = _mean([a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for p in have[s]])
+        ex = a_res[prompts[0]].get("examples", {}).get(c, "").replace("|", " ").replace("\n", " ")
+        L.append(f"| {c} | {ex[:60]} | {_fmt(sysmeans['ContentScorer'][c])} | {_fmt(sysmeans['NeuralScorer'][c])} |")
+    mean_s = _mean(list(sysmeans["ContentScorer"].values()))
+    mean_d = _mean(list(sysmeans["NeuralScorer"].values()))
+    qwk_s = _mean([a_res[p]["systems"]["ContentScorer"]["qwk"] for p in have["ContentScorer"]])
+    qwk_d = _mean([a_res[p]["systems"]["NeuralScorer"]["qwk"] for p in have["NeuralScorer"]])
+    for s in sysmeans:
+        if len(have[s]) < len(prompts):
+            L += [f"**{s} ran on prompts {', '.join(have[s]) or 'none'} only** (time limit); its means are over "
+                  "those.", ""]
+    L += [f"| **mean** | | **{_fmt(mean_s)}** | **{_fmt(mean_d)}** |", "",
+          "| | ours | paper |", "| --- | ---: | ---: |",
+          f"| shallow (ContentScorer) mean ARR % | {_fmt(mean_s)} | {PAPER['shallow_arr']:.0f} |",
+          f"| deep (NeuralScorer) mean ARR % | {_fmt(mean_d)} | {PAPER['deep_arr']:.0f} |",
+          f"| shallow QWK (leaderboard) | {_fmt(qwk_s, 3)} | {PAPER['shallow_qwk']} |",
+          f"| deep QWK (leaderboard) | {_fmt(qwk_d, 3)} | {PAPER['deep_qwk']} |", ""]
+    # per prompt x generator tables
+    for s in sysmeans:
+        ps = have[s]
+        if not ps:
+            continue
+        L += [f"### {s}: ARR % per configuration x prompt", "",
+              "| configuration | " + " | ".join(ps) + " |", "| --- |" + " ---: |" * len(ps)]
+        for c in configs:
+            L.append(f"| {c} | " + " | ".join(_fmt(a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan), 0)
+                                             for p in ps) + " |")
+        L.append("| QWK | " + " | ".join(_fmt(a_res[p]["systems"][s]["qwk"], 3) for p in ps) + " |")
+        L.append("| fit s | " + " | ".join(_fmt(a_res[p]["systems"][s]["fit_s"], 0) for p in ps) + " |")
+        L.append("")
+    # paper's qualitative findings
+    L += ["### The paper's findings, checked", ""]
+    L += findings_checks(sysmeans, configs)
+    L += ["", "![ARR per configuration](content/arr_by_configuration.svg)", ""]
+    # --- countermeasures
+    b_prompts = [p for p in prompts if p in b_res]
+    if b_prompts:
+        L += countermeasure_section(b_res, b_prompts, configs, meta)
+    return "\n".join(L) + "\n"
+
+
+def _family(c: str) -> str:
+    return c.split(" ")[0]
+
+
+def findings_checks(sysmeans: dict[str, dict[str, float]], configs: list[str]) -> list[str]:
+    out = []
+    for s, m in sysmeans.items():
+        if all(math.isnan(v) for v in m.values()):
+            continue
+        lowest = min(configs, key=lambda c: m[c] if not math.isnan(m[c]) else 1e9)
+        gen_c = _mean([m[f"GenericChars n={n}"] for n in range(1, 6)])
+        pro_c = _mean([m[f"PromptChars n={n}"] for n in range(1, 6)])
+        gen_w = _mean([m[f"GenericWords n={n}"] for n in range(1, 6)])
+        pro_w = _mean([m[f"PromptWords n={n}"] for n in range(1, 6)])
+        pc = [m[f"PromptChars n={n}"] for n in range(1, 6)]
+        falling = all(pc[i + 1] <= pc[i] + 1e-9 for i in range(4))
+        out += [f"- **{s}**: lowest ARR: {lowest} ({_fmt(m[lowest])} %; paper: Shuffle lowest on the shallow "
+                f"system). Prompt-specific vs generic: characters {_fmt(pro_c)} vs {_fmt(gen_c)} %, words "
+                f"{_fmt(pro_w)} vs {_fmt(gen_w)} % (paper: prompt-specific lower, i.e. more damaging). Prompt-specific "
+                f"character n-grams n = 1..5: {', '.join(_fmt(x, 0) for x in pc)} % "
+                f"({'falling with n' if falling else 'not monotone in n'}; paper: falling with n)."]
+    return out
+
+
+def countermeasure_section(b_res: dict[str, dict], prompts: list[str], configs: list[str],
+                           meta: dict[str, Any]) -> list[str]:
+    names = list(b_res[prompts[0]]["countermeasures"])
+    L = ["## 2. Countermeasures and their trade-off (paper Sec. 5.1-5.3, Figures 2-4)", "",
+         f"Shallow system (ContentScorer), mean over prompts {', '.join(prompts)}. ARR on the first "
+         f"{meta['tradeoff_count']} adversarial answers per configuration; QWK on the leaderboard answers; noisy "
+         "same-score = % of leaderboard answers with the given share of words replaced by real misspellings that "
+         "get the same score as the clean answer from the same system (achieved replacement rates: "
+         + ", ".join(f"{float(k):.0%} asked -> {_mean([b_res[p]['noisy_achieved'][k] for p in prompts]):.1%}"
+                     for k in b_res[prompts[0]]["noisy_achieved"]) + ").", "",
+         "| countermeasure | mean ARR % | QWK | noisy same-score 10 % | 30 % | 50 % | fit s (all prompts) |",
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    rows = {}
+    for n in names:
+        arr_m = _mean([_mean(list(b_res[p]["countermeasures"][n]["arr_by_config"].values())) for p in prompts])
+        q = _mean([b_res[p]["countermeasures"][n]["qwk"] for p in prompts])
+        ns = {k: _mean([b_res[p]["countermeasures"][n]["noisy_same"][k] for p in prompts]) for k in ("0.1", "0.3", "0.5")}
+        fit = sum(b_res[p]["countermeasures"][n]["fit_s"] for p in prompts)
+        rows[n] = (arr_m, q, ns)
+        L.append(f"| {n} | {_fmt(arr_m)} | {_fmt(q, 3)} | {_fmt(ns['0.1'])} | {_fmt(ns['0.3'])} | {_fmt(ns['0.5'])} | "
+                 f"{fit:.0f} |")
+    L += ["", "![trade-off](content/tradeoff.svg)", "",
+          "Countermeasures: `paper` = the attacked system; `no-char-no-unigram` = word 2-5-grams + length (Sec. 5.1 "
+          "removal); `paper+dep` / `paper+pos` = dependency triples / POS 1-3-grams added (Sec. 5.1); "
+          f"`adv-train:shuffle` = {meta['adv_total']} Shuffle answers scored 0 added to the training data, "
+          f"`adv-train:all` = {meta['adv_total']} answers spread over all 25 configurations (Sec. 5.2; the paper "
+          "adds 1,000 of one method at a time); `filter:*` = the filter in front of `paper`, a flagged answer scored "
+          "0 (Sec. 5.4).", "",
+          "### ARR % per configuration (mean over prompts)", "",
+          "| configuration | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
+    for c in configs:
+        L.append(f"| {c} | " + " | ".join(_fmt(_mean([b_res[p]['countermeasures'][n]['arr_by_config'].get(c, math.nan)
+                                                       for p in prompts]), 0) for n in names) + " |")
+    # filters
+    kinds = list(b_res[prompts[0]]["filters"])
+    L += ["", "## 3. Filters (paper Sec. 5.4, Figure 5)", "",
+          "A filter's own figures: ARR = % of adversarial answers it flags; real lost = % of leaderboard answers it "
+          "flags; noisy flagged = % of misspelled leaderboard answers it flags.", "",
+          "| filter | ARR % | real answers lost % | noisy flagged 10 % | 30 % | 50 % | paper |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    paper_txt = {"nonword": f"ARR {PAPER['nonword_arr']:.0f} %, {PAPER['nonword_real_lost']} % lost",
+                 "unigram-perplexity": "better ARR than non-word, > 50 % lost",
+                 "plausibility": "(ours; goal ARR >= 95 %, <= 2 % lost)"}
+    for k in kinds:
+        a = _mean([_mean(list(b_res[p]["filters"][k]["flag_arr_by_config"].values())) for p in prompts])
+        lost = _mean([b_res[p]["filters"][k]["real_flagged_pct"] for p in prompts])
+        nf = {r: _mean([b_res[p]["filters"][k]["noisy_flagged_pct"][r] for p in prompts]) for r in ("0.1", "0.3", "0.5")}
+        L.append(f"| {k} | {_fmt(a)} | {_fmt(lost)} | {_fmt(nf['0.1'])} | {_fmt(nf['0.3'])} | {_fmt(nf['0.5'])} | "
+                 f"{paper_txt.get(k, '')} |")
+    L += ["", "Per configuration (% flagged, mean over prompts):", "",
+          "| configuration | " + " | ".join(kinds) + " |", "| --- |" + " ---: |" * len(kinds)]
+    for c in configs:
+        L.append(f"| {c} | " + " | ".join(_fmt(_mean([b_res[p]['filters'][k]['flag_arr_by_config'].get(c, math.nan)
+                                                       for p in prompts]), 0) for k in kinds) + " |")
+    L += ["", "Thresholds chosen per prompt on the development split (non-word rate: max mean(ARR, recall); ours: "
+          "<= 2 % of development real answers flagged, out-of-fold):", "",
+          "| prompt | non-word threshold | dev ARR / recall | ours: threshold | dev ARR / recall |",
+          "| --- | ---: | --- | ---: | --- |"]
+    for p in prompts:
+        nw, pl = b_res[p]["filters"].get("nonword", {}).get("summary", {}), b_res[p]["filters"].get("plausibility", {}).get("summary", {})
+        L.append(f"| {p} | {_fmt(nw.get('threshold', math.nan), 3)} | {nw.get('dev_arr', 'n/a')} / {nw.get('dev_recall', 'n/a')} "
+                 f"| {_fmt(pl.get('threshold', math.nan), 3)} | {pl.get('dev_arr', 'n/a')} / {pl.get('dev_recall', 'n/a')} |")
+    return L
+
+
+def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from callbluff.attacks.content import ding2020_configurations
+    from callbluff.defenses.battery import config_label
+
+    FIG_DIR.mkdir(parents=True, exist_ok=True)
+    configs = [config_label(c) for c in ding2020_configurations(1)]
+    pa = [p for p in prompts if p in a_res]
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    x = np.arange(len(configs))
+    for k, (s, col) in enumerate((("ContentScorer", "#d9a400"), ("NeuralScorer", "#2a6fbb"))):
+        ps = [p for p in pa if s in a_res[p]["systems"]]
+        if not ps:
+            continue
+        means = [_mean([a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for p in ps]) for c in configs]
+        ax.scatter(x + (k - 0.5) * 0.2, means, marker="D", color=col, label=f"{s} (mean over prompts)", zorder=3)
+        for p in ps:
+            ax.scatter(x + (k - 0.5) * 0.2, [a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for c in configs],
+                       s=6, color=col, alpha=0.35)
+    ax.set_xticks(x, configs, rotation=70, fontsize=8)
+    ax.set_ylabel("ARR %")
+    ax.set_ylim(-3, 103)
+    ax.legend(fontsize=8)
+    ax.set_title("Adversarial rejection rate per generator configuration (dots: prompts)")
+    fig.tight_layout()
+    fig.savefig(FIG_DIR / "arr_by_configuration.svg")
+    plt.close(fig)
+    pb = [p for p in prompts if p in b_res]
+    if not pb:
+        return
+    names = list(b_res[pb[0]]["countermeasures"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for n in names:
+        arr_m = _mean([_mean(list(b_res[p]["countermeasures"][n]["arr_by_config"].values())) for p in pb])
+        q = _mean([b_res[p]["countermeasures"][n]["qwk"] for p in pb])
+        ns = _mean([b_res[p]["countermeasures"][n]["noisy_same"]["0.3"] for p in pb])
+        axes[0].scatter(q, arr_m)
+        axes[0].annotate(n, (q, arr_m), fontsize=7)
+        axes[1].scatter(ns, arr_m)
+        axes[1].annotate(n, (ns, arr_m), fontsize=7)
+    axes[0].set_xlabel("QWK on real answers")
+    axes[1].set_xlabel("noisy answers (30 % misspelled) scored as before, %")
+    for a in axes:
+        a.set_ylabel("mean ARR %")
+    fig.suptitle("Trade-off of countermeasures on the shallow system (cf. Ding et al. Figure 4)")
+    fig.tight_layout()
+    fig.savefig(FIG_DIR / "tradeoff.svg")
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+def cached(stage: str, pid: str, fn: Any) -> dict[str, Any] | None:
+    path = CACHE / f"{stage}-{pid}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    res = fn()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1))
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="prompts 3 and 10, small sizes (a smoke run)")
+    ap.add_argument("--prompts", default=None, help="comma-separated prompt ids (default: all 10)")
+    ap.add_argument("--count", type=int, default=200, help="adversarial test answers per configuration and prompt")
+    ap.add_argument("--tradeoff-count", type=int, default=40, help="of which used by the countermeasure study")
+    ap.add_argument("--dev-count", type=int, default=40, help="filter development answers per configuration")
+    ap.add_argument("--adv-total", type=int, default=1000, help="adversarial training answers per prompt")
+    ap.add_argument("--neural-epochs", type=int, default=5)
+    ap.add_argument("--embeddings", default="static", choices=["static", "contextual"],
+                    help="NeuralScorer word vectors (static: MiniLM input embeddings, no transformer pass)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--stages", default="A,B,N", help="A: answers + ContentScorer, B: countermeasures, "
+                                                        "N: NeuralScorer (run in this order)")
+    ap.add_argument("--b-prompts", default=None, help="with --lock: run stage B only on these prompts")
+    ap.add_argument("--max-words", type=int, default=128, help="NeuralScorer: words per answer")
+    ap.add_argument("--deadline", default=None, help="HH:MM (local time): start no new prompt of stage B after it")
+    ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--lock", default=None, help="run each (stage, prompt) as its own job under `flock LOCK nice "
+                                                 "-n 5` (shared machines), then render")
+    ap.add_argument("--fresh", action="store_true", help="drop the cached stage results first")
+    ap.add_argument("--no-render", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    global CACHE
+    if args.quick:
+        args.prompts = args.prompts or "3,10"
+        args.count, args.tradeoff_count, args.dev_count, args.adv_total, args.neural_epochs = 30, 10, 10, 100, 1
+        CACHE = CACHE.parent / "content-quick"
+    if args.fresh and CACHE.exists():
+        shutil.rmtree(CACHE)
+    prompts = (args.prompts or "1,2,3,4,5,6,7,8,9,10").split(",")
+    if args.lock and not args.render_only:
+        run_under_lock(args, prompts)
+        args.render_only = True
+    meta = {"command": "python scripts/findings/content.py " + " ".join(sys.argv[1:]), "prompts": prompts,
+            "count": args.count, "tradeoff_count": args.tradeoff_count, "adv_total": args.adv_total,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                        "load_start": round(os.getloadavg()[0], 2)}}
+    train, test = load_data(prompts)
+    a_res: dict[str, dict] = {}
+    b_res: dict[str, dict] = {}
+    stages = args.stages.split(",")
+    for pid in prompts:
+        path = CACHE / f"A-{pid}.json"
+        if "A" in stages and not args.render_only:
+            a_res[pid] = cached("A", pid, lambda pid=pid: stage_a(pid, train, test, args))
+        elif path.is_file():
+            a_res[pid] = json.loads(path.read_text())
+    for pid in prompts:
+        path = CACHE / f"N-{pid}.json"
+        if "N" in stages and not args.render_only and pid in a_res:
+            n = cached("N", pid, lambda pid=pid: stage_n(pid, train, test, args))
+        elif path.is_file():
+            n = json.loads(path.read_text())
+        else:
+            continue
+        if pid in a_res:
+            a_res[pid]["systems"].update(n["systems"])
+            a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
+            a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
+    typos = typo_corpus() if "B" in stages and not args.render_only else None
+    for pid in prompts:
+        path = CACHE / f"B-{pid}.json"
+        late = args.deadline and time.strftime("%H:%M") >= args.deadline
+        if "B" in stages and not args.render_only and not late:
+            b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
+        elif path.is_file():
+            b_res[pid] = json.loads(path.read_text())
+    meta["missing_b"] = [p for p in prompts if p not in b_res]
+    meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
+    meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]
+    meta["machine"]["load_end"] = round(os.getloadavg()[0], 2)
+    meta["settings"] = {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs}
+    if args.no_render:
+        return
+    if not a_res:
+        sys.exit("nothing to render: run stage A first")
+    figures(a_res, b_res, prompts)
+    OUT_MD.parent.mkdir(parents=True, exist_ok=True)
+    OUT_MD.write_text(render(meta, a_res, b_res) + explanations(), encoding="utf-8")
+    log(f"written {OUT_MD} ({meta['wall_s'] / 60:.1f} min)")
+
+
+def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
+    """Every (stage, prompt) not cached yet as a separate process holding the lock, stage A of every prompt
+    first; stage B stops starting new prompts after --deadline."""
+    import subprocess
+
+    passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock
+                and not a.startswith("--b-prompts") and a != args.b_prompts]
+    passthru = [a for i, a in enumerate(passthru) if not (a == "--prompts" or (i and passthru[i - 1] == "--prompts"))
+                and not a.startswith("--prompts=") and not (a == "--stages" or (i and passthru[i - 1] == "--stages"))]
+    b_only = args.b_prompts.split(",") if args.b_prompts else prompts
+    for stage in args.stages.split(","):
+        for pid in prompts:
+            if stage == "B" and pid not in b_only:
+                continue
+            if (CACHE / f"{stage}-{pid}.json").is_file():
+                continue
+            if stage in ("B", "N") and args.deadline and time.strftime("%H:%M") >= args.deadline:
+                log(f"deadline {args.deadline}: stage B not started on prompt {pid}")
+                continue
+            cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts", pid,
+                   "--stages", stage, "--no-render"]
+            log("run: " + " ".join(cmd))
+            subprocess.run(cmd, check=False)
+
+
+def explanations() -> str:
+    path = Path(__file__).with_name("content_notes.md")
+    return "\n" + path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+if __name__ == "__main__":
+    main()
