@@ -335,3 +335,28 @@ def test_a_one_megabyte_essay(fitted) -> None:
             assert len(out[0].meta["added"]) == len(out[0].meta["replaced"]) == SizeCriterion(percent=15).units(n)
         else:
             assert len(out[0].text) > len(text)
+
+
+def test_phrase_counts_parse_once_for_every_wiki_fit() -> None:
+    """Key-phrase counts are the noun phrases of the texts, parsed in one batch and shared by AddWikiRelated,
+    AddWikiUnrelated and their grid points (one parse of a prompt's texts per run)."""
+    from collections import Counter
+
+    from callbluff.attacks.essay.knowledge import noun_phrases, phrase_counts
+    from callbluff.resources.context import Resources
+
+    class Counting(Resources):
+        batches = 0
+
+        def docs(self, texts, batch_size=32):
+            Counting.batches += 1
+            return super().docs(texts, batch_size)
+
+    res = Counting()
+    texts = ["The city library opened a new reading room.", "Students borrow books from the city library.",
+             f"A unique sentence {id(res)} about museums and parks."]
+    expected = Counter(p for t in texts for p in noun_phrases(t, Resources()))
+    first = phrase_counts(texts, res)
+    assert first == expected and first["city library"] == 2
+    first["city library"] = 99  # callers get a copy
+    assert phrase_counts(texts, res) == expected and Counting.batches == 1

@@ -16,7 +16,7 @@ import gzip
 import hashlib
 import json
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -184,6 +184,32 @@ def noun_phrases(text: str, res: Resources) -> list[str]:
     return out
 
 
+_PHRASE_COUNTS: OrderedDict[str, Counter[str]] = OrderedDict()
+_PHRASE_COUNTS_SIZE = 64
+
+
+def phrase_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
+    """The :func:`noun_phrases` of ``texts`` counted; the texts are parsed in batches (``res.docs``: one
+    ``nlp.pipe`` per 256) and the counts kept per set of texts, so AddWikiRelated, AddWikiUnrelated and every
+    grid point of them fit on a prompt's texts with one parse (a fresh Counter is returned each time)."""
+    from callbluff.resources.context import PARSE_CACHE_SIZE
+
+    key = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    hit = _PHRASE_COUNTS.get(key)
+    if hit is None:
+        hit = Counter()
+        for k in range(0, len(texts), PARSE_CACHE_SIZE):
+            batch = list(texts[k:k + PARSE_CACHE_SIZE])
+            res.docs(batch)
+            for text in batch:
+                hit.update(noun_phrases(text, res))
+        _PHRASE_COUNTS[key] = hit
+        while len(_PHRASE_COUNTS) > _PHRASE_COUNTS_SIZE:
+            _PHRASE_COUNTS.popitem(last=False)
+    _PHRASE_COUNTS.move_to_end(key)
+    return Counter(hit)
+
+
 def prompt_texts(records: Sequence[Record], prompt: Prompt | None, max_records: int) -> list[str]:
     """The prompt's text and passage, then the texts of its first ``max_records`` responses by id."""
     texts = [t for t in ((prompt.text if prompt else ""), (prompt.source or "") if prompt else "") if t.strip()]
@@ -225,10 +251,7 @@ def fit_knowledge(records: Sequence[Record], prompt: Prompt | None, res: Resourc
     if key_phrases:
         phrases = [" ".join(p.lower().split()) for p in key_phrases if p.strip()][:n_phrases]
     else:
-        counts: Counter[str] = Counter()
-        for text in prompt_texts(records, prompt, max_fit_records):
-            counts.update(noun_phrases(text, res))
-        phrases = rank_phrases(counts, index, n_phrases)
+        phrases = rank_phrases(phrase_counts(prompt_texts(records, prompt, max_fit_records), res), index, n_phrases)
     state: KnowledgeState = {"corpus": index.label, "key_phrases": phrases, "documents": [], "sentences": []}
     if not phrases:
         return state
