@@ -300,8 +300,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           f"Prompts: {', '.join(prompts)}. Adversarial test answers: {meta['count']} per configuration and prompt "
           f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
           f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
-          f"wall time in all stages (each stage of each prompt ran as its own job under the project's heavy-job "
-          f"lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
+          f"wall time in all stages (each stage ran as its own job under the project's heavy-job lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
           f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
           f"at most {meta['settings']['neural_epochs']} epochs (see the notes below).",
@@ -573,7 +572,8 @@ def main() -> None:
             a_res[pid] = json.loads(path.read_text())
     for pid in prompts:
         path = CACHE / f"N-{pid}.json"
-        if "N" in stages and not args.render_only and pid in a_res:
+        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+        if "N" in stages and not args.render_only and pid in a_res and not late:
             n = cached("N", pid, lambda pid=pid: stage_n(pid, train, test, args))
         elif path.is_file():
             n = json.loads(path.read_text())
@@ -586,7 +586,7 @@ def main() -> None:
     typos = typo_corpus() if "B" in stages and not args.render_only else None
     for pid in prompts:
         path = CACHE / f"B-{pid}.json"
-        late = args.deadline and time.strftime("%H:%M") >= args.deadline
+        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
         if "B" in stages and not args.render_only and not late:
             b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
         elif path.is_file():
@@ -607,8 +607,8 @@ def main() -> None:
 
 
 def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
-    """Every (stage, prompt) not cached yet as a separate process holding the lock, stage A of every prompt
-    first; stage B stops starting new prompts after --deadline."""
+    """Each stage (over the prompts it has not finished) as one process holding the lock; inside, stages B and
+    N start no new prompt after --deadline."""
     import subprocess
 
     passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock
@@ -617,18 +617,13 @@ def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
                 and not a.startswith("--prompts=") and not (a == "--stages" or (i and passthru[i - 1] == "--stages"))]
     b_only = args.b_prompts.split(",") if args.b_prompts else prompts
     for stage in args.stages.split(","):
-        for pid in prompts:
-            if stage == "B" and pid not in b_only:
-                continue
-            if (CACHE / f"{stage}-{pid}.json").is_file():
-                continue
-            if stage in ("B", "N") and args.deadline and time.strftime("%H:%M") >= args.deadline:
-                log(f"deadline {args.deadline}: stage B not started on prompt {pid}")
-                continue
-            cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts", pid,
-                   "--stages", stage, "--no-render"]
-            log("run: " + " ".join(cmd))
-            subprocess.run(cmd, check=False)
+        todo = [p for p in (b_only if stage == "B" else prompts) if not (CACHE / f"{stage}-{p}.json").is_file()]
+        if not todo:
+            continue
+        cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts",
+               ",".join(todo), "--stages", stage, "--no-render"]
+        log("run: " + " ".join(cmd))
+        subprocess.run(cmd, check=False)
 
 
 def explanations() -> str:
