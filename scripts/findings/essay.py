@@ -404,7 +404,7 @@ def write(cache: Path, quick: bool, meta: Mapping[str, Any], info: Mapping[str, 
     doc = cache / "essay.md" if quick else DOC
     figdir = cache / "figures" if quick else FIGURES
     figdir.mkdir(parents=True, exist_ok=True)
-    head = runs["headline"]["rows"] + [r for r in runs["series"]["rows"] if r.get("attack") != "clean"]
+    head = runs["headline"]["rows"] + [r for r in runs.get("series", {}).get("rows", []) if r.get("attack") != "clean"]
     targets = [TARGET_NAMES[k] for k in ("essay", "neural")]
     L: list[str] = []
     L += ["# Findings: Kumar et al. 2020 (\"Calling Out Bluff\") on ASAP-AES", "",
@@ -570,19 +570,27 @@ def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Seq
                      f"{r.get('load_before')} / {r.get('load_after')}"])
     L += _md(["run", "configurations", "prompts", "essays / prompt", "adversarial examples", "wall s",
               "CPU s (this process + workers)", "load"], body) + [""]
-    if "slice" in runs:
-        s = runs["slice"]
-        per_cfg_essay = s["seconds"] / (s["configurations"] * s["essays_per_prompt"])
-        full = per_cfg_essay * 171 * EVAL_PER_PROMPT * len(PROMPTS)
-        L += [f"Cost estimate: the slice (prompt {SLICE_PROMPT}, {SLICE_ESSAYS} essays, all 171 configurations, "
-              f"both scorers) took {s['seconds']:.0f} s, {per_cfg_essay * 1000:.1f} ms per (essay, configuration); "
-              f"the full grid on 8 x {EVAL_PER_PROMPT} essays would take about {full / 60:.0f} min at that rate "
-              "(prompt 1's essays are among the longest, prompts 3-6 are shorter, so this is an upper-side "
-              "estimate). That is beyond the ~60 CPU-minutes this job may take here, so every attack ran on all "
-              f"8 prompts x {EVAL_PER_PROMPT} essays at the headline grid points, except the DelStart / DelEnd "
-              f"series (one text per sentence of the essay: as many texts as all other test cases together), which "
-              f"ran on the first {SERIES_ESSAYS} attacked essays (by essay id) of each prompt; and the full grid "
-              f"on prompts {', '.join(FULL_GRID_PROMPTS)} x the first {FULL_GRID_ESSAYS} attacked essays.", ""]
+    for name, why in (info.get("skipped") or {}).items():
+        L.append(f"- run `{name}`: {why}.")
+    if info.get("skipped"):
+        L.append("")
+    basis = runs.get("slice") or runs["headline"]
+    n_cfg = basis["configurations"] - (1 if basis is runs["headline"] else 0)  # BabelGen has no source essays
+    per_cfg_essay = basis["seconds"] / (n_cfg * basis["essays_per_prompt"] * len(basis["prompts"]))
+    full = per_cfg_essay * 171 * EVAL_PER_PROMPT * len(PROMPTS)
+    what = (f"the slice (prompt {SLICE_PROMPT}, {SLICE_ESSAYS} essays, all 171 configurations, both scorers)"
+            if "slice" in runs else "the headline run (all its configurations, both scorers)")
+    L += [f"Cost: {what} took {basis['seconds']:.0f} s wall, {per_cfg_essay * 1000:.1f} ms per (essay, "
+          f"configuration); the full grid on 8 x {EVAL_PER_PROMPT} essays would take about {full / 60:.0f} min at "
+          "that rate (DelStart / DelEnd make one text per sentence, so the real figure is higher). That is "
+          "beyond the ~60 CPU-minutes this job may take on the shared machine, so every attack ran on all 8 "
+          f"prompts x {EVAL_PER_PROMPT} essays at the headline grid points, except the DelStart / DelEnd series "
+          "(one text per sentence of the essay: as many texts as all other test cases together), which ran on "
+          f"the first {SERIES_ESSAYS} attacked essays (by essay id) of each prompt; and the full grid on prompt"
+          f"{'s' if len(FULL_GRID_PROMPTS) > 1 else ''} {', '.join(FULL_GRID_PROMPTS)} x the first "
+          f"{FULL_GRID_ESSAYS} attacked essays. Before the run, quick slices (prompts 1 and 5, 10 essays, small "
+          "models; `--quick`) took 113 s for 29 configurations x 20 essays and 45 s for 171 configurations x 3 "
+          "essays on this machine.", ""]
     return L
 
 
@@ -752,9 +760,12 @@ def _blindness() -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="2 prompts x 10 essays, tiny models (smoke test)")
-    ap.add_argument("--stage", choices=("all", "prepare", "train", "slice", "run", "write"), default="all",
-                    help="stop after this stage (all: every stage, then the document)")
+    ap.add_argument("--stage", choices=("all", "prepare", "train", "run", "write"), default="all",
+                    help="stop after this stage (all: every stage, then the document; write: only finished runs)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--until", default=None, metavar="HH:MM",
+                    help="start no run after the headline one past this local time, nor once a file STOP exists "
+                         "in the cache directory (the document says what was skipped)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     cache = cache_dir(args.quick)
@@ -767,7 +778,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"{DATA}: ASAP-AES is missing; this script needs ../shared/data/asap-aes")
     prompts = ("1", "5") if args.quick else PROMPTS
     per = 10 if args.quick else EVAL_PER_PROMPT
-    order = ("prepare", "train", "slice", "run", "write")
+    order = ("prepare", "train", "run", "write")
     last = order.index(args.stage) if args.stage != "all" else len(order) - 1
     meta = prepare(cache, prompts, per, log)
     if last < 1:
@@ -776,17 +787,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if last < 2:
         return 0
     runs: dict[str, Any] = {}
-    if not args.quick:
-        runs["slice"] = run(cache, "slice", full_grid_tables(), (SLICE_PROMPT,), SLICE_ESSAYS, args.workers, log)
+    skipped: dict[str, str] = {}
+    full_prompts = FULL_GRID_PROMPTS if not args.quick else ("1",)
+    plan = [  # the headline run first: it answers the questions; the rest as time allows (--until)
+        ("headline", headline_tables(), prompts, None if not args.quick else per),
+        ("series", series_tables(), prompts, SERIES_ESSAYS if not args.quick else per),
+        ("full", full_grid_tables(), full_prompts, FULL_GRID_ESSAYS if not args.quick else 3),
+        *([] if args.quick else [("slice", full_grid_tables(), (SLICE_PROMPT,), SLICE_ESSAYS)]),
+    ]
+    for name, tables, run_prompts, limit in plan:
+        done = (cache / "runs" / name / "findings-run.json").exists()
+        if args.stage == "write" and not done:
+            skipped[name] = "not run yet"
+            continue
+        if not done and name != "headline" and args.until and time.strftime("%H:%M") >= args.until:
+            skipped[name] = f"not run: out of time (--until {args.until})"
+            log(f"skipping run {name}: past {args.until}")
+            continue
+        if not done and name != "headline" and (cache / "STOP").exists():
+            skipped[name] = "not run: out of time (stopped by the operator: the STOP file in the cache directory)"
+            log(f"skipping run {name}: {cache / 'STOP'} exists")
+            continue
+        runs[name] = run(cache, name, tables, run_prompts, limit, args.workers, log)
+    if "headline" not in runs:
+        raise SystemExit("the headline run has not finished; run the script without --stage write first")
+    info = dict(info, skipped=skipped)
     if last < 3:
         return 0
-    runs["headline"] = run(cache, "headline", headline_tables(), prompts, None if not args.quick else per,
-                           args.workers, log)
-    full_prompts = FULL_GRID_PROMPTS if not args.quick else ("1",)
-    runs["series"] = run(cache, "series", series_tables(), prompts, SERIES_ESSAYS if not args.quick else per,
-                         args.workers, log)
-    runs["full"] = run(cache, "full", full_grid_tables(), full_prompts, FULL_GRID_ESSAYS if not args.quick else 3,
-                       args.workers, log)
     doc = write(cache, args.quick, meta, info, runs, prompts, time.perf_counter() - t0,
                 [a for a in (argv if argv is not None else sys.argv[1:])])
     log(f"wrote {doc}")
