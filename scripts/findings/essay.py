@@ -494,7 +494,12 @@ def _answers(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
             if r["target"] == t and r["attack"] in ("AddSong", "AddSpeech"):
                 parts.append(f"{r['attack']} {_short(_params(r), r['attack'])}: {_fmt(r.get('mean_diff_pct'), 1)} "
                              f"({_fmt(r.get('pos_pct'))}% up, {_fmt(r.get('neg_pct'))}% down)")
-        L.append(f"- {t}: " + "; ".join(sorted(parts)))
+        ups = [r for r in attack_rows if r["target"] == t and r["attack"] in ("AddSong", "AddSpeech")]
+        raised = [r for r in ups if (r.get("mean_diff_pct") or 0) > 0]
+        verdict = (f"they raise the mean score in {len(raised)} of {len(ups)} configurations"
+                   + (" (as the paper found)" if raised and len(raised) * 2 >= len(ups) else
+                      " (the paper found them raising scores; ours mostly do not)"))
+        L.append(f"- {t}: " + "; ".join(sorted(parts)) + f". So {verdict}.")
     L += [""]
     # Q3: BabelGen
     L += ["**What share of the score range does BabelGen get?** Paper: \"almost all the models scored at least "
@@ -503,7 +508,9 @@ def _answers(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
         vals = {str(r["prompt"]): r.get("mean_score_pct") for r in rows
                 if r.get("target") == t and r.get("attack") == "BabelGen"}
         per = ", ".join(f"P{p} {_fmt(vals.get(p))}%" for p in prompts)
-        L.append(f"- {t}: {per}; pooled {_fmt(vals.get('all'))}%.")
+        high = [p for p in prompts if (vals.get(p) or 0) >= 60]
+        L.append(f"- {t}: {per}; pooled {_fmt(vals.get('all'))}%: at least 60% of the range on {len(high)} of "
+                 f"{len(prompts)} prompts.")
     L += [""]
     return L
 
