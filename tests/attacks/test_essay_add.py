@@ -348,9 +348,9 @@ def test_phrase_counts_parse_once_for_every_wiki_fit() -> None:
     class Counting(Resources):
         batches = 0
 
-        def docs(self, texts, batch_size=32):
+        def dependency_docs(self, texts, batch_size=256):
             Counting.batches += 1
-            return super().docs(texts, batch_size)
+            return super().dependency_docs(texts, batch_size)
 
     res = Counting()
     texts = ["The city library opened a new reading room.", "Students borrow books from the city library.",

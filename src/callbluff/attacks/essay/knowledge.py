@@ -176,7 +176,7 @@ def noun_phrases(text: str, res: Resources) -> list[str]:
     """spaCy noun chunks of ``text`` as lower-cased phrases (nouns lemmatised) without determiners, pronouns, stop
     words, numbers or ASAP anonymisation tokens (``@CAPS1``); empty chunks are dropped."""
     out = []
-    for chunk in res.doc(text).noun_chunks:
+    for chunk in res.dependency_doc(text).noun_chunks:  # tags + parse; NER changes neither, so it is left out
         words = [(t.lemma_ if t.pos_ in ("NOUN", "PROPN") else t.text).lower() for t in chunk
                  if t.pos_ not in _SKIP_POS and not t.is_stop and t.is_alpha and len(t.text) > 1]
         if words:
@@ -189,18 +189,18 @@ _PHRASE_COUNTS_SIZE = 64
 
 
 def phrase_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
-    """The :func:`noun_phrases` of ``texts`` counted; the texts are parsed in batches (``res.docs``: one
-    ``nlp.pipe`` per 256) and the counts kept per set of texts, so AddWikiRelated, AddWikiUnrelated and every
+    """The :func:`noun_phrases` of ``texts`` counted; the texts are parsed in one batch without NER
+    (``res.dependency_docs``: one ``nlp.pipe``) and the counts kept per set of texts, so AddWikiRelated, AddWikiUnrelated and every
     grid point of them fit on a prompt's texts with one parse (a fresh Counter is returned each time)."""
-    from callbluff.resources.context import PARSE_CACHE_SIZE
+    from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 
     key = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     hit = _PHRASE_COUNTS.get(key)
     if hit is None:
         hit = Counter()
-        for k in range(0, len(texts), PARSE_CACHE_SIZE):
-            batch = list(texts[k:k + PARSE_CACHE_SIZE])
-            res.docs(batch)
+        for k in range(0, len(texts), DEPENDENCY_CACHE_SIZE):
+            batch = list(texts[k:k + DEPENDENCY_CACHE_SIZE])
+            res.dependency_docs(batch, batch_size=32)
             for text in batch:
                 hit.update(noun_phrases(text, res))
         _PHRASE_COUNTS[key] = hit
