@@ -50,6 +50,9 @@ def textattack_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
             "word deletion": make_for("WordDeletion"), "WordNet synonym swap": make_for("WordSwapWordNet")}
 
 
+NOTES: list[str] = []
+
+
 def checklist_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
     def make() -> Callable[[str], Any]:
         from checklist.perturb import Perturb
@@ -81,10 +84,11 @@ def main() -> None:
                 row.update(inputs=len(texts), seconds=round(secs, 3), texts_per_s=round(len(texts) / secs, 1),
                            status="ok")
             except Exception as e:  # noqa: BLE001 - reported, the other operations still run
-                row["status"] = f"not measured: {type(e).__name__}: {e}"[:300]
+                why = " ".join(str(e).replace("*", " ").split())  # NLTK's multi-line banners on one line
+                row["status"] = f"not measured: {type(e).__name__}: {why}"[:240]
             out.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    print(json.dumps(out))
+    print(json.dumps({"rows": out, "notes": NOTES}))
 
 
 if __name__ == "__main__":

@@ -99,11 +99,13 @@ def main() -> None:
     if PEERS_PY.exists():
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
             json.dump([a.text for a in answers], fh)
+        env = {**os.environ, "NLTK_DATA": str(REPO / ".venv" / "nltk_data")}  # WordNet set up by scripts/setup.sh
         done = subprocess.run([str(PEERS_PY), str(Path(__file__).with_name("peer_ops.py")), fh.name],
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, env=env)
         os.unlink(fh.name)
         if done.returncode == 0:
-            peers = json.loads(done.stdout.strip().splitlines()[-1])
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            peers, notes = got["rows"], list(got["notes"])
         else:
             notes.append(f"peer_ops.py failed: {done.stderr[-500:]}")
     else:

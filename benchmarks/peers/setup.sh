@@ -10,7 +10,12 @@ PIP=("$VENV/bin/python" -m pip)
 "${PIP[@]}" install -q --upgrade pip setuptools wheel
 # torch: the exact pin resolves to the CPU wheel (TextAttack needs torch; an unpinned one is a multi-GB CUDA build)
 "${PIP[@]}" install -q "torch==2.13.0"
-"${PIP[@]}" install -q "nlpaug==1.1.11" "checklist==0.0.11" || echo "WARNING: nlpaug/checklist did not install"
+"${PIP[@]}" install -q "nlpaug==1.1.11" || echo "WARNING: nlpaug did not install"
+# checklist's setup.py runs `pip install jupyter` while building: it needs the venv's own pip (no build isolation)
+"${PIP[@]}" install -q jupyter "notebook<7" setuptools wheel
+"${PIP[@]}" install -q --no-build-isolation "checklist==0.0.11" || echo "WARNING: checklist did not install"
+# textattack 0.3.11 pulls a sentencepiece sdist whose build clones github.com: it fails without internet beyond
+# PyPI; and importing textattack downloads NLTK 'stopwords' (checklist: WordNet IC) from github at import time.
 "${PIP[@]}" install -q "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
 # WordNet for the synonym operations: the NLTK data callbluff writes from Debian's wordnet-base, if present
 for d in "$HOME/nltk_data" /usr/share/nltk_data; do [ -d "$d/corpora/wordnet" ] && echo "NLTK WordNet: $d"; done
