@@ -300,7 +300,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           f"Prompts: {', '.join(prompts)}. Adversarial test answers: {meta['count']} per configuration and prompt "
           f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
           f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
-          f"wall time in all stages (each stage ran as its own job under the project's heavy-job lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
+          f"wall time in all stages (one job under the project's heavy-job lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
           f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
           f"at most {meta['settings']['neural_epochs']} epochs (see the notes below).",
@@ -535,8 +535,8 @@ def main() -> None:
                     help="NeuralScorer word vectors (static: MiniLM input embeddings, no transformer pass)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--stages", default="A,B,N", help="A: answers + ContentScorer, B: countermeasures, "
-                                                        "N: NeuralScorer (run in this order)")
-    ap.add_argument("--b-prompts", default=None, help="with --lock: run stage B only on these prompts")
+                                                        "N: NeuralScorer (run in the order A, B, N)")
+    ap.add_argument("--b-prompts", default=None, help="run stage B only on these prompts")
     ap.add_argument("--max-words", type=int, default=128, help="NeuralScorer: words per answer")
     ap.add_argument("--deadline", default=None, help="HH:MM (local time): start no new prompt of stage B after it")
     ap.add_argument("--render-only", action="store_true")
@@ -570,6 +570,15 @@ def main() -> None:
             a_res[pid] = cached("A", pid, lambda pid=pid: stage_a(pid, train, test, args))
         elif path.is_file():
             a_res[pid] = json.loads(path.read_text())
+    typos = typo_corpus() if "B" in stages and not args.render_only else None
+    b_only = args.b_prompts.split(",") if args.b_prompts else prompts
+    for pid in prompts:
+        path = CACHE / f"B-{pid}.json"
+        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+        if "B" in stages and not args.render_only and not late and pid in b_only:
+            b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
+        elif path.is_file():
+            b_res[pid] = json.loads(path.read_text())
     for pid in prompts:
         path = CACHE / f"N-{pid}.json"
         late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
@@ -583,14 +592,6 @@ def main() -> None:
             a_res[pid]["systems"].update(n["systems"])
             a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
             a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
-    typos = typo_corpus() if "B" in stages and not args.render_only else None
-    for pid in prompts:
-        path = CACHE / f"B-{pid}.json"
-        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
-        if "B" in stages and not args.render_only and not late:
-            b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
-        elif path.is_file():
-            b_res[pid] = json.loads(path.read_text())
     meta["missing_b"] = [p for p in prompts if p not in b_res]
     meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
     meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]
@@ -607,23 +608,17 @@ def main() -> None:
 
 
 def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
-    """Each stage (over the prompts it has not finished) as one process holding the lock; inside, stages B and
-    N start no new prompt after --deadline."""
+    """All stages in one process holding the lock (finished (stage, prompt) pairs are read from the cache);
+    stages B and N start no new prompt after --deadline."""
     import subprocess
 
-    passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock
-                and not a.startswith("--b-prompts") and a != args.b_prompts]
+    passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock]
     passthru = [a for i, a in enumerate(passthru) if not (a == "--prompts" or (i and passthru[i - 1] == "--prompts"))
-                and not a.startswith("--prompts=") and not (a == "--stages" or (i and passthru[i - 1] == "--stages"))]
-    b_only = args.b_prompts.split(",") if args.b_prompts else prompts
-    for stage in args.stages.split(","):
-        todo = [p for p in (b_only if stage == "B" else prompts) if not (CACHE / f"{stage}-{p}.json").is_file()]
-        if not todo:
-            continue
-        cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts",
-               ",".join(todo), "--stages", stage, "--no-render"]
-        log("run: " + " ".join(cmd))
-        subprocess.run(cmd, check=False)
+                and not a.startswith("--prompts=")]
+    cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts", ",".join(prompts),
+           "--no-render"]
+    log("run: " + " ".join(cmd))
+    subprocess.run(cmd, check=False)
 
 
 def explanations() -> str:
