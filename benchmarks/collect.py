@@ -95,14 +95,19 @@ def section_overhead() -> list[str]:
 def section_search() -> list[str]:
     out = ["## Model-in-the-loop cost", ""]
     r = load("addonesent")
-    out.append("### AddAny: queries and seconds per question")
+    out.append("### AddAny: queries and seconds per question (and AddOneSent's rate)")
     out.append("")
-    if r is None:
+    if r is None or "addany" not in r:
         out += missing("AddAny", "python benchmarks/addonesent.py")
     else:
-        scalars = {k: v for k, v in r.items() if isinstance(v, int | float | str | bool) and k != "command"}
-        out += [f"Command: `{r.get('command', 'python benchmarks/addonesent.py')}`; {load_of(r)}.", "",
-                *[f"- {k}: {v}" for k, v in scalars.items()], ""]
+        a, one = r["addany"], r.get("addonesent", {})
+        out += [f"Command: `{r['command']}`; load {r.get('load_before')} -> {r.get('load_after')}; details: "
+                "benchmarks/addonesent.md.", "",
+                f"- AddAny: **{a['queries_per_question']:,.0f} target queries and {a['seconds_per_question']:.1f} s per "
+                f"question** ({len(a['questions'])} questions, {a['queries_per_second']:.1f} queries/s).",
+                *([f"- AddOneSent: {one['questions']:,} questions in {one['seconds']} s ({one['ms_per_question']} ms "
+                   f"per question; goal {one.get('goal_seconds')} s: {'met' if one.get('goal_met') else 'NOT met'})."]
+                  if one else []), ""]
     d = load("dpaeg_candidates")
     out += ["### DPAEG candidate generation rate", ""]
     if d is None:
