@@ -41,6 +41,7 @@ bench: setup
 	$(PY) benchmarks/ray_scaling.py
 	-$(PY) benchmarks/dpaeg_candidates.py
 	-if [ -f benchmarks/addonesent.py ]; then $(PY) benchmarks/addonesent.py; fi
+	-$(PY) benchmarks/report_size.py
 	$(PY) benchmarks/collect.py
 
 clean:
