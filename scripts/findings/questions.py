@@ -278,17 +278,17 @@ def fmt(x: Any, digits: int = 1) -> str:
 
 def table(run: DatasetRun, cfgs: Sequence[Config]) -> list[str]:
     lines = ["| configuration | sources attacked | adversarial questions | success rate % (95 % CI) | Recall@5 | "
-             "Recall@20 | MRR | MAP | mean edit distance |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "Recall@20 | MRR | MAP | mean edit distance | keywords changed (mean) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for c in cfgs:
         r = run.results[c.key]
         if not r["questions"]:
-            lines.append(f"| {c.label} | 0 | 0 | - | - | - | - | - | - |")
+            lines.append(f"| {c.label} | 0 | 0 | - | - | - | - | - | - | - |")
             continue
         lo, hi = r["ci95"]
         lines.append(f"| {c.label} | {r['sources_attacked']} | {r['questions']} | **{r['success_rate']:.1f}** "
                      f"({lo:.1f}-{hi:.1f}) | {r['recall_at_5']:.3f} | {r['recall_at_20']:.3f} | {r['mrr']:.3f} | "
-                     f"{r['map']:.3f} | {r['mean_edit_distance']:.2f} |")
+                     f"{r['map']:.3f} | {r['mean_edit_distance']:.2f} | {r['keywords_changed_mean']:.2f} |")
     return lines
 
 
@@ -361,8 +361,13 @@ def diagnostics(run: DatasetRun, by_table: dict[str, list[Config]]) -> list[str]
              f"({100 * len(stop) / max(1, len(deleted)):.0f} %); those deletions cannot change what is retrieved (the reader still sees them).",
              f"- DPAEG success rate by replacement kind: only real typos {_rate(typo_only)}; at least one "
              f"spell-similar word (or its typo) {_rate(similar)}.",
-             f"- DPAEG success rate by keywords changed: one {_rate(one)}; two or more {_rate(more)}.", ""]
-    return lines
+             f"- DPAEG success rate by keywords changed: one {_rate(one)}; two or more {_rate(more)}."]
+    for c in by_table["pos"]:
+        kinds = run.results[c.key].get("replacement_kinds", {})
+        total = sum(kinds.values())
+        mix = ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in kinds.items()) if total else "none"
+        lines.append(f"- Replacement kinds under {c.label}: {mix}.")
+    return lines + [""]
 
 
 def plots(runs: Sequence[DatasetRun], by_table: dict[str, list[Config]], out_dir: Path) -> dict[str, str]:
