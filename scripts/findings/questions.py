@@ -355,7 +355,20 @@ def diagnostics(run: DatasetRun, by_table: dict[str, list[Config]]) -> list[str]
     similar = [e for e in dp if any(kind != "typo" for _, _, kind in e["replacements"])]
     one = [e for e in dp if len(e["replacements"]) == 1]
     more = [e for e in dp if len(e["replacements"]) > 1]
+    from callbluff.attacks.questions import content_keywords, dependency_keywords
+    from callbluff.resources.context import default_resources
+
+    res = default_resources()
+    n_dep = n_all = same = 0
+    for r in run.sources:
+        doc = res.dependency_doc(r.question)
+        dep, allc = len(dependency_keywords(doc)), len(content_keywords(doc))
+        n_dep, n_all, same = n_dep + dep, n_all + allc, same + (dep == allc)
     lines = ["### Diagnostics", "",
+             f"- Algorithm 1 keeps {n_dep / max(1, len(run.sources)):.2f} keywords per source of "
+             f"{n_all / max(1, len(run.sources)):.2f} content words; it keeps every content word in {same} of "
+             f"{len(run.sources)} sources ({100 * same / max(1, len(run.sources)):.0f} %), where the two extraction "
+             "methods cannot differ.",
              f"- Random-word deletion removed a stop word of the retriever (scikit-learn's English list, which "
              f"DrQA-style TF-IDF ignores) in {len(stop)} of {len(deleted)} questions "
              f"({100 * len(stop) / max(1, len(deleted)):.0f} %); those deletions cannot change what is retrieved (the reader still sees them).",
