@@ -8,9 +8,9 @@ load time (navigation start to the end of the load event, which includes running
 measured inside the page) and the wall time of the whole Chromium process (start-up included), beside the wall
 time of the same process on an empty page.
 
-Usage (from the repo root; the run is cached under .findings-cache/):
+Usage (from the repo root; about 1 CPU-minute; the run is cached under .findings-cache/):
 
-    flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/report_size.py
+    nice -n 5 .venv/bin/python benchmarks/report_size.py
 
 Writes benchmarks/report_size.md and benchmarks/results/report_size.json.
 """
@@ -123,7 +123,7 @@ def main() -> None:
     load_after = os.getloadavg()
     best = min(runs, key=lambda r: r["wall_s"])
     result = {
-        "command": "flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/report_size.py",
+        "command": "nice -n 5 .venv/bin/python benchmarks/report_size.py",
         "examples": n_examples, "embedded_examples": n_embedded, "report_bytes": size,
         "report_mb": round(size / 1e6, 3), "goal_mb": 20, "goal_render_s": 5,
         "page_load_ms": [r.get("load_ms") for r in runs], "chromium_wall_s": [r["wall_s"] for r in runs],
@@ -143,10 +143,11 @@ def main() -> None:
     ok_time = worst_wall < 5
     md = f"""# Report size and render time (10,000 adversarial examples)
 
-Command: `{result['command']}` (the run is cached under `.findings-cache/report_size/`).
+Command: `{result['command']}` (about 1 CPU-minute; the run is cached under `.findings-cache/report_size/`, so a
+second call measures the report alone).
 
 Run: demo essays (120 records) x 84 configurations (DelRand percent 1-82, ShuffleSent, RepeatSent) against a
-length scorer: **{n_examples:,} adversarial examples** (run built in {result['run_s']} s, not part of the goal).
+length scorer: **{n_examples:,} adversarial examples** (run built, or resumed from the cache, in {result['run_s']} s; not part of the goal).
 
 | figure | value | goal |
 | --- | --- | --- |

@@ -9,7 +9,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callbluff.report.browser import MAX_DIFF_TOKENS, sample_examples, script_json, word_diff
+from callbluff.report.browser import MAX_DIFF_CHARS, MAX_SHOWN_CHARS, sample_examples, script_json, word_diff
 from callbluff.report.scorecard import scorecards
 from callbluff.report.views import views_for
 
@@ -20,7 +20,8 @@ def _side(diff: list[list[str]], keep: str) -> str:
 
 def test_word_diff_marks_changed_words() -> None:
     d = word_diff("the cat sat on the mat", "the dog sat on the mat today")
-    assert d == [["=", "the "], ["-", "cat"], ["+", "dog"], ["=", " sat on the mat"], ["+", " today"]]
+    assert d == [["=", "the "], ["-", "cat "], ["+", "dog "], ["=", "sat on the mat"], ["+", " today"]]
+    assert word_diff("a  b", "a b") == [["=", "a"], ["-", "  "], ["+", " "], ["=", "b"]]  # spacing changed
     assert word_diff("same", "same") == [["=", "same"]]
     assert word_diff(None, "generated text") == [["+", "generated text"]]
 
@@ -32,9 +33,13 @@ def test_word_diff_rebuilds_both_texts(a: str, b: str) -> None:
 
 
 def test_long_texts_skip_the_diff_but_keep_the_texts() -> None:
-    a = "word " * MAX_DIFF_TOKENS
+    a = "word " * (MAX_DIFF_CHARS // 8)  # both together over the diff limit, each under the cut
     d = word_diff(a, a + "more")
-    assert d == [["-", a], ["+", a + "more"]]
+    assert d == [["-", a], ["+", a + "more"]]  # shown whole, no diff
+    long = "x" * (MAX_SHOWN_CHARS + 30_000)
+    [(op_a, shown_a), (op_b, shown_b)] = word_diff(long, "short")
+    assert (op_a, op_b) == ("-", "+") and shown_b == "short"
+    assert shown_a.startswith("x" * MAX_SHOWN_CHARS) and shown_a.endswith("x … [30,000 more characters in examples.parquet]")
 
 
 def test_script_json_cannot_close_the_element() -> None:

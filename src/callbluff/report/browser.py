@@ -25,25 +25,33 @@ from callbluff.seeding import derive_seed
 COLUMNS = ("example_id", "source_id", "prompt_id", "attack", "params", "index", "field", "original_text",
            "adversarial_text", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
            "adv_answer", "orig_error", "adv_error", "queries")
-MAX_DIFF_TOKENS = 6000
-"""Texts longer than this (in word and space tokens) are shown whole, without a word diff (difflib is
-quadratic in the worst case; a 1 MB essay would stall the report)."""
+MAX_DIFF_CHARS = 60_000
+"""Texts longer than this (both together, in characters) are shown without a word diff (difflib is quadratic in
+the worst case)."""
+MAX_SHOWN_CHARS = 40_000
+"""Each text is cut to this many characters in the page (200 copies of a 1 MB essay would make a 400 MB page);
+the whole text stays in examples.parquet."""
 
 MAX_EMBEDDED = 3000
 """At most this many examples are embedded in one run's report: with many attack configurations each gets
 ``max(MIN_PER_ATTACK, MAX_EMBEDDED // configurations)`` (keeps a 100,000-example run's report small)."""
 MIN_PER_ATTACK = 20
 
-_TOKEN = re.compile(r"\s+|[^\s]+")
+_LEAD = re.compile(r"\s*")
+_WORD = re.compile(r"(\S+)(\s*)")
 
 
 def word_diff(original: str | None, adversarial: str | None) -> list[list[str]]:
     """``[[op, text], ...]`` with op ``=`` (both), ``-`` (original only) or ``+`` (adversarial only); the
-    original is the concatenation of ``=`` and ``-`` segments, the adversarial of ``=`` and ``+``."""
+    original is the concatenation of ``=`` and ``-`` segments, the adversarial of ``=`` and ``+``.
+
+    The words are matched (difflib on the words alone: whitespace tokens would repeat everywhere and make the
+    matcher quadratic); whitespace that differs between two matched words is shown as changed."""
     a, b = original or "", adversarial or ""
-    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
-    if len(ta) + len(tb) > MAX_DIFF_TOKENS:
-        return [s for s in (["-", a], ["+", b]) if s[1]]
+    if len(a) + len(b) > MAX_DIFF_CHARS:
+        return [s for s in (["-", _clip(a)], ["+", _clip(b)]) if s[1]]
+    lead_a, lead_b = _LEAD.match(a).group(), _LEAD.match(b).group()  # type: ignore[union-attr]
+    wa, wb = _WORD.findall(a), _WORD.findall(b)
     out: list[list[str]] = []
 
     def add(op: str, text: str) -> None:
@@ -54,14 +62,30 @@ def word_diff(original: str | None, adversarial: str | None) -> list[list[str]]:
         else:
             out.append([op, text])
 
-    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    def space(x: str, y: str) -> None:
+        if x == y:
+            add("=", x)
+        else:
+            add("-", x)
+            add("+", y)
+
+    space(lead_a, lead_b)
+    sm = difflib.SequenceMatcher(None, [w for w, _ in wa], [w for w, _ in wb], autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
-            add("=", "".join(ta[i1:i2]))
+            for (word, sp_a), (_, sp_b) in zip(wa[i1:i2], wb[j1:j2]):
+                add("=", word)
+                space(sp_a, sp_b)
         else:
-            add("-", "".join(ta[i1:i2]))
-            add("+", "".join(tb[j1:j2]))
+            add("-", "".join(w + sp for w, sp in wa[i1:i2]))
+            add("+", "".join(w + sp for w, sp in wb[j1:j2]))
     return out
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return text[:MAX_SHOWN_CHARS] + f" … [{len(text) - MAX_SHOWN_CHARS:,} more characters in examples.parquet]"
 
 
 def script_json(obj: Any) -> str:
