@@ -10,6 +10,7 @@ system does; engine/metrics_rows.py), worst first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,12 @@ class TargetCard:
     @property
     def worst(self) -> Entry | None:
         return self.entries[0] if self.entries and self.entries[0].failure_pct is not None else None
+
+
+def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:
+    """Sort key that orders numbers by value ("percent=2.0" before "percent=10.0")."""
+    return tuple((0, float(t), "") if re.fullmatch(r"-?\d+(\.\d+)?", t) else (1, 0.0, t)
+                 for t in re.findall(r"-?\d+(?:\.\d+)?|[^\d-]+|-", text))
 
 
 def pooled_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -117,6 +124,7 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
                 row_label(r, pooled), short_params(r["params"]), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in ROBUST_FIELDS.get(task, ())
                              if r.get(f) is not None], text))
-        card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack, e.params))
+        card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack,
+                                         natural_key(e.params)))
         cards.append(card)
     return cards

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callbluff.report.plots import bar_svg
-from callbluff.report.scorecard import pooled_rows
+from callbluff.report.scorecard import natural_key, pooled_rows
 from callbluff.report.tables import PAIR_FIELDS, _config_key, _prompt_key
 from callbluff.report.text import fmt, num, short_params
 
@@ -48,8 +48,8 @@ def failure_chart(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequenc
     pooled = [r for r in pooled_rows(rows) if num(r.get("failure_pct")) is not None]
     if not pooled:
         return ""
-    labels = sorted({_attack_label(r) for r in pooled},
-                    key=lambda lab: -max(num(r.get("failure_pct")) or 0 for r in pooled if _attack_label(r) == lab))
+    labels = sorted({_attack_label(r) for r in pooled}, key=lambda lab: (
+        -max(num(r.get("failure_pct")) or 0 for r in pooled if _attack_label(r) == lab), natural_key(lab)))
     series = {t: [next((num(r.get("failure_pct")) for r in pooled if r["target"] == t and _attack_label(r) == lab),
                        None) for lab in labels] for t in targets}
     return bar_svg(labels, series, ylabel="failure % (share of adversarial inputs handled wrongly; 0 is ideal)",
@@ -68,7 +68,7 @@ def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> li
     views = []
     pair_rows: list[list[str]] = []
     gen_rows: list[list[str]] = []
-    for key in sorted(by_config):
+    for key in sorted(by_config, key=lambda k: (*k[:3], natural_key(short_params(k[3])))):
         rs = by_config[key]
         generated = all(r.get("neg_pct") is None and r.get("mean_score_pct") is not None for r in rs)
         for t in targets:
@@ -104,7 +104,7 @@ def arr_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[
     pooled = [r for r in pooled_rows(rows) if r.get("task") == "content" and num(r.get("arr")) is not None]
     if not pooled:
         return []
-    labels = sorted({_attack_label(r) for r in pooled})
+    labels = sorted({_attack_label(r) for r in pooled}, key=natural_key)
     series = {t: [next((num(r.get("arr")) for r in pooled if r["target"] == t and _attack_label(r) == lab), None)
                   for lab in labels] for t in targets}
     table = [[lab, *[fmt(v) for v in (series[t][i] for t in targets)]] for i, lab in enumerate(labels)]
@@ -121,7 +121,7 @@ def reading_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> l
         return []
     table = [[_attack_label(r), str(r["target"]), fmt(r.get("n")), fmt(r.get("em")), fmt(r.get("em_adv")),
               fmt(r.get("f1")), fmt(r.get("f1_adv")), fmt(r.get("broken_pct"))] for r in pooled]
-    labels = sorted({_attack_label(r) for r in pooled})
+    labels = sorted({_attack_label(r) for r in pooled}, key=natural_key)
     series: dict[str, list[float | None]] = {}
     for t in targets:
         for when, key in (("before", "f1"), ("under attack", "f1_adv")):
@@ -148,7 +148,7 @@ def questions_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) ->
     fields = [(f, lab) for f, lab in QUESTION_FIELDS if any(r.get(f) is not None for r in pooled)]
     table = [[_attack_label(r), str(r["target"]), fmt(r.get("n")), *[fmt(r.get(f)) for f, _ in fields]]
              for r in pooled]
-    labels = sorted({_attack_label(r) for r in pooled})
+    labels = sorted({_attack_label(r) for r in pooled}, key=natural_key)
     series = {t: [next((num(r.get("success_rate")) for r in pooled if r["target"] == t
                         and _attack_label(r) == lab), None) for lab in labels] for t in targets}
     return [View("Success rate, Recall@k, MRR, MAP (DPAEG Tables 2-3 shape)",
