@@ -57,7 +57,7 @@ def sentence(task: str, r: Mapping[str, Any]) -> str | None:
         if r.get("neg_pct") is None and r.get("mean_score_pct") is not None:  # prompt-level generator
             text = f"{n} generated answers got on average {pct(r.get('mean_score_pct'))}% of the score range"
             if r.get("arr") is not None:
-                text += f"; only {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
+                text += f"; {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
             return text + "."
         if not n:
             return None
@@ -65,7 +65,7 @@ def sentence(task: str, r: Mapping[str, Any]) -> str | None:
         text = (f"{pct(unchanged)}% of {n} adversarial responses kept their score, {pct(r.get('pos_pct'))}% "
                 f"gained; mean change {pct(r.get('mean_diff_pct'))}% of the scale")
         if r.get("arr") is not None:
-            text += f"; only {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
+            text += f"; {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
         return text + "."
     if task == "reading" and r.get("em") is not None:
         return (f"EM {fmt(r.get('em'))} → {fmt(r.get('em_adv'))}, F1 {fmt(r.get('f1'))} → {fmt(r.get('f1_adv'))} "
