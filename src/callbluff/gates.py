@@ -1,6 +1,6 @@
 """CI gates: a suite's ``[[expect]]`` tables checked against a run's metric rows, and JUnit XML for CI.
 
-Kumar et al. (2020, Sec. 5) argue that scorers should be tracked on adversarial evaluation beside QWK; a gate
+Kumar et al. (2020, Sec. 1) argue that scorers should be tracked on adversarial evaluation beside QWK; a gate
 makes that a build step: ``[[expect]] attack = "AddSong" metric = "not_lowered_pct" max = 20`` fails the build
 when more than 20% of AddSong's responses kept or raised their score. The papers define no thresholds; the
 suite's author chooses them.

@@ -1,6 +1,6 @@
 """The scorecard: per target, clean quality next to robustness, worst attack first, one sentence each.
 
-Kumar et al. (2020, Sec. 5) ask that automatic scorers be judged on both: QWK for performance and adversarial
+Kumar et al. (2020, Sec. 1) ask that automatic scorers be judged on both: QWK for performance and adversarial
 evaluation for validity. Clean quality is the papers' clean metric (QWK per prompt, averaged over prompts, for
 scoring; EM/F1, SQuAD v1.1, for reading; top-1 / MRR of the candidates for open-domain questions); robustness
 is each attack configuration's pooled row (prompt ``all``, or its only prompt), ranked by ``failure_pct`` (the

@@ -5,7 +5,7 @@
   Table 4 grid of the mean score as % of the range (the paper: BabelGen essays get at least 60%);
 - content scoring: ARR per generator and target (Ding et al. 2020, Fig. 1: % of adversarial answers scored at
   the bottom of the scale; 100% is ideal);
-- reading comprehension: F1 before and after each attack (Jia & Liang 2017, Table 2 shape; worst case over a
+- reading comprehension: F1 before and after each attack (Jia & Liang 2017: F1 of each model before and under attack; worst case over a
   question's adversarial versions);
 - open-domain questions: success rate, Recall@k, MRR and MAP before and after (DPAEG Tables 2-3).
 
