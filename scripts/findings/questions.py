@@ -382,7 +382,8 @@ def discussion(runs: Sequence[DatasetRun], by_table: dict[str, list[Config]]) ->
     lines.append(
         f"- **POS constraint (Fig. 4).** The paper finds same-POS spell-similar words stronger; ours does not "
         f"separate the settings (same {res(po[0], 'success_rate'):.1f}, different {res(po[1], 'success_rate'):.1f}, "
-        f"none {res(po[2], 'success_rate'):.1f} %). Our robot uses no syntax: a replaced keyword is lost to TF-IDF "
+        f"none {res(po[2], 'success_rate'):.1f} %). Our robot ignores the question's syntax (only the "
+        "paragraphs are parsed, for answer spans): a replaced keyword is lost to TF-IDF "
         "and to the reader's word overlap whatever its POS, so the constraint only changes which words are "
         "available (the replacement-kind mix shifts towards typos under different POS, Diagnostics). A parser- "
         "or embedding-based reader such as DrQA's, which uses POS and NER features, is where the constraint "
