@@ -192,6 +192,13 @@ def test_word_ngram_table_counts_sentence_ends() -> None:
                      ("a", "b", EOS_WORD): 1}
 
 
+def test_ngram_table_when_the_last_sentences_are_shorter_than_n() -> None:
+    """Regression (ASAP-SAS prompt 8, word 4-grams): short final sentences start after the last full window."""
+    t = build_table(["a b c d e. f g. h."], "word", 4)
+    assert t.gram_texts() == [("a", "b", "c", "d"), ("b", "c", "d", "e"), ("c", "d", "e", EOS_WORD),
+                              ("f", "g", EOS_WORD), ("h", EOS_WORD)]
+
+
 def test_kneser_ney_lm_counts_and_samples() -> None:
     lm = KneserNeyTrigramLM.train(["the cat sat. the cat ran. a dog sat."])
     v = len(lm.vocab)

@@ -143,7 +143,7 @@ def build_table(texts: Iterable[str], unit: Unit, n: int) -> NgramTable:
         # a window starting in the last n-1 units of a sentence crosses into the next one
         for k in range(1, n):
             bad = starts[1:] - k
-            ok[bad[bad >= 0]] = False
+            ok[bad[(bad >= 0) & (bad < len(ok))]] = False  # short last sentences start past the last window
         # ... and a sentence shorter than n has no full window: it counts as one padded n-gram
         short = np.flatnonzero(lengths < n)
         ok[starts[short][starts[short] < len(ok)]] = False
