@@ -333,11 +333,12 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
     mean_d = _mean(list(sysmeans["NeuralScorer"].values()))
     qwk_s = _mean([a_res[p]["systems"]["ContentScorer"]["qwk"] for p in have["ContentScorer"]])
     qwk_d = _mean([a_res[p]["systems"]["NeuralScorer"]["qwk"] for p in have["NeuralScorer"]])
+    L += [f"| **mean** | | **{_fmt(mean_s)}** | **{_fmt(mean_d)}** |", ""]
     for s in sysmeans:
         if len(have[s]) < len(prompts):
             L += [f"**{s} ran on prompts {', '.join(have[s]) or 'none'} only** (time limit); its means are over "
                   "those.", ""]
-    L += [f"| **mean** | | **{_fmt(mean_s)}** | **{_fmt(mean_d)}** |", "",
+    L += [
           "| | ours | paper |", "| --- | ---: | ---: |",
           f"| shallow (ContentScorer) mean ARR % | {_fmt(mean_s)} | {PAPER['shallow_arr']:.0f} |",
           f"| deep (NeuralScorer) mean ARR % | {_fmt(mean_d)} | {PAPER['deep_arr']:.0f} |",
