@@ -675,7 +675,8 @@ def _table5(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts: 
 def _full_grid(run_info: Mapping[str, Any]) -> list[str]:
     from callbluff.report.tables import kumar_tables
 
-    L = [f"## The full grid (171 configurations) on prompts {', '.join(run_info['prompts'])}, "
+    many = len(run_info["prompts"]) > 1
+    L = [f"## The full grid (171 configurations) on prompt{'s' if many else ''} {', '.join(run_info['prompts'])}, "
          f"{run_info['essays_per_prompt']} essays each", "",
          "Size x position (Sec. 3.1) for every test case that takes them, bounded and unbounded additions, the "
          "seven RepeatSent variants; cells as above.", ""]

@@ -95,7 +95,7 @@ def paper_params(attack: str, params: Any) -> str:
     ``"introduction, 1 sentence"``; other parameters only where they differ from the attack's defaults
     (``key=value``). Kumar et al. name a test case by its mode / variant, size and position (Sec. 3.1-3.3);
     ``percent=100`` (every sentence, the Mod adversaries' default) and the Del series' default ``mode=keep``
-    are left out. Params that are not JSON are shown as given; an unknown attack shows every non-null
+    are left out (the default series reads ``"series k = 1, 2, ..."``). Params that are not JSON are shown as given; an unknown attack shows every non-null
     parameter besides those above as ``key=value``."""
     try:
         d = json.loads(params) if isinstance(params, str) else dict(params)
@@ -123,6 +123,8 @@ def paper_params(attack: str, params: Any) -> str:
         parts.append("bounded" if d["bounded"] else "unbounded")
     parts += [f"{k}={v}" for k, v in d.items() if k not in _SHOWN and v is not None
               and (defaults is None or defaults.get(k) != v)]
+    if not parts and attack in ("DelStart", "DelEnd"):
+        return "series k = 1, 2, ..."  # Sec. 3.3: the first / last k lines kept
     return ", ".join(parts) or "defaults"
 
 
