@@ -130,7 +130,13 @@ def section_memory() -> list[str]:
     out += [f"Command: `{r['command']}`; {load_of(r)}; details: benchmarks/peak_memory.md.", "",
             "| records | peak RSS MB | run s |", "| ---: | ---: | ---: |"]
     out += [f"| {x['records']:,} | {x['peak_rss_mb']} | {x['seconds']} |" for x in r["runs"]]
-    return out + ["", f"Goal: 1,000,000 records in < {r['goal_mb']:.0f} MB: {'met' if r['ok'] else 'NOT met'}.", ""]
+    largest = max(x["records"] for x in r["runs"])
+    if largest < 1_000_000:
+        verdict = (f"not measured at 1,000,000 (largest run {largest:,}; `python benchmarks/peak_memory.py` runs "
+                   "10k, 100k and 1M)")
+    else:
+        verdict = "met" if r["ok"] else "NOT met"
+    return out + ["", f"Goal: 1,000,000 records in < {r['goal_mb']:.0f} MB: {verdict}.", ""]
 
 
 def section_ray() -> list[str]:
