@@ -303,7 +303,8 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           f"wall time in all stages (one job under the project's heavy-job lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
           f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
-          f"at most {meta['settings']['neural_epochs']} epochs (see the notes below).",
+          f"at most {meta['settings']['neural_epochs']} epochs, {meta['settings']['max_words']} words per answer (see the "
+          "notes below).",
           ""]
     if meta.get("missing_b"):
         L += [f"**Not finished:** the countermeasure stage did not run on prompts {', '.join(meta['missing_b'])} "
@@ -555,6 +556,8 @@ def main() -> None:
         shutil.rmtree(CACHE)
     prompts = (args.prompts or "1,2,3,4,5,6,7,8,9,10").split(",")
     if args.lock and not args.render_only:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        (CACHE / "command.txt").write_text("python scripts/findings/content.py " + " ".join(sys.argv[1:]))
         run_under_lock(args, prompts)
         args.render_only = True
     meta = {"command": "python scripts/findings/content.py " + " ".join(sys.argv[1:]), "prompts": prompts,
@@ -597,7 +600,10 @@ def main() -> None:
     meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
     meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]
     meta["machine"]["load_end"] = round(os.getloadavg()[0], 2)
-    meta["settings"] = {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs}
+    meta["settings"] = {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs,
+                        "max_words": args.max_words}
+    if (CACHE / "command.txt").is_file():
+        meta["command"] = (CACHE / "command.txt").read_text() + "  (rendered with: " + meta["command"] + ")"
     if args.no_render:
         return
     if not a_res:
