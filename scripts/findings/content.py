@@ -603,7 +603,7 @@ def main() -> None:
     meta["settings"] = {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs,
                         "max_words": args.max_words}
     if (CACHE / "command.txt").is_file():
-        meta["command"] = (CACHE / "command.txt").read_text() + "  (rendered with: " + meta["command"] + ")"
+        meta["command"] = (CACHE / "command.txt").read_text().strip() + " (rendered with: " + meta["command"] + ")"
     if args.no_render:
         return
     if not a_res:
