@@ -164,8 +164,13 @@ def _rows(cache: Path) -> list[dict[str, Any]]:
         p = cache / f"run-{key}" / "metrics.json"
         if p.exists():
             m = json.loads(p.read_text())
+            t = cache / f"run-{key}" / "timings.json"  # the searches' wall time (not in metrics.json)
+            secs = {(x["target"], x["attack"], x["params"]): x["seconds_mean"]
+                    for x in (json.loads(t.read_text()) if t.exists() else [])}
             for r in m["rows"] if isinstance(m, dict) else m:
-                rows.append({**r, "run": key})
+                extra = {"seconds_mean": secs[k]} if (k := (r.get("target"), r.get("attack"), r.get("params"))) in secs \
+                    else {}
+                rows.append({**r, **extra, "run": key})
     return rows
 
 

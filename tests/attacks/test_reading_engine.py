@@ -38,13 +38,17 @@ def test_addany_and_addsent_rows(tmp_path: Path) -> None:
     anyx = ex[ex["attack"] == "AddAny"]
     assert len(anyx) == 3 and (anyx["queries"] <= 400).all()
     metas = [json.loads(m) for m in anyx["meta"]]
-    assert all(m["search_seconds"] >= 0 for m in metas)
+    assert not any("search_seconds" in m for m in metas)  # wall time would make the examples machine-dependent
+    timings = json.loads((tmp_path / "run" / "timings.json").read_text())
+    [t_any] = [t for t in timings if t["attack"] == "AddAny"]
+    assert t_any["n"] == 3 and t_any["seconds_mean"] > 0 and t_any["seconds_max"] >= t_any["seconds_median"]
+    assert t_any["queries_total"] == int(anyx.groupby("source_id")["queries"].max().sum())
     row = next(r for r in result.metrics if r["attack"] == "AddAny")
     per_q = dict(zip(anyx["source_id"], anyx["queries"]))
     assert row["queries_mean"] == sum(per_q.values()) / 3
     assert row["queries_max"] == max(per_q.values())
     assert row["queries_median"] == sorted(per_q.values())[1]
-    assert row["seconds_mean"] > 0
+    assert "seconds_mean" not in row
     # the toy reader is fooled by three "zyzzyva": q1 and q2 have it among their question words, q3 does not
     fooled = {sid for sid, a in zip(anyx["source_id"], anyx["adv_answer"]) if a == "nowhere"}
     assert fooled == {"q1", "q2"}

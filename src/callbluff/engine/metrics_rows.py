@@ -58,21 +58,13 @@ def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _search_cost_fields(g: pd.DataFrame) -> dict[str, float]:
     """Cost per attacked question (Jia & Liang's search adversaries): target queries (``queries_mean``,
-    ``queries_median``, ``queries_max``; a question's examples share one search, so its largest count) and,
-    for search attacks, the search's wall time (``seconds_mean``, from ``meta["search_seconds"]``)."""
+    ``queries_median``, ``queries_max``; a question's examples share one search, so its largest count). The
+    searches' wall time is machine-dependent, so it is in the run's timings.json, not in the metric rows."""
     if not len(g):
         return {"queries_mean": math.nan}
     per_q = g.groupby("source_id", sort=False)["queries"].max()
-    out = {"queries_mean": float(per_q.mean()), "queries_median": float(per_q.median()),
-           "queries_max": float(per_q.max())}
-    secs = [json.loads(m).get("search_seconds") if isinstance(m, str) else None for m in g["meta"]]
-    by_q: dict[str, float] = {}
-    for sid, s in zip(g["source_id"], secs):
-        if isinstance(s, int | float):
-            by_q[sid] = max(by_q.get(sid, 0.0), float(s))
-    if by_q:
-        out["seconds_mean"] = float(np.mean(list(by_q.values())))
-    return out
+    return {"queries_mean": float(per_q.mean()), "queries_median": float(per_q.median()),
+            "queries_max": float(per_q.max())}
 
 
 def _answer_change_fields(g: pd.DataFrame) -> dict[str, float]:

@@ -20,10 +20,11 @@ import json
 import os
 import platform
 import sqlite3
+import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from datetime import UTC, datetime
 from pathlib import Path
@@ -402,6 +403,7 @@ class Engine:
         by the background writer (off the critical path: the next chunk's target calls are already running)."""
         task, records = dataset.task, prep.records
         errors = list(prep.errors)
+        timings: list[dict[str, Any]] = []
         by_id = {r.id: r for r in records}
         predicted: list[tuple[str, list[Output], list[tuple[Perturbed, int]], list[Output]]] = []
         for tname, target in targets.items():
@@ -409,14 +411,15 @@ class Engine:
             orig_by_id = {r.id: o for r, o in zip(records, outs)}
             found: list[tuple[Perturbed, int]] = [(ex, 0) for ex in prep.examples]
             for spec in self.search_specs:
-                found.extend(self._search(spec, records, dataset.prompts, target, tname, orig_by_id, errors))
+                found.extend(self._search(spec, records, dataset.prompts, target, tname, orig_by_id, errors,
+                                          timings))
             adv_outs = target.predict([adversarial_input(ex, by_id[ex.source_id], task) for ex, _ in found])
             predicted.append((tname, outs, found, adv_outs))
-        writer.submit(self._write_record_chunk, prep.idx, task, records, predicted, errors)
+        writer.submit(self._write_record_chunk, prep.idx, task, records, predicted, errors, timings)
 
     def _write_record_chunk(self, idx: int, task: str, records: list[Record],
                             predicted: list[tuple[str, list[Output], list[tuple[Perturbed, int]], list[Output]]],
-                            errors: list[dict[str, Any]]) -> None:
+                            errors: list[dict[str, Any]], timings: list[dict[str, Any]]) -> None:
         by_id = {r.id: r for r in records}
         originals_rows: list[dict[str, Any]] = []
         example_rows: list[dict[str, Any]] = []
@@ -433,21 +436,22 @@ class Engine:
             for (ex, queries), out in zip(found, adv_outs):
                 example_rows.append(_example_row(ex, by_id[ex.source_id], task, tname, orig_by_id[ex.source_id],
                                                  out, queries, idx))
-        self._write_chunk(idx, by_id, originals_rows, example_rows, errors)
+        self._write_chunk(idx, by_id, originals_rows, example_rows, errors, timings)
 
     def _search(self, spec: AttackSpec, records: Sequence[Record], prompts: dict[str, Prompt], target: Target,
                 tname: str, originals: dict[str, Output],
-                errors: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
+                errors: list[dict[str, Any]], timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
         """A model-in-the-loop attack on every record, ``output.search_concurrency`` searches at once through
         the executor; each gets its own :class:`Oracle` (budget ``query_budget``, every query counted) over the
-        shared cached target. Results are in record order, whatever the concurrency."""
+        shared cached target. Results are in record order, whatever the concurrency. Each search's wall time
+        goes to ``timings`` (timings.json), never into the examples: they stay the same bytes for a seed."""
         attack = instantiate(spec)
         assert isinstance(attack, SearchAttack)
         budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
         res = default_resources()
         seed = self.suite.seed
 
-        def one(record: Record) -> tuple[list[tuple[Perturbed, int]], dict[str, Any] | None]:
+        def one(record: Record) -> tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[str, Any]]:
             pid = getattr(record, "prompt_id", None)
             prompt = prompts.get(pid) if pid is not None else None
             oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record,
@@ -457,26 +461,36 @@ class Engine:
             t0 = time.perf_counter()
             try:
                 found = attack.examples(record, oracle, rng, res, prompt, self.states.get((spec, pid)))
+                error = None
             except Exception as e:  # noqa: BLE001 - recorded per record
-                return [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
-                            "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
-            seconds = round(time.perf_counter() - t0, 4)  # search time per record (reading rows: seconds_mean)
-            return [(replace(ex, meta={**dict(ex.meta), "search_seconds": seconds}), oracle.used) for ex in found], None
+                found, error = [], {"stage": "search", "source_id": record.id, "prompt_id": pid,
+                                    "attack": attack.name, "params": attack.params_dict, "target": tname,
+                                    "cause": f"{type(e).__name__}: {e}"}
+            timing = {"target": tname, "attack": attack.name, "params": canonical_json(attack.params_dict),
+                      "source_id": record.id, "seconds": round(time.perf_counter() - t0, 4),
+                      "queries": oracle.used}
+            return [(ex, oracle.used) for ex in found], error, timing
 
         out: list[tuple[Perturbed, int]] = []
-        for found, error in self.executor.map_concurrent(one, records, self.suite.output.search_concurrency):
+        for found, error, timing in self.executor.map_concurrent(one, records, self.suite.output.search_concurrency):
             out.extend(found)
+            timings.append(timing)
             if error is not None:
                 errors.append(error)
         return out
 
     def _write_chunk(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],
-                     example_rows: list[dict[str, Any]], errors: list[dict[str, Any]]) -> None:
+                     example_rows: list[dict[str, Any]], errors: list[dict[str, Any]],
+                     timings: Sequence[dict[str, Any]] = ()) -> None:
         """Write one chunk's error list, status and parts (the examples part last: it marks the chunk done)."""
         for e in errors:  # attack failures: traced to their prompt so metric rows can count them
             src = by_id.get(e.get("source_id", ""))
             if e.get("prompt_id") is None and src is not None:
                 e["prompt_id"] = getattr(src, "prompt_id", None)
+        if timings:
+            write_atomic(self.run.timings_path(idx), json.dumps(list(timings)))
+        else:
+            self.run.timings_path(idx).unlink(missing_ok=True)
         generr = self.run.generr_path(idx)
         if errors:
             write_atomic(generr, json.dumps(errors, default=str))
@@ -538,6 +552,7 @@ class Engine:
         expectations = {s.name: instantiate(s).expect for s in self.specs}
         metrics = stream_metrics(self.run, dataset.prompts, dataset.task, gen_errors, expectations)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
+        self._write_timings()
         counts = self._counts(gen_errors)
         counts["errors"] = n_err
         return RunResult(self.run.path, metrics, counts)
@@ -579,6 +594,29 @@ class Engine:
             "chunks": len(self.run.done_chunks()),
             "per_target": per_target,
         }
+
+    def _write_timings(self) -> None:
+        """timings.json: per (target, attack, params), the searches' wall time per attacked record (Jia & Liang's
+        cost per question: ``seconds_mean`` / ``seconds_median`` / ``seconds_max`` / ``seconds_total``) and
+        their target queries. Wall-clock figures depend on the machine, so they live here and not in
+        metrics.json. Absent when the run has no search attack."""
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for idx in self.run.done_chunks():
+            p = self.run.timings_path(idx)
+            if p.exists():
+                for t in json.loads(p.read_text(encoding="utf-8")):
+                    groups.setdefault((t["target"], t["attack"], t["params"]), []).append(t)
+        if not groups:
+            self.run.timings.unlink(missing_ok=True)
+            return
+        rows = []
+        for (tname, attack, params), ts in sorted(groups.items()):
+            secs = [float(t["seconds"]) for t in ts]
+            rows.append({"target": tname, "attack": attack, "params": params, "n": len(secs),
+                         "seconds_mean": statistics.fmean(secs), "seconds_median": statistics.median(secs),
+                         "seconds_max": max(secs), "seconds_total": round(sum(secs), 4),
+                         "queries_total": int(sum(int(t["queries"]) for t in ts))})
+        write_atomic(self.run.timings, json.dumps(rows, indent=2))
 
     def _generation_errors(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

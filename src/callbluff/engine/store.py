@@ -94,6 +94,12 @@ class RunDir:
         return self.path / "report.html"
 
     @property
+    def timings(self) -> Path:
+        """Wall-clock cost of the run's searches (``timings.json``): kept out of examples.parquet and
+        metrics.json, which must be the same bytes for the same seed on any machine and executor."""
+        return self.path / "timings.json"
+
+    @property
     def cache(self) -> Path:
         return self.path / "predictions.sqlite"
 
@@ -124,6 +130,9 @@ class RunDir:
 
     def generr_path(self, chunk: int) -> Path:
         return self.parts / f"{chunk:06d}.generr.json"
+
+    def timings_path(self, chunk: int) -> Path:
+        return self.parts / f"{chunk:06d}.timings.json"
 
     def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
                     status: dict[str, Any]) -> None:
@@ -159,7 +168,7 @@ class RunDir:
 
     def forget_chunk(self, chunk: int) -> None:
         for path in (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
-                     self.generr_path(chunk)):
+                     self.generr_path(chunk), self.timings_path(chunk)):
             path.unlink(missing_ok=True)
 
     def clear(self, keep_cache: bool = True) -> list[str]:
@@ -167,7 +176,8 @@ class RunDir:
         import shutil
 
         removed = []
-        for path in (self.run_json, self.examples, self.originals, self.metrics, self.errors, self.report):
+        for path in (self.run_json, self.examples, self.originals, self.metrics, self.errors, self.report,
+                     self.timings):
             if path.exists():
                 path.unlink()
                 removed.append(path.name)

@@ -31,7 +31,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "content": ("n", "expect", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
                 "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *ERROR_FIELDS),
     "reading": ("n", "expect", "failure_pct", "em", "f1", "em_adv", "f1_adv", "broken_pct", "adv_correct_pct",
-                "queries_mean", "queries_median", "queries_max", "seconds_mean", *ERROR_FIELDS),
+                "queries_mean", "queries_median", "queries_max", *ERROR_FIELDS),
     "questions": ("n", "expect", "failure_pct", "success_rate", "adv_correct_pct", "recall_at_5", "recall_at_5_adv",
                   "recall_at_20", "recall_at_20_adv", "mrr", "mrr_adv", "map", "map_adv", "queries_mean",
                   *ERROR_FIELDS),
