@@ -3,6 +3,8 @@ constraints, Sec. 3.5 epsilon, determinism, bad input, and the conformance kit o
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,9 +56,9 @@ KEYWORDS = {
     "What team did Peyton Manning play for?": ["Peyton", "Manning", "play"],
 }
 QUESTIONS = [OpenQuestion(f"t{i}", q, ("x",)) for i, q in enumerate(KEYWORDS)]
-PINNED = ["Who payed the voice of Aladdin?", "Who plated the vice of Aladdin?", "Who play the voise of Aladdin?"]
-"""DPAEG(max_questions=3), seed 0, the four shared typo corpora, on the first question (before and after
-the counted enumeration of issue 13: the same)."""
+PINNED = ["Who played the vose of Aladdin?", "Who plays the vice of Aladdin?", "Who plays the vose of Aladdin?"]
+"""DPAEG(max_questions=3), seed 0, the four shared typo corpora given as ``../shared/data/typos/...`` (paths
+relative to the repository root: the same params, hence the same seed, in any checkout), first question."""
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +67,19 @@ def res():
 
 
 @pytest.fixture(scope="module")
-def typo_files() -> list[str]:
+def typo_files() -> Iterator[list[str]]:
+    """The shared typo corpora as paths relative to the repository root (the tests run from there). The files
+    are attack params, so they are part of every example's seed: absolute paths would make the pinned outputs
+    depend on where the checkout lives (CI clones elsewhere)."""
     d = shared_path("data", "typos")
-    return [str(d / f) for f in ("missp.dat.gz", "holbrook-missp.dat", "aspell.dat", "wikipedia.dat")]
+    repo = Path(__file__).resolve().parents[2]
+    old = os.getcwd()
+    os.chdir(repo)
+    try:
+        yield [os.path.relpath(d / f, repo) for f in ("missp.dat.gz", "holbrook-missp.dat", "aspell.dat",
+                                                       "wikipedia.dat")]
+    finally:
+        os.chdir(old)
 
 
 @pytest.mark.parametrize("question", list(KEYWORDS))
