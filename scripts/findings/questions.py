@@ -623,7 +623,8 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
     doc = out_dir / DOC.name
     doc.write_text("\n".join(lines))
     raw = {run.name: {"asked": run.asked, "sources": len(run.sources), "results": run.results} for run in runs}
-    (out_dir / "questions" / "results.json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
+    text = json.dumps(raw, indent=1, default=str)  # the shared folder named as ../shared, not this machine's path
+    (out_dir / "questions" / "results.json").write_text(text.replace(str(SHARED), "../shared") + "\n")
     log(f"wrote {doc}")
 
 
