@@ -92,7 +92,9 @@ class OutputConfig(BaseModel):
     cache: str | None = Field(None, description="prediction cache path shared across runs "
                                                 "(default: predictions.sqlite in the run directory)")
     report: bool = True
-    examples_in_report: int = Field(12, ge=0)
+    examples_in_report: int = Field(200, ge=0, strict=True,
+                                    description="examples per attack configuration embedded in report.html's "
+                                                "example browser (a deterministic sample; 0: none)")
 
 
 class ExpectConfig(BaseModel):

@@ -31,7 +31,24 @@ __all__ = ["ReportError", "headlines", "short_params", "write_report", "render_r
 
 _fmt = fmt  # the CLI's metrics table imports this name
 PER_ATTACK = 200
-"""Examples embedded per attack configuration (a deterministic sample; all are in examples.parquet)."""
+"""Examples embedded per attack configuration when the run's suite does not say (a deterministic sample; all
+are in examples.parquet)."""
+EXAMPLES_KEY = "output.examples_in_report"
+
+
+def examples_per_attack(run: RunData) -> int:
+    """The suite's ``output.examples_in_report`` recorded in the run's run.json (the number of examples per
+    attack configuration the example browser embeds; 0 leaves the browser out), or :data:`PER_ATTACK` for a
+    run.json without it. The browser still caps the total per run (:data:`~callbluff.report.browser.MAX_EMBEDDED`).
+    Raises :class:`ReportError` naming the key and the file when the recorded value is not an integer >= 0."""
+    output = (run.meta.get("suite") or {}).get("output") or {}
+    if not isinstance(output, dict) or "examples_in_report" not in output:
+        return PER_ATTACK
+    value = output["examples_in_report"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ReportError(f"{run.path / 'run.json'}: key `{EXAMPLES_KEY}` must be an integer >= 0 (examples per "
+                          f"attack in the report), got {value!r}; fix it in the suite (and run.json) and re-render")
+    return value
 
 
 def _fields_for(task: str, rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -51,6 +68,7 @@ def _environment() -> Environment:
 
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     targets = run.targets
+    configured = per_attack
     items, totals, per_attack = sample_examples(run.path, per_attack, int(run.meta.get("seed") or 0))
     suite = run.meta.get("suite") or {}
     return {
@@ -60,16 +78,18 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "views": views_for(run.task, run.metrics, targets),
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,
         "headlines": headlines(run.task, run.metrics),
-        "examples": {"items": items, "totals": totals, "per_attack": per_attack},
+        "examples": {"items": items, "totals": totals, "per_attack": per_attack, "configured": configured},
         "n_examples_shown": len(items),
         "config": json.dumps(suite, indent=2, sort_keys=True, default=str),
         "gates": run.gates,
     }
 
 
-def render_report(runs: Sequence[RunData], per_attack: int = PER_ATTACK) -> str:
-    """The report's HTML for one or more loaded runs."""
-    contexts = [_run_context(r, i, per_attack) for i, r in enumerate(runs)]
+def render_report(runs: Sequence[RunData], per_attack: int | None = None) -> str:
+    """The report's HTML for one or more loaded runs; ``per_attack`` (examples per attack configuration)
+    overrides each run's ``output.examples_in_report`` (:func:`examples_per_attack`)."""
+    contexts = [_run_context(r, i, examples_per_attack(r) if per_attack is None else per_attack)
+                for i, r in enumerate(runs)]
     title = runs[0].name if len(runs) == 1 else f"{len(runs)} runs: " + ", ".join(r.name for r in runs)
     return _environment().get_template("report.html.j2").render(
         title=title, runs=contexts, expect_text=EXPECT_TEXT,
@@ -78,10 +98,10 @@ def render_report(runs: Sequence[RunData], per_attack: int = PER_ATTACK) -> str:
 
 
 def write_report(run_dir: str | Path | Sequence[str | Path], out: str | Path | None = None,
-                 per_attack: int = PER_ATTACK) -> Path:
+                 per_attack: int | None = None) -> Path:
     """Render ``report.html`` from run.json, metrics.json, examples.parquet, errors.jsonl (and imported
     annotations). One run directory: written into it unless ``out`` is given; several: one combined report
-    at ``out`` (required)."""
+    at ``out`` (required). ``per_attack`` overrides the runs' ``output.examples_in_report``."""
     dirs = [Path(run_dir)] if isinstance(run_dir, str | Path) else [Path(d) for d in run_dir]
     if not dirs:
         raise ReportError("no run directory given")
