@@ -53,7 +53,8 @@ def test_units_have_exact_spans_and_share_one_parse() -> None:
     sentences = units(TEXT, "sentence", res)
     assert [s.text for s in sentences] == ["I like dogs a lot.", "My dog is called Rex.",
                                            "He runs in the park every day.", "We play ball."]
-    assert len(res._parses) == 1  # words and sentences from the same cached parse
+    assert len(res._parses) == 1  # sentences (and their words) from one cached parse
+    assert [(w.start, w.end) for w in words] == list(res.spans(TEXT).words)  # tokenizer alone == the parse's tokens
     chars = units("ab c", "char", res)
     assert [(c.text, c.start) for c in chars] == [("a", 0), ("b", 1), (" ", 2), ("c", 3)]
     with pytest.raises(ValueError, match="unit kind"):
@@ -91,10 +92,14 @@ def test_size_position_params_round_trip() -> None:
         SizePositionParams(percent=120)
 
 
-def test_default_resources_cache_is_bounded() -> None:
+def test_default_resources_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     from callbluff.resources import context
 
+    monkeypatch.setattr(context, "SPANS_CACHE_SIZE", 8)
     res = default_resources()
-    for i in range(context.PARSE_CACHE_SIZE + 5):
+    for i in range(context.SPANS_CACHE_SIZE + 5):
         res.spans(f"Sentence number {i}.")
-    assert len(res._parses) == context.PARSE_CACHE_SIZE
+        res.word_spans(f"Word number {i}.")
+    assert len(res._parses) == len(res._words) == context.SPANS_CACHE_SIZE
+    res.prefetch_spans([f"Batch sentence {i}." for i in range(20)])
+    assert len(res._parses) == context.SPANS_CACHE_SIZE

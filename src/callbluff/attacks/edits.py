@@ -7,8 +7,9 @@ dividing the response into three equal-sized portions." (Kumar et al. 2020, Sec.
 
 Static attacks use three steps:
 
-1. :func:`units` splits a text into characters, words or sentences, each with its character span, from ONE
-   spaCy parse shared by every attack on that text (:meth:`Resources.spans`, cached per text);
+1. :func:`units` splits a text into characters, words or sentences, each with its character span: words
+   from spaCy's tokenizer alone, sentences from ONE parse shared by every attack on that text
+   (:meth:`Resources.spans`, cached per text);
 2. :func:`select` picks which units to change: ``SizeCriterion(percent).units(n)`` of them, inside the
    requested third (:class:`Position`), contiguous or scattered;
 3. :func:`apply` performs non-overlapping :class:`Edit` s, keeps every untouched character byte for byte,
@@ -91,15 +92,16 @@ class Unit:
 def units(text: str, kind: UnitKind, res: Resources) -> list[Unit]:
     """The ``kind`` units of ``text`` with character spans.
 
-    Words are the spaCy tokenizer's non-space tokens (punctuation is a word unit, as a tokenizer gives it);
-    sentences are spaCy's statistical sentences without surrounding whitespace; characters are every
-    character (whitespace included). Words and sentences come from one cached parse of ``text``."""
+    Words are the spaCy tokenizer's non-space tokens (punctuation is a word unit, as a tokenizer gives it),
+    from the tokenizer alone (:meth:`Resources.word_spans`, no statistical component); sentences are spaCy's
+    statistical sentences without surrounding whitespace, from one cached parse of ``text``
+    (:meth:`Resources.spans`, whose tokens are the same); characters are every character (whitespace
+    included)."""
     if kind == "char":
         return [Unit(c, i, i + 1, i) for i, c in enumerate(text)]
     if kind not in ("word", "sentence"):
         raise ValueError(f"unit kind must be 'char', 'word' or 'sentence', got {kind!r}")
-    parsed = res.spans(text)
-    spans = parsed.words if kind == "word" else parsed.sentences
+    spans = res.word_spans(text) if kind == "word" else res.spans(text).sentences
     return [Unit(text[a:b], a, b, i) for i, (a, b) in enumerate(spans)]
 
 

@@ -7,6 +7,7 @@ takes the whitespace after it instead. Every other character is kept byte for by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -17,6 +18,13 @@ from callbluff.attacks.edits import Edit, SizePositionParams, Unit, apply, selec
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
+
+
+def prefetch_sentences(records: Sequence[Record], res: Resources) -> None:
+    """Split the responses of a batch of records into sentences in one batched ``sentencizer.pipe``
+    (:meth:`Resources.prefetch_spans`) before the per-record calls find them cached (the engine calls an
+    attack's ``prefetch`` once per task); the sentences are the same with or without it."""
+    res.prefetch_spans([r.text for r in records if isinstance(r, ScoredResponse)])
 
 
 def deletion_edits(sentences: list[Unit], deleted: list[int]) -> list[Edit] | None:
@@ -61,6 +69,10 @@ class _Progressive(StaticAttack):
     requires = ("spacy",)
     expect = "lower"
     from_start: bool
+
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """One batched sentence split of the task's responses (:func:`prefetch_sentences`)."""
+        prefetch_sentences(records, res)
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
@@ -156,6 +168,10 @@ class DelRand(StaticAttack):
     record_type = ScoredResponse
     requires = ("spacy",)
     expect = "lower"
+
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """One batched sentence split of the task's responses (:func:`prefetch_sentences`)."""
+        prefetch_sentences(records, res)
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
