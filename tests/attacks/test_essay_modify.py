@@ -209,6 +209,18 @@ def test_modlexicon_keeps_pos_checked_with_spacy() -> None:
     assert total >= 40 and kept == total, f"{kept}/{total} replaced words kept their POS"
 
 
+def test_modlexicon_never_replaces_names() -> None:
+    # capitalised words inside a sentence are names (what the entity recogniser excluded before), even when
+    # the tagger calls them ADJ / NOUN; a capitalised first word is an ordinary word
+    words = set()
+    for seed in range(20):
+        for ex in ModLexicon().examples(rec("Happy students admire the Internet daily. The Internet connects "
+                                            "people."), np.random.default_rng(seed), RES):
+            words |= {c["word"] for c in ex.meta["changes"]}
+    assert "Internet" not in words  # tagged NOUN, WordNet synonym "cyberspace"
+    assert "Happy" in words
+
+
 @pytest.mark.parametrize("percent", [10, 25])
 @pytest.mark.parametrize("position", ["beginning", "end"])
 def test_modlexicon_size_and_position(percent, position) -> None:
@@ -282,8 +294,8 @@ def test_real_asap_essays() -> None:
 
 
 def test_prefetch_batches_the_parse_and_changes_no_output() -> None:
-    """ModGrammar / ModLexicon ``prefetch``: one nlp.pipe over a task's essays fills the parse cache; the
-    examples are byte-identical to those made without it."""
+    """ModGrammar / ModLexicon ``prefetch``: one nlp.pipe over a task's essays fills the (no-NER) parse cache
+    that both share; the examples are byte-identical to those made without it, and no full parse is made."""
     from callbluff.resources.context import Resources
 
     records = [rec(ESSAY, "a"), rec("Tom was a happy man. He lived a simple life.", "b"),
@@ -291,8 +303,9 @@ def test_prefetch_batches_the_parse_and_changes_no_output() -> None:
     for attack in (ModGrammar(), ModGrammar(variant="svo"), ModLexicon()):
         cold, warm = Resources(), Resources()
         attack.prefetch(records, warm)
-        assert all(r.text in warm._docs for r in records)
+        assert all(r.text in warm._deps for r in records)
         for r in records:
             a = attack.examples(r, np.random.default_rng(5), cold)
             b = attack.examples(r, np.random.default_rng(5), warm)
             assert [x.text for x in a] == [x.text for x in b] and [x.meta for x in a] == [x.meta for x in b]
+        assert not warm._docs and not cold._docs  # the pipeline with NER never ran

@@ -87,23 +87,26 @@ def sentence_tokens(doc: Doc, sentence: Unit, starts: Sequence[int]) -> list[Tok
 
 
 def full_parse(text: str, res: Resources) -> Doc | None:
-    """``res.doc(text)`` (one cached full parse per text), or None when ``text`` is longer than the pipeline's
-    ``max_length`` (spaCy refuses it; the attack then makes no example rather than failing the record)."""
+    """The one cached parse of ``text`` that the Mod adversaries share: POS, lemmas and the dependency parse
+    (``res.dependency_doc``: the pipeline without NER, whose own token vectors change no tag, lemma or arc;
+    no Mod adversary reads entities), or None when ``text`` is longer than the pipeline's ``max_length``
+    (spaCy refuses it; the attack then makes no example rather than failing the record)."""
     if len(text) > res.nlp.max_length:
         return None
-    return res.doc(text)
+    return res.dependency_doc(text)
 
 
 def prefetch_parses(records: Sequence[Record], res: Resources) -> None:
-    """Parse the essays of a batch of records in one ``nlp.pipe`` (``res.docs``) before the per-record calls,
-    so that :func:`full_parse` finds them cached (the engine calls an attack's ``prefetch`` once per task);
-    outputs are the same with or without it. At most ``PARSE_CACHE_SIZE`` essays, none longer than the
-    pipeline's ``max_length``."""
-    from callbluff.resources.context import PARSE_CACHE_SIZE
+    """Parse the essays of a batch of records in one ``nlp.pipe`` (``res.dependency_docs``) before the
+    per-record calls, so that :func:`full_parse` finds them cached: ModGrammar and ModLexicon then share one
+    parse per essay (the engine calls an attack's ``prefetch`` once per task; the second finds every essay
+    cached); outputs are the same with or without it. Essays longer than the pipeline's ``max_length`` are
+    left out."""
+    from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 
     limit = res.nlp.max_length
     texts = [r.text for r in records if isinstance(r, ScoredResponse) and r.text.strip() and len(r.text) <= limit]
-    res.docs(texts[:PARSE_CACHE_SIZE])
+    res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE], batch_size=32)
 
 
 def match_case(word: str, like: str) -> str:
@@ -479,11 +482,14 @@ def _synonym_forms(lemma: str, pos: str, tag: str, lower: str, senses: int) -> t
     return tuple(sure or out)
 
 
-def replaceable(token: Token) -> bool:
-    """A content word ModLexicon may replace: noun, verb, adjective or adverb, alphabetic, not a stop word,
-    not part of a named entity."""
-    return (token.pos_ in WORDNET_POS and token.is_alpha and not token.is_stop and not token.ent_type_
-            and token.tag_ not in ("MD",))
+def replaceable(token: Token, first: bool) -> bool:
+    """A content word ModLexicon may replace: noun, verb, adjective or adverb, alphabetic, not a stop word, not
+    a modal verb, and not a name: no proper noun (PROPN is not among those POS) and no capitalised word
+    unless it is the ``first`` word of its sentence ("American", "Internet", which the tagger may call ADJ /
+    NOUN). The capitalisation rule stands in for spaCy's entity recogniser, which the shared parse leaves
+    out (it has its own token vectors and would double the parse time)."""
+    return (token.pos_ in WORDNET_POS and token.is_alpha and not token.is_stop and token.tag_ != "MD"
+            and (first or not token.text[:1].isupper()))
 
 
 MAX_POS_ROUNDS = 3
@@ -583,8 +589,8 @@ class ModLexicon(StaticAttack):
     toyed plays") is dropped and another candidate drawn (at most :data:`MAX_POS_ROUNDS` rounds; a sentence
     whose candidates all fail is left unchanged).
 
-    Choices where the paper is silent: stop words are spaCy's; named entities and modal verbs are never
-    replaced; synonyms come from the first ``senses`` WordNet senses (the rarer senses give odd words); every
+    Choices where the paper is silent: stop words are spaCy's; names (proper nouns, capitalised words inside a
+    sentence) and modal verbs are never replaced (:func:`replaceable`); synonyms come from the first ``senses`` WordNet senses (the rarer senses give odd words); every
     sentence by default, ``percent`` / ``position`` selecting among the sentences that have a replaceable
     word; the article is chosen by the new word's first letter. Texts longer than the spaCy pipeline's
     ``max_length`` yield nothing. ``meta``: per changed sentence, the index, the word, its synonym and POS.
@@ -614,7 +620,8 @@ class ModLexicon(StaticAttack):
         starts = [t.idx for t in doc]
         options: dict[int, list[tuple[Token, list[str]]]] = {}
         for s in sentences:
-            found = [(t, syns) for t in sentence_tokens(doc, s, starts) if replaceable(t)
+            tokens = sentence_tokens(doc, s, starts)
+            found = [(t, syns) for n, t in enumerate(tokens) if replaceable(t, n == 0)
                      for syns in [synonyms(t, self.params.senses)] if syns]
             if found:
                 options[s.index] = found
