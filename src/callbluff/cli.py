@@ -605,13 +605,14 @@ def train(
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
-    from callbluff.terminal import elapsed, training_summary
+    from callbluff.terminal import StageProgress, training_summary
 
+    console.print(f"training {kind} on {data}" + (f", then measuring it on {eval_data}" if eval_data else ""),
+                  highlight=False, markup=False)
     try:
-        with elapsed(console, f"training {kind} on {data}" + (f", then measuring it on {eval_data}" if eval_data
-                                                               else "")):
+        with StageProgress(console) as progress:
             summary = train_model(kind, data, out_dir, prompts=prompt or None, eval_spec=eval_data,
-                                  **_parse_params(param))
+                                  progress=progress, **_parse_params(param))
     except (ValueError, FileNotFoundError, TypeError) as e:
         fail(str(e))
         raise
@@ -624,14 +625,34 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="where the demo writes its models and run directories")] = Path(
         "demo-run"),
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+    suite: Annotated[list[str] | None, typer.Option(help="only this suite (repeatable): essay, content, reading, "
+                                                         "questions")] = None,
 ) -> None:
-    """The main job on built-in data: train reference scorers, attack them through the engine, write reports."""
+    """The main job on built-in data: train reference systems, run the four paper suites through the engine,
+    write one report per suite."""
     from callbluff.demo import run_demo
 
     try:
-        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print)
+        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print, suites=suite or None)
     except Exception as e:  # noqa: BLE001 - the demo must say what went wrong
         fail(f"demo failed: {type(e).__name__}: {e}", code=1)
+
+
+@app.command()
+def prepare(
+    step: Annotated[list[str] | None, typer.Argument(help="steps to run (default: all): reading-lexicon, "
+                                                          "dpaeg-dictionary")] = None,
+) -> None:
+    """Build the one-time caches (AddSent lexicon, DPAEG dictionary) now instead of on first use; idempotent."""
+    from callbluff.resources.prepare import prepare as run_prepare
+
+    try:
+        results = run_prepare(step or None, log=lambda m: console.print(m, highlight=False, markup=False))
+    except ValueError as e:
+        fail(str(e))
+        raise
+    if any(r.status == "failed" for r in results):
+        fail("prepare: a step failed (see above)", code=1)
 
 
 def main() -> None:  # pragma: no cover

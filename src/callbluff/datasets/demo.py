@@ -1,7 +1,8 @@
 """``demo:NAME[?split=train|test]``: the original data that ships with callbluff (see ``callbluff/data``).
 
 Names: ``content`` (two short-answer prompts, demo-1 on a 0-2 scale and demo-2 on 0-3), ``essay`` (one
-essay prompt on 1-6), ``squad`` (a SQuAD v1.1-format reading set). Prompts and their scales come from
+essay prompt on 1-6), ``squad`` (a SQuAD v1.1-format reading set; ``?task=questions`` reads its questions as
+open questions, for the Q&A-bot suite). Prompts and their scales come from
 ``demo_prompts.json``, so each prompt keeps its own scale. Used by ``callbluff demo`` and by users trying
 callbluff before pointing it at their own data.
 """
@@ -40,10 +41,12 @@ def load_demo(name: str, split: str = "all", **options: Any) -> Dataset:
         raise DataError(f"demo:{name}: unknown demo dataset; available: {', '.join('demo:' + n for n in FILES)}")
     if split not in SPLITS:
         raise DataError(f"demo:{name}: split={split!r} is not one of {', '.join(SPLITS)}")
+    task = options.pop("task", None) if name == "squad" else None
     if options:
-        raise DataError(f"demo:{name}: unknown option(s) {', '.join(sorted(options))}; allowed: split")
+        allowed = "split, task" if name == "squad" else "split"
+        raise DataError(f"demo:{name}: unknown option(s) {', '.join(sorted(options))}; allowed: {allowed}")
     if name == "squad":
-        return load(f"squad:{data_path(FILES[name])}")
+        return load(f"squad:{data_path(FILES[name])}" + (f"?task={task}" if task else ""))
     task = "content" if name == "content" else "essay"
     prompts = {k: p for k, p in demo_prompts().items() if p.task == task}
     path = data_path(FILES[name])

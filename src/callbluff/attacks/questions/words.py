@@ -33,6 +33,7 @@ import json
 import string
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from rapidfuzz import process
@@ -98,14 +99,19 @@ def _build_dictionary(size: int) -> dict[str, str]:
     return {w: "".join(p for p in "nvar" if wn.morphy(w, p)) for w in dict.fromkeys(words)}
 
 
-@lru_cache(maxsize=4)
-def dictionary(size: int = 40_000) -> Dictionary:
-    """The spell-similar dictionary (built on first use, then read from the callbluff cache)."""
+def dictionary_path(size: int = 40_000) -> Path:
+    """Where the spell-similar dictionary of ``size`` words is cached (it depends on the wordfreq version)."""
     from importlib.metadata import version
 
     from callbluff.resources.paths import cache_dir
 
-    path = cache_dir("dpaeg") / f"dictionary-{size}-v{INDEX_VERSION}-wordfreq{version('wordfreq')}.json"
+    return cache_dir("dpaeg") / f"dictionary-{size}-v{INDEX_VERSION}-wordfreq{version('wordfreq')}.json"
+
+
+@lru_cache(maxsize=4)
+def dictionary(size: int = 40_000) -> Dictionary:
+    """The spell-similar dictionary (built on first use, then read from the callbluff cache)."""
+    path = dictionary_path(size)
     try:
         pos = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -215,20 +215,38 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, Lexicon] = {}
 
 
-def load_lexicon(corpus: str | os.PathLike[str] | None = None, *, paragraphs: int = 2500, min_count: int = 2,
-                 max_words: int = 30_000) -> Lexicon:
-    """The lexicon of ``corpus`` (default :func:`default_corpus`): from the process, else from the disk
-    cache, else built (about a minute on a laptop CPU) and cached."""
+def _cache_key(corpus: str | os.PathLike[str] | None, paragraphs: int, min_count: int,
+               max_words: int) -> tuple[Path, str, Path]:
+    """(corpus path, identity string, cache path without suffix) of a lexicon; the corpus must exist."""
     path = Path(corpus) if corpus is not None else default_corpus()
     if not path.exists():
         raise FileNotFoundError(f"AddSent lexicon corpus {path} does not exist; pass lexicon_corpus=PATH "
                                 "(a SQuAD-format JSON file)")
     ident = f"{path.name}:{path.stat().st_size}:{paragraphs}:{min_count}:{max_words}:v{VERSION}"
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    return path, ident, cache_dir("reading") / f"lexicon-{key}"
+
+
+def lexicon_cached(corpus: str | os.PathLike[str] | None = None, *, paragraphs: int = 2500, min_count: int = 2,
+                   max_words: int = 30_000) -> bool:
+    """Whether :func:`load_lexicon` with these arguments would read the disk cache instead of building (both
+    cache files present; a missing corpus counts as not cached)."""
+    try:
+        _, _, base = _cache_key(corpus, paragraphs, min_count, max_words)
+    except FileNotFoundError:
+        return False
+    return base.with_suffix(".npz").exists() and base.with_suffix(".json").exists()
+
+
+def load_lexicon(corpus: str | os.PathLike[str] | None = None, *, paragraphs: int = 2500, min_count: int = 2,
+                 max_words: int = 30_000) -> Lexicon:
+    """The lexicon of ``corpus`` (default :func:`default_corpus`): from the process, else from the disk
+    cache, else built (about a minute on a laptop CPU) and cached."""
+    path, ident, base = _cache_key(corpus, paragraphs, min_count, max_words)
+    key = base.name.removeprefix("lexicon-")
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        base = cache_dir("reading") / f"lexicon-{key}"
         npz, meta = base.with_suffix(".npz"), base.with_suffix(".json")
         lex: Lexicon | None = None
         if npz.exists() and meta.exists():

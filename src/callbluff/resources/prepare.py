@@ -1,0 +1,135 @@
+"""Build the one-time caches of callbluff ahead of use: ``callbluff prepare`` / ``python -m
+callbluff.resources.prepare`` (``make setup`` runs it).
+
+Some resources are derived from larger ones on first use and then kept under the callbluff cache
+(:func:`callbluff.resources.paths.cache_dir`, ``$CALLBLUFF_HOME``). Built lazily, they cost their first user
+minutes: the first AddSent / AddOneSent run, the first DPAEG run, a cold ``make test``. Each step here calls
+the same loader the attacks call, with the attacks' default parameters, so what it builds is exactly the file
+they look for; a step whose files are already there does nothing (well under a second). What is built:
+
+* ``reading-lexicon`` -- the AddSent lexicon (Jia & Liang 2017, Sec. 3.1; :mod:`callbluff.attacks.reading.lexicon`):
+  spaCy tagger + NER over 2,500 SQuAD v1.1 train paragraphs and all-MiniLM-L6-v2 vectors of ~14k words
+  (about a minute on 2 CPUs). Needs the SQuAD train file (``squad_fetch``) and torch.
+* ``dpaeg-dictionary`` -- DPAEG's spell-similar dictionary (Sec. 3.4; :mod:`callbluff.attacks.questions.words`):
+  the 40,000 most frequent English words (wordfreq) with their WordNet parts of speech.
+
+A step whose inputs are missing is reported and skipped (the others still run); :func:`prepare` returns one
+:class:`StepResult` per step and the command exits non-zero when a step failed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from callbluff.resources.paths import cache_dir
+
+
+@dataclass(frozen=True)
+class Step:
+    """One cache: its name, what it is, the resources it needs (:mod:`callbluff.resources.requirements`
+    names), whether its files are already there (``ready``, cheap: no resource is loaded) and the loader
+    that builds them when absent."""
+
+    name: str
+    description: str
+    requires: tuple[str, ...]
+    ready: Callable[[], bool]
+    build: Callable[[], object]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """``status``: ``built`` (new files written), ``cached`` (already there), ``skipped`` (inputs missing:
+    ``detail`` says which and the fix) or ``failed`` (``detail`` is the error, or that the build left no
+    cache)."""
+
+    name: str
+    status: str
+    seconds: float
+    detail: str = ""
+
+
+def _reading_lexicon() -> object:
+    from callbluff.attacks.reading.lexicon import load_lexicon
+
+    return load_lexicon()
+
+
+def _lexicon_ready() -> bool:
+    from callbluff.attacks.reading.lexicon import lexicon_cached
+
+    return lexicon_cached()
+
+
+def _dpaeg_dictionary() -> object:
+    from callbluff.attacks.questions.words import dictionary
+
+    return dictionary()
+
+
+def _dictionary_ready() -> bool:
+    from callbluff.attacks.questions.words import dictionary_path
+
+    return dictionary_path().is_file()
+
+
+STEPS: tuple[Step, ...] = (
+    Step("reading-lexicon", "AddSent lexicon: POS/NER dictionary and MiniLM word vectors (Jia & Liang 2017)",
+         ("squad-train", "spacy-parse", "torch"), _lexicon_ready, _reading_lexicon),
+    Step("dpaeg-dictionary", "DPAEG spell-similar dictionary: 40,000 frequent words with WordNet POS",
+         ("wordnet", "wordfreq"), _dictionary_ready, _dpaeg_dictionary),
+)
+
+
+def run_step(step: Step) -> StepResult:
+    """Run one step: nothing when its cache is there, else check its inputs and build it."""
+    from callbluff.resources.requirements import check_requirements
+
+    t0 = time.perf_counter()
+    if step.ready():
+        return StepResult(step.name, "cached", time.perf_counter() - t0)
+    problems = check_requirements(step.requires)
+    if problems:
+        return StepResult(step.name, "skipped", time.perf_counter() - t0, "; ".join(problems))
+    try:
+        step.build()
+    except Exception as e:  # noqa: BLE001 - reported per step; the other steps still run
+        return StepResult(step.name, "failed", time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+    if not step.ready():
+        return StepResult(step.name, "failed", time.perf_counter() - t0, "built, but no cache file was written "
+                          f"(is the callbluff cache {cache_dir()} writable?)")
+    return StepResult(step.name, "built", time.perf_counter() - t0)
+
+
+def prepare(names: Sequence[str] | None = None, log: Callable[[str], object] = print) -> list[StepResult]:
+    """Run the steps named in ``names`` (default: all of :data:`STEPS`), logging one line per step."""
+    known = {s.name: s for s in STEPS}
+    unknown = sorted(set(names or ()) - set(known))
+    if unknown:
+        raise ValueError(f"unknown prepare step(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    results = []
+    for step in STEPS:
+        if names and step.name not in names:
+            continue
+        log(f"prepare {step.name}: {step.description} ...")
+        r = run_step(step)
+        log(f"prepare {step.name}: {r.status} in {r.seconds:.1f} s" + (f" ({r.detail})" if r.detail else ""))
+        results.append(r)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        results = prepare(args or None)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 1 if any(r.status == "failed" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
