@@ -1,18 +1,21 @@
-"""Progress and short summaries for long CLI commands (rich), on stderr so stdout stays for tables and data.
+"""Progress and short summaries for long commands (rich), on stderr so stdout stays for tables and data.
 
-:class:`RunProgress` turns the engine's ``progress(stage, done, total)`` callbacks into rich bars with counts
-and an ETA. The engine reports record chunks without a total (it streams); the total is counted from the
-dataset on a background thread (or taken from ``--limit``) and set on the bar when known, so the run never
-waits for the count. :func:`elapsed` shows a spinner with the elapsed time for steps that report nothing
-(``callbluff train``: the models have no progress hook). When stderr is not a terminal (CI logs) rich prints
-nothing live; the final summary lines still appear.
+:class:`RunProgress` turns the engine's ``progress(stage, done, total)`` callbacks (:mod:`callbluff.progress`)
+into rich bars with counts and an ETA. The engine reports record chunks without a total (it streams); the
+total is counted from the dataset on a background thread (or taken from ``--limit``) and set on the bar when
+known, so the run never waits for the count. :class:`StageProgress` shows any other hook's stages
+(``callbluff train``: prompts, then each prompt's steps; the findings scripts: their outer loops): rich bars
+on a terminal, and timestamped plain lines with counts and an ETA when the output is a log file.
+:func:`elapsed` shows a spinner with the elapsed time for steps that report nothing. When stderr is not a
+terminal (CI logs) :class:`RunProgress` prints nothing live; the final summary lines still appear.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -83,6 +86,95 @@ class RunProgress:
             self.progress.update(self.tasks["fit"], completed=done)
 
 
+class StageProgress:
+    """Shows a ``progress(stage, done, total)`` hook (:mod:`callbluff.progress`) with counts and an ETA.
+
+    ``overall`` stages (by default ``prompts``) get a bar of their own that stays; every other stage shares one
+    "current step" bar, reset (count, total, clock, ETA) when the stage changes, so a ten-prompt training
+    shows two lines, not thirty. ``plain`` (default: when the console is not a terminal, e.g. ``> log``)
+    prints timestamped lines instead: a stage's first report, its last (``done == total``), and in between
+    at most one line per ``interval`` seconds, each with ``done/total``, the elapsed time and the ETA
+    (remaining items at the stage's mean rate so far). ``seen`` keeps every stage's last (done, total).
+    """
+
+    def __init__(self, console: Console, *, overall: Iterable[str] = ("prompts",), plain: bool | None = None,
+                 interval: float = 30.0) -> None:
+        self.console = console
+        self.overall = set(overall)
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self.interval = interval
+        self.progress = _progress(console)
+        self.tasks: dict[str, TaskID] = {}
+        self.current: str | None = None
+        self.seen: dict[str, tuple[int, int | None]] = {}
+        self._started: dict[str, float] = {}
+        self._printed: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> StageProgress:
+        if not self.plain:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self.plain:
+            for task in self.progress.tasks:
+                if task.total is None:
+                    self.progress.update(task.id, total=task.completed)
+            self.progress.stop()
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        with self._lock:
+            first = stage not in self._started
+            if first:
+                self._started[stage] = time.monotonic()
+            self.seen[stage] = (done, total)
+            if self.plain:
+                self._line(stage, done, total, first)
+            elif stage in self.overall:
+                if stage not in self.tasks:
+                    self.tasks[stage] = self.progress.add_task(stage, total=total)
+                self.progress.update(self.tasks[stage], completed=done, total=total)
+            else:
+                if "step" not in self.tasks:
+                    self.tasks["step"] = self.progress.add_task(stage, total=total)
+                if stage != self.current:
+                    self.progress.reset(self.tasks["step"], total=total, completed=done, description=stage)
+                    self.current = stage
+                else:
+                    self.progress.update(self.tasks["step"], completed=done, total=total)
+
+    def _line(self, stage: str, done: int, total: int | None, first: bool) -> None:
+        now = time.monotonic()
+        last = total is not None and done >= total
+        if not (first or last or now - self._printed.get(stage, 0.0) >= self.interval):
+            return
+        self._printed[stage] = now
+        spent = now - self._started[stage]
+        count = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
+        if total:
+            count += f" ({100 * done / total:.0f} %)"
+        eta = ""
+        if total is not None and 0 < done < total and spent > 0:
+            eta = f", ETA {_clock((total - done) * spent / done)}"
+        self.console.print(f"[{time.strftime('%H:%M:%S')}] {stage}: {count}, elapsed {_clock(spent)}{eta}",
+                           highlight=False, markup=False, soft_wrap=True)
+
+    def track(self, items: Iterable[Any], stage: str, total: int | None = None) -> Iterator[Any]:
+        """Yield ``items`` and report ``stage`` after each one (``done`` counts the items finished)."""
+        items = list(items) if total is None else items
+        n = len(items) if total is None and isinstance(items, list) else total
+        self(stage, 0, n)
+        for k, item in enumerate(items, 1):
+            yield item
+            self(stage, k, n)
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
 def chunks_for(n_records: int, chunk_size: int) -> int:
     return math.ceil(n_records / chunk_size) if n_records else 0
 
@@ -106,21 +198,41 @@ def elapsed(console: Console, description: str) -> Iterator[None]:
         yield
 
 
-def training_summary(kind: str, out_dir: str, summary: Mapping[str, Any]) -> list[str]:
-    """A few lines instead of the whole model.json: time, prompts, and the clean figures per prompt/split."""
-    lines = [f"trained {kind} in {summary.get('train_seconds', '?')} s -> {out_dir} (details in "
-             f"{out_dir}/model.json)"]
+PROMPT_FIGURES: tuple[tuple[str, str], ...] = (
+    ("n_train", "trained on"), ("cv_qwk", "CV QWK"), ("dev_qwk", "dev QWK"), ("eval_qwk", "held-out QWK"),
+    ("eval_n", "held-out n"))
+"""The per-prompt figures of model.json's ``metrics`` the training summary shows, with their labels."""
+CLEAN_FIGURES = ("qwk", "f1", "em", "success_rate", "recall_at_5", "mrr", "map", "n")
+"""The clean-data figures of an evaluation's metric rows the training summary shows (whichever exist)."""
+
+
+def training_summary(kind: str, out_dir: str, summary: Mapping[str, Any], max_prompts: int = 12) -> list[str]:
+    """A few lines instead of the whole model.json: what was trained (kind, data, prompts, time), the clean
+    figures per prompt (training CV / dev QWK, held-out QWK when ``--eval`` measured it), the held-out
+    figures of readers and retrievers (F1 / EM, success, Recall@5...), and where the files are."""
+    data = summary.get("data")
     metrics = summary.get("metrics") or {}
-    if isinstance(metrics, Mapping):
-        for key, value in list(metrics.items())[:12]:
-            if isinstance(value, Mapping):
-                figures = ", ".join(f"{k} {_short(v)}" for k, v in value.items()
-                                    if isinstance(v, int | float) and not isinstance(v, bool))
-                lines.append(f"  {key}: {figures}")
-            elif isinstance(value, int | float):
-                lines.append(f"  {key}: {_short(value)}")
-        if len(metrics) > 12:
-            lines.append(f"  ... and {len(metrics) - 12} more in model.json")
+    metrics = metrics if isinstance(metrics, Mapping) else {}
+    prompts = [k for k, v in metrics.items() if isinstance(v, Mapping) and any(f in v for f, _ in PROMPT_FIGURES)]
+    what = f"trained {kind}" + (f" on {data}" if data else "")
+    if prompts:
+        what += f" ({len(prompts)} prompt{'s' if len(prompts) != 1 else ''})"
+    lines = [f"{what} in {summary.get('train_seconds', '?')} s"]
+    for pid in prompts[:max_prompts]:
+        m = metrics[pid]
+        figures = ", ".join(f"{label} {_short(m[f])}" for f, label in PROMPT_FIGURES if m.get(f) is not None)
+        lines.append(f"  prompt {pid}: {figures}")
+    if len(prompts) > max_prompts:
+        lines.append(f"  ... and {len(prompts) - max_prompts} more prompts in model.json")
+    if metrics.get("eval_mean_qwk") is not None:
+        lines.append(f"  mean held-out QWK {_short(metrics['eval_mean_qwk'])} on {metrics.get('eval_data')}")
+    elif metrics.get("eval_rows"):
+        clean = [r for r in metrics["eval_rows"] if isinstance(r, Mapping) and r.get("attack") in ("clean", None)]
+        for r in clean[:max_prompts]:
+            figures = ", ".join(f"{f} {_short(r[f])}" for f in CLEAN_FIGURES if isinstance(r.get(f), int | float))
+            where = f"{r['target']}, " if r.get("target") and len(clean) > 1 else ""
+            lines.append(f"  held-out ({where}{metrics.get('eval_data')}): {figures}")
+    lines.append(f"files: {out_dir} (model.json holds the parameters, versions and every figure)")
     return lines
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.terminal import RunProgress, training_summary
+from callbluff.terminal import RunProgress, StageProgress, training_summary
 
 
 def test_run_progress_counts_records_and_learns_the_total() -> None:
@@ -32,11 +32,60 @@ def test_run_progress_counts_records_and_learns_the_total() -> None:
 
 
 def test_training_summary_is_short() -> None:
-    lines = training_summary("content-scorer", "m", {"train_seconds": 3.2, "params": {"C": 1},
-                                                     "metrics": {"p1": {"cv_qwk": 0.91234, "n_train": 10},
-                                                                 "eval_data": "x", "eval_mean_qwk": 0.8}})
-    assert lines == ["trained content-scorer in 3.2 s -> m (details in m/model.json)",
-                     "  p1: cv_qwk 0.9123, n_train 10", "  eval_mean_qwk: 0.8"]
+    lines = training_summary("content-scorer", "m", {
+        "train_seconds": 3.2, "data": "asap-sas:train.tsv.gz", "params": {"C": 1},
+        "metrics": {"p1": {"cv_qwk": 0.91234, "n_train": 10, "fit_seconds": 2.0, "eval_qwk": 0.8, "eval_n": 5},
+                    "eval_data": "x", "eval_mean_qwk": 0.8}})
+    assert lines == ["trained content-scorer on asap-sas:train.tsv.gz (1 prompt) in 3.2 s",
+                     "  prompt p1: trained on 10, CV QWK 0.9123, held-out QWK 0.8, held-out n 5",
+                     "  mean held-out QWK 0.8 on x",
+                     "files: m (model.json holds the parameters, versions and every figure)"]
+    reader = training_summary("sliding-window-qa", "r", {"train_seconds": 0.1, "metrics": {
+        "eval_data": "squad:dev.json", "eval_rows": [{"attack": "clean", "target": "model", "f1": 71.66, "em": 60.0,
+                                                      "n": 10}]}})
+    assert reader[1] == "  held-out (squad:dev.json): f1 71.66, em 60, n 10"
+
+
+def test_stage_progress_plain_lines_have_counts_elapsed_and_eta() -> None:
+    buf = io.StringIO()
+    with StageProgress(Console(file=buf, force_terminal=False, width=200), interval=3600) as p:
+        assert p.plain
+        p("prompts", 0, 2)
+        p("prompt 1: spaCy parses", 0, 100)
+        time.sleep(0.05)
+        p("prompt 1: spaCy parses", 50, 100)  # within the interval: no line
+        p("prompt 1: spaCy parses", 100, 100)  # the stage's end: a line
+        items = list(p.track(["a", "b", "c"], "runs"))
+    lines = buf.getvalue().splitlines()
+    assert items == ["a", "b", "c"]
+    assert [ln.split("] ", 1)[1].split(", elapsed")[0] for ln in lines] == [
+        "prompts: 0/2 (0 %)", "prompt 1: spaCy parses: 0/100 (0 %)", "prompt 1: spaCy parses: 100/100 (100 %)",
+        "runs: 0/3 (0 %)", "runs: 3/3 (100 %)"]
+    with StageProgress(Console(file=io.StringIO(), force_terminal=False), plain=False, interval=0) as p:
+        p("x", 0, 10)
+        time.sleep(0.05)
+        p("x", 5, 10)
+        assert p.plain is False
+    eta = StageProgress(Console(file=io.StringIO()), plain=True, interval=0)
+    eta("x", 0, 10)
+    time.sleep(0.1)
+    eta("x", 5, 10)
+    line = eta.console.file.getvalue().splitlines()[-1]
+    assert "x: 5/10 (50 %), elapsed 0:00:00, ETA 0:00:00" in line
+
+
+def test_stage_progress_bars_keep_prompts_and_reuse_one_step_bar() -> None:
+    with StageProgress(Console(file=io.StringIO(), force_terminal=True), plain=False) as p:
+        p("prompts", 0, 2)
+        p("prompt 1: CV", 3, 10)
+        p("prompt 1: CV", 10, 10)
+        p("prompt 2: CV", 1, 10)
+        p("prompts", 1, 2)
+        tasks = {t.description: t for t in p.progress.tasks}
+    assert set(tasks) == {"prompts", "prompt 2: CV"}  # the step bar was reset for prompt 2
+    assert (tasks["prompt 2: CV"].completed, tasks["prompt 2: CV"].total) == (1, 10)
+    assert (tasks["prompts"].completed, tasks["prompts"].total) == (1, 2)
+    assert p.seen["prompt 1: CV"] == (10, 10)
 
 
 def test_train_prints_a_summary_not_model_json(tmp_path: Path) -> None:
@@ -44,3 +93,15 @@ def test_train_prints_a_summary_not_model_json(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "trained sliding-window-qa in" in res.output and str(tmp_path / "m") in res.output
     assert '"params"' not in res.output and '"fingerprint"' not in res.output
+
+
+def test_train_shows_progress_with_counts_then_the_clean_figures(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["train", "content-scorer", "--data", "demo:content", "--out", str(tmp_path / "m"),
+                                   "--param", "tune=false", "--param", "features=word_unigram,length,pos_ngrams"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()  # not a terminal: timestamped plain lines
+    assert any(ln.endswith("prompts: 2/2 (100 %), elapsed " + ln.rsplit(" ", 1)[-1]) for ln in lines), res.output
+    assert any("prompt demo-1: spaCy tags: 220/220 (100 %)" in ln for ln in lines), res.output
+    assert "trained content-scorer on demo:content (2 prompts) in" in res.output
+    assert any(ln.startswith("  prompt demo-2: trained on 220") for ln in lines), res.output
+    assert '"params"' not in res.output

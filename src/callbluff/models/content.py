@@ -39,6 +39,7 @@ from scipy import sparse
 
 from callbluff.models.features import PAPER_GROUPS, ContentFeaturizer, check_groups
 from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet
+from callbluff.progress import Progress
 from callbluff.seeding import derive_seed
 
 __all__ = ["ContentScorer", "LinearOvO", "train_content_scorer"]
@@ -253,8 +254,8 @@ class ContentScorer(JoblibPerPromptScorer):
                 "max_pos": p["max_pos"], "seed": p["seed"]}
 
     # -- internals ------------------------------------------------------------------------------------
-    def _fit_set(self, t: PromptTrainingSet) -> _PromptModel:
-        return self._fit_prompt(t.prompt_id, t.texts, np.round(t.y), t.score_min, t.score_max)
+    def _fit_set(self, t: PromptTrainingSet, progress: Progress | None = None) -> _PromptModel:
+        return self._fit_prompt(t.prompt_id, t.texts, np.round(t.y), t.score_min, t.score_max, progress)
 
     def _grid(self) -> list[tuple[float, str | None, float]]:
         c = self.cfg
@@ -272,11 +273,14 @@ class ContentScorer(JoblibPerPromptScorer):
             lws = c["length_weight_grid"] if tune else [1.0]
         return list(product(Cs, cws, lws))
 
-    def _fit_prompt(self, pid: str, texts: list[str], y: np.ndarray, lo: float, hi: float) -> _PromptModel:
+    def _fit_prompt(self, pid: str, texts: list[str], y: np.ndarray, lo: float, hi: float,
+                    progress: Progress | None = None) -> _PromptModel:
+        """One prompt's featurizer and SVM; ``progress`` hears the spaCy analyses per answer, then the
+        (fold, setting) SVMs of the cross-validation (stage ``CV``)."""
         t0 = time.perf_counter()
         c = self.cfg
         fz = ContentFeaturizer(c["features"], max_char=c["max_char"], max_word=c["max_word"],
-                               max_dep=c["max_dep"], max_pos=c["max_pos"]).fit(texts)
+                               max_dep=c["max_dep"], max_pos=c["max_pos"]).fit(texts, progress)
         blocks = fz.blocks(texts)
         # linear kernels add up over feature blocks: K = sum_g weight_g^2 * B_g B_g^T. Only the length block's
         # weight is tuned, so two n x n matrices suffice (the fixed-weight groups summed, and length).
@@ -297,8 +301,11 @@ class ContentScorer(JoblibPerPromptScorer):
             base = grams.get("base", 0.0)
             length = grams.get("length")
             oof = {cfg: np.zeros(len(y)) for cfg in grid}
-            for tr, te in folds:
-                for cfg in grid:
+            n_fits = len(folds) * len(grid)
+            for f, (tr, te) in enumerate(folds):
+                for g, cfg in enumerate(grid):
+                    if progress is not None:
+                        progress(f"CV ({len(folds)} folds x {len(grid)} settings)", f * len(grid) + g, n_fits)
                     C, cw, lw = cfg
                     K = base + lw * lw * length if length is not None else base
                     if len(np.unique(y[tr])) == 1:
@@ -308,6 +315,8 @@ class ContentScorer(JoblibPerPromptScorer):
                         warnings.simplefilter("ignore")
                         svc = SVC(kernel="precomputed", C=C, class_weight=cw).fit(K[np.ix_(tr, tr)], y[tr])
                     oof[cfg][te] = svc.predict(K[np.ix_(te, tr)])
+            if progress is not None:
+                progress(f"CV ({len(folds)} folds x {len(grid)} settings)", n_fits, n_fits)
             for cfg in grid:
                 q = _qwk(y, oof[cfg], lo, hi)
                 cv_table.append({"C": cfg[0], "class_weight": cfg[1], "length_weight": cfg[2],

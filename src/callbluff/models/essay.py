@@ -36,6 +36,7 @@ import numpy as np
 from callbluff.models import persist
 from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
 from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet, natural_key
+from callbluff.progress import Progress
 from callbluff.records import ScoredResponse
 from callbluff.seeding import derive_seed
 
@@ -148,18 +149,19 @@ class EssayScorer(JoblibPerPromptScorer):
         return p
 
     # -- internals ------------------------------------------------------------------------------------
-    def _fit_set(self, t: PromptTrainingSet) -> _PromptModel:
+    def _fit_set(self, t: PromptTrainingSet, progress: Progress | None = None) -> _PromptModel:
         if len(t.y) < self.cfg["cv"] * 2:
             raise ValueError(f"EssayScorer.fit: prompt {t.prompt_id!r} has {len(t.y)} essays; need at least "
                              f"{self.cfg['cv'] * 2} (2 per fold, cv={self.cfg['cv']})")
         pr = t.prompt
         return self._fit_prompt(t.prompt_id, t.texts, t.y, t.score_min, t.score_max,
-                                (pr.text if pr else "") or "", (pr.source if pr else "") or "")
+                                (pr.text if pr else "") or "", (pr.source if pr else "") or "", progress)
 
-    def _stats(self, texts: Sequence[str], prompt_text: str, source: str) -> np.ndarray:
+    def _stats(self, texts: Sequence[str], prompt_text: str, source: str,
+               progress: Progress | None = None) -> np.ndarray:
         c = self.cfg
         return essay_statistics(texts, prompt_text=prompt_text, source=source, pos=c["pos"],
-                                spelling=c["spelling"], pos_max_chars=c["pos_max_chars"])
+                                spelling=c["spelling"], pos_max_chars=c["pos_max_chars"], progress=progress)
 
     def _stage2(self, m: _PromptModel, ngram: np.ndarray, stats: np.ndarray) -> np.ndarray:
         X = np.column_stack([ngram, stats])
@@ -178,7 +180,9 @@ class EssayScorer(JoblibPerPromptScorer):
                                          random_state=derive_seed(c["seed"], "essay-gbr", pid) % (2**32))
 
     def _fit_prompt(self, pid: str, texts: list[str], y: np.ndarray, lo: float, hi: float, prompt_text: str,
-                    source: str) -> _PromptModel:
+                    source: str, progress: Progress | None = None) -> _PromptModel:
+        """One prompt's two stages; ``progress`` hears the statistics and spaCy tags per essay, then the
+        stacking regressor's CV folds (stage ``CV``)."""
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import Ridge, RidgeCV
         from sklearn.model_selection import KFold
@@ -198,7 +202,7 @@ class EssayScorer(JoblibPerPromptScorer):
         for tr, te in folds:
             oof[te] = Ridge(alpha=alpha).fit(A[tr], y[tr]).predict(A[te])
         t1 = time.perf_counter()
-        stats = self._stats(texts, prompt_text, source)
+        stats = self._stats(texts, prompt_text, source, progress)
         t_stats = time.perf_counter() - t1
         X = np.column_stack([oof, stats])
         scaler = StandardScaler().fit(X) if c["stack"] == "ridge" else None
@@ -206,11 +210,15 @@ class EssayScorer(JoblibPerPromptScorer):
         cv_qwk = None
         if c["cv_metrics"]:
             pred = np.zeros(len(y))
-            for tr, te in folds:
+            for f, (tr, te) in enumerate(folds):
+                if progress is not None:
+                    progress(f"CV ({len(folds)} folds)", f, len(folds))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     pred[te] = self._new_regressor(pid).fit(Xs[tr], y[tr]).predict(Xs[te])
             cv_qwk = round(_qwk(y, _round_clip(pred, lo, hi), lo, hi), 4)
+            if progress is not None:
+                progress(f"CV ({len(folds)} folds)", len(folds), len(folds))
         reg = self._new_regressor(pid).fit(Xs, y)
         summary = {"n_train": len(y), "alpha": alpha, "n_ngrams": len(vec.vocabulary_), "cv_qwk": cv_qwk,
                    "ngram_cv_qwk": round(_qwk(y, _round_clip(oof, lo, hi), lo, hi), 4),

@@ -47,6 +47,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
+from callbluff.progress import Progress, every
+
 __all__ = [
     "CONTENT_GROUPS",
     "PAPER_GROUPS",
@@ -135,7 +137,7 @@ def _nlp() -> Any:
 
 
 def spacy_analyses(texts: Sequence[str], *, parse: bool, max_chars: int | None = None,
-                   batch_size: int = 128) -> list[Analysis]:
+                   batch_size: int = 128, progress: Progress | None = None) -> list[Analysis]:
     """spaCy tags (and, with ``parse``, dependency triples) of ``texts``, cached per (text, parse).
 
     Tagging only runs ``tok2vec`` + ``tagger`` + ``attribute_ruler``; parsing adds the parser and the
@@ -143,8 +145,10 @@ def spacy_analyses(texts: Sequence[str], *, parse: bool, max_chars: int | None =
     texts (used for essays, where POS proportions of a long prefix are what the features need).
     Dependency triples are ``head lemma|dependency label|child lemma`` (lower-cased lemmas) for every
     non-punctuation, non-space token except the root, following Ding et al. Sec. 5.1 ("koala <conjunct>
-    panda").
+    panda"). ``progress`` hears stage ``spaCy parses`` (or ``spaCy tags``) with the texts analysed so far
+    (cached ones count at once).
     """
+    stage = "spaCy parses" if parse else "spaCy tags"
     out: list[Analysis | None] = [None] * len(texts)
     todo: dict[str, list[int]] = {}
     for i, t in enumerate(texts):
@@ -154,11 +158,15 @@ def spacy_analyses(texts: Sequence[str], *, parse: bool, max_chars: int | None =
             out[i] = hit
         else:
             todo.setdefault(t, []).append(i)
+    done = sum(a is not None for a in out)
+    if progress is not None:
+        progress(stage, done, len(texts))
     if todo:
         disable = ["ner"] if parse else ["ner", "parser", "lemmatizer"]
         nlp = _nlp()
         uniq = list(todo)
-        for text, doc in zip(uniq, nlp.pipe(uniq, disable=disable, batch_size=batch_size), strict=True):
+        for k, (text, doc) in enumerate(zip(uniq, nlp.pipe(uniq, disable=disable, batch_size=batch_size),
+                                            strict=True)):
             toks = [t for t in doc if not t.is_space]
             triples = None
             if parse:
@@ -168,6 +176,9 @@ def spacy_analyses(texts: Sequence[str], *, parse: bool, max_chars: int | None =
             _CACHE.put((text, parse), a)
             for i in todo[text]:
                 out[i] = a
+            done += len(todo[text])
+            if progress is not None and every(32, k + 1, len(uniq)):
+                progress(stage, done, len(texts))
     return [a for a in out if a is not None]
 
 
@@ -213,17 +224,18 @@ class ContentFeaturizer:
                 "max_word": self.max_word, "max_word_n": self.max_word_n, "max_dep": self.max_dep,
                 "max_pos": self.max_pos, "pos_ngrams": list(self.pos_ngrams)}
 
-    def _analyses(self, texts: Sequence[str]) -> list[Analysis] | None:
+    def _analyses(self, texts: Sequence[str], progress: Progress | None = None) -> list[Analysis] | None:
         if not _NEEDS_SPACY & set(self.groups):
             return None
-        return spacy_analyses(texts, parse="dep_triples" in self.groups)
+        return spacy_analyses(texts, parse="dep_triples" in self.groups, progress=progress)
 
     def _spacy_docs(self, group: str, analyses: Sequence[Analysis]) -> list[list[str]]:
         if group == "dep_triples":
             return [list(a.triples or ()) for a in analyses]
         return [_pos_ngrams(a.tags, *self.pos_ngrams) for a in analyses]
 
-    def fit(self, texts: Sequence[str]) -> ContentFeaturizer:
+    def fit(self, texts: Sequence[str], progress: Progress | None = None) -> ContentFeaturizer:
+        """Select the vocabularies on ``texts``; ``progress`` hears the spaCy analyses per text (the slow part)."""
         texts = list(texts)
         if not texts:
             raise ValueError("ContentFeaturizer.fit: no training texts")
@@ -247,7 +259,7 @@ class ContentFeaturizer:
             self.word_order = np.concatenate([np.flatnonzero(unigram), np.flatnonzero(~unigram)])
             self.word_split = int(unigram.sum())
             self.vectorizers["word"] = v
-        analyses = self._analyses(texts)
+        analyses = self._analyses(texts, progress)
         for grp, cap in (("dep_triples", self.max_dep), ("pos_ngrams", self.max_pos)):
             if grp in g:
                 assert analyses is not None
@@ -461,7 +473,8 @@ def _content_words(text: str) -> set[str]:
 
 
 def essay_statistics(texts: Sequence[str], *, prompt_text: str = "", source: str = "", pos: bool = True,
-                     spelling: bool = True, pos_max_chars: int | None = 3000) -> np.ndarray:
+                     spelling: bool = True, pos_max_chars: int | None = 3000,
+                     progress: Progress | None = None) -> np.ndarray:
     """EASE-like statistics of ``texts`` (rows) in :data:`ESSAY_STAT_NAMES` order (columns).
 
     * length / sentence / word statistics: characters, words, sentences (split after ``.!?`` and at line
@@ -475,6 +488,8 @@ def essay_statistics(texts: Sequence[str], *, prompt_text: str = "", source: str
     * prompt / source overlap: share of the essay's content words found in the prompt text (``overlap``)
       and share of the prompt's content words the essay uses (``coverage``); the same for the source
       passage. Zero when the prompt has no text (ASAP-AES prompts ship without their texts).
+
+    ``progress`` hears stage ``statistics`` per essay, then ``spaCy tags`` (:func:`spacy_analyses`).
     """
     texts = list(texts)
     n_base = len(_BASE_STATS)
@@ -525,8 +540,10 @@ def essay_statistics(texts: Sequence[str], *, prompt_text: str = "", source: str
                     inter = len(ess & ref)
                     out[i, j + 2 * k] = inter / len(ess)
                     out[i, j + 2 * k + 1] = inter / len(ref)
+        if progress is not None and every(50, i + 1, len(texts)):
+            progress("statistics", i + 1, len(texts))
     if pos and texts:
-        analyses = spacy_analyses(texts, parse=False, max_chars=pos_max_chars)
+        analyses = spacy_analyses(texts, parse=False, max_chars=pos_max_chars, progress=progress)
         index = {t: k for k, t in enumerate(UPOS_TAGS)}
         for i, a in enumerate(analyses):
             if a.upos:

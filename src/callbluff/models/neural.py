@@ -60,6 +60,7 @@ import numpy as np
 
 from callbluff.models import persist
 from callbluff.models.per_prompt import predict_per_prompt, training_sets
+from callbluff.progress import PROMPTS, Progress, prefixed
 from callbluff.records import Prompt, ScoredResponse, canonical_json
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
@@ -147,7 +148,10 @@ class MiniLMWordEncoder:
         sub = f"minilm-{self.digest}-{self.mode}-w{self.max_words}"
         return cache_dir("embeddings", sub, key[:2]) / f"{key}.npy"
 
-    def encode(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
+    def encode(self, texts: Sequence[str],
+               progress: Progress | None = None) -> list[tuple[list[str], np.ndarray]]:
+        """Per text, its words and their vectors; ``progress`` hears stage ``MiniLM word vectors`` with the
+        texts encoded so far (cached ones count at once)."""
         import torch
 
         self._load()
@@ -168,6 +172,8 @@ class MiniLMWordEncoder:
             else:
                 todo.append(i)
         todo.sort(key=lambda i: len(words[i]))
+        if progress is not None:
+            progress("MiniLM word vectors", len(texts) - len(todo), len(texts))
         for b in range(0, len(todo), self.batch_size):
             idx = todo[b:b + self.batch_size]
             enc = self._tok([words[i] for i in idx], is_split_into_words=True, padding=True, truncation=True,
@@ -195,6 +201,9 @@ class MiniLMWordEncoder:
                     tmp = p.with_suffix(f".{os.getpid()}.tmp.npy")
                     np.save(tmp, vec)
                     os.replace(tmp, p)
+            if progress is not None:
+                progress("MiniLM word vectors", len(texts) - len(todo) + min(b + self.batch_size, len(todo)),
+                         len(texts))
         out = []
         for i, t in enumerate(texts):
             v = vecs[i]
@@ -351,18 +360,27 @@ class NeuralScorer:
         prompts: Mapping[str, Prompt] | Prompt | None = None,
         *,
         data_spec: str | None = None,
+        progress: Progress | None = None,
     ) -> NeuralScorer:
         """Train one network per prompt in ``records`` (gold = ``record.gold``). The score scale comes from
-        ``prompts`` (a Prompt or a mapping id -> Prompt) or, failing that, the gold scores' min and max."""
+        ``prompts`` (a Prompt or a mapping id -> Prompt) or, failing that, the gold scores' min and max.
+        ``progress`` (:mod:`callbluff.progress`) hears stage ``prompts`` per prompt and, within one, the word
+        vectors per answer and the training batches (epochs x batches; the total shrinks to what ran when
+        early stopping ends the training); it does not change the fit."""
         sets = training_sets(records, prompts, "NeuralScorer")
         if data_spec is not None:
             self.data_spec = data_spec
-        for t in sets:
+        for k, t in enumerate(sets):
+            if progress is not None:
+                progress(PROMPTS, k, len(sets))
             lo, hi = math.floor(t.score_min), math.ceil(t.score_max)
             if hi <= lo:
                 raise ValueError(f"NeuralScorer.fit: prompt {t.prompt_id!r} has a one-point scale [{lo}, {hi}]; "
                                  "pass its Prompt with score_min/score_max")
-            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, lo, hi)
+            self.models[t.prompt_id] = self._fit_prompt(t.prompt_id, t.texts, t.y, lo, hi,
+                                                        prefixed(progress, f"prompt {t.prompt_id}"))
+        if progress is not None:
+            progress(PROMPTS, len(sets), len(sets))
         self.trained_at = persist.utc_now()
         return self
 
@@ -440,9 +458,10 @@ class NeuralScorer:
 
             torch.set_num_threads(int(self.num_threads))
 
-    def _tensors(self, texts: Sequence[str], chars: Mapping[str, int]) -> tuple[list[_Item], np.ndarray]:
+    def _tensors(self, texts: Sequence[str], chars: Mapping[str, int],
+                 progress: Progress | None = None) -> tuple[list[_Item], np.ndarray]:
         """Per text (word vectors, row of each word in the char table) + the char table (W, L)."""
-        enc = self.encoder.encode(texts)
+        enc = self.encoder.encode(texts, progress)
         width = max(self.cfg["max_word_chars"], max(self.cfg["char_widths"]))
         rows: dict[str, int] = {}
         items = []
@@ -484,7 +503,8 @@ class NeuralScorer:
                 res[idx] = m.net(*self._batch([items[i] for i in idx], table)).numpy()
         return res
 
-    def _fit_prompt(self, pid: str, texts: list[str], gold: np.ndarray, lo: int, hi: int) -> _PromptModel:
+    def _fit_prompt(self, pid: str, texts: list[str], gold: np.ndarray, lo: int, hi: int,
+                    progress: Progress | None = None) -> _PromptModel:
         import torch
 
         cfg = self.cfg
@@ -504,7 +524,7 @@ class NeuralScorer:
             for ch in texts[i]:
                 counts[ch] = counts.get(ch, 0) + 1
         chars = {ch: k + 2 for k, ch in enumerate(sorted(c for c, n in counts.items() if n >= 2))}
-        items, table = self._tensors(texts, chars)
+        items, table = self._tensors(texts, chars, progress)
         lengths = np.array([v.shape[0] for v, _ in items])
         y = torch.tensor((gold - lo) / (hi - lo), dtype=torch.float32)
         dim = items[0][0].shape[1]
@@ -521,6 +541,9 @@ class NeuralScorer:
             history: list[float] = []
             t0 = time.perf_counter()
             bs = cfg["batch_size"]
+            per_epoch = sum(math.ceil(min(20 * bs, len(tr_idx) - p0) / bs) for p0 in range(0, len(tr_idx), 20 * bs))
+            stage, n_steps = f"training ({cfg['epochs']} epochs x {per_epoch} batches)", cfg["epochs"] * per_epoch
+            step = 0
             for epoch in range(1, cfg["epochs"] + 1):
                 net.train()
                 # length buckets: shuffle, sort by length within pools of 20 batches, shuffle the batches
@@ -538,6 +561,9 @@ class NeuralScorer:
                     loss.backward()
                     opt.step()
                     loss_sum += float(loss.detach()) * len(idx)
+                    step += 1
+                    if progress is not None:
+                        progress(stage, step, n_steps)
                 raw = self._forward(model, [], ([items[i] for i in dev_idx], table))
                 model.cuts = quantile_cuts(raw, gold[tr_idx], lo, hi) if cfg["decode"] == "quantile" else None
                 k = _qwk(gold[dev_idx], model.decode(raw), lo, hi)
@@ -547,6 +573,8 @@ class NeuralScorer:
                 if k > best[0]:
                     best = (k, epoch, {n: v.detach().clone() for n, v in net.state_dict().items()}, model.cuts)
                 elif epoch >= cfg.get("min_epochs", 0) and epoch - best[1] >= cfg["patience"]:
+                    if progress is not None:
+                        progress(stage, step, step)  # early stopping: the rest of the epochs do not run
                     break
             assert best[2] is not None
             net.load_state_dict(best[2])

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from callbluff.models import persist
+from callbluff.progress import PROMPTS, Progress, prefixed
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.targets.base import Input, Output
 
@@ -111,7 +112,7 @@ class JoblibPerPromptScorer:
         self._blob: bytes | None = None
 
     # -- subclass hooks -------------------------------------------------------------------------------
-    def _fit_set(self, t: PromptTrainingSet) -> Any:
+    def _fit_set(self, t: PromptTrainingSet, progress: Progress | None = None) -> Any:
         raise NotImplementedError
 
     def score_texts(self, prompt_id: str, texts: Sequence[str]) -> np.ndarray:
@@ -145,15 +146,20 @@ class JoblibPerPromptScorer:
         return persist.fingerprint_of(self.kind, self._state_blob(), self.cfg)
 
     def fit(self, responses: Sequence[ScoredResponse], prompts: Mapping[str, Prompt] | Prompt | None = None,
-            *, data_spec: str | None = None) -> Self:
+            *, data_spec: str | None = None, progress: Progress | None = None) -> Self:
         """Train one model per prompt id in ``responses`` (gold = ``response.gold``); scale, prompt text and
         source come from ``prompts`` (a mapping id -> Prompt, or one Prompt), else the scale is the gold
-        scores' min..max (see :func:`training_sets`)."""
+        scores' min..max (see :func:`training_sets`). ``progress`` (:mod:`callbluff.progress`) hears stage
+        ``prompts`` per prompt fitted and, within one, ``prompt ID: STEP`` stages; it does not change the fit."""
         sets = training_sets(responses, prompts, type(self).__name__)
         if data_spec is not None:
             self.data_spec = data_spec
-        for t in sets:
-            self.models[t.prompt_id] = self._fit_set(t)
+        for k, t in enumerate(sets):
+            if progress is not None:
+                progress(PROMPTS, k, len(sets))
+            self.models[t.prompt_id] = self._fit_set(t, prefixed(progress, f"prompt {t.prompt_id}"))
+        if progress is not None:
+            progress(PROMPTS, len(sets), len(sets))
         self.trained_at = persist.utc_now()
         self._blob = None
         return self

@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from callbluff.models import persist
+from callbluff.progress import Progress
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Input, Output
 
@@ -160,8 +161,17 @@ class TfidfRetriever:
     def counts(self, texts: Iterable[str]) -> sp.csr_matrix:
         return self._vec.transform(texts).tocsr()
 
-    def fit(self, texts: Sequence[str]) -> TfidfRetriever:
-        counts = self.counts(texts)
+    def fit(self, texts: Sequence[str], progress: Progress | None = None) -> TfidfRetriever:
+        """Index ``texts``. With ``progress`` the (stateless) hashed counts are taken 2,000 documents at a time
+        and stacked, which gives the same matrix as one pass, and stage ``documents indexed`` is reported."""
+        if progress is None:
+            counts = self.counts(texts)
+        else:
+            parts = []
+            for b in range(0, len(texts), 2000):
+                parts.append(self.counts(texts[b:b + 2000]))
+                progress("documents indexed", min(b + 2000, len(texts)), len(texts))
+            counts = sp.vstack(parts, format="csr") if parts else self.counts(texts)
         self.n_docs = counts.shape[0]
         cols, df = np.unique(counts.indices, return_counts=True)
         self.df_cols, self.df_vals = cols.astype(np.int64), df.astype(np.int64)
@@ -268,7 +278,9 @@ class RetrieverReader:
     Build with :meth:`from_squad` (documents = SQuAD paragraphs or articles) or :meth:`from_texts`; persist
     with :meth:`save` / :meth:`load` (the TF-IDF index, the documents and the reader's configuration).
     ``n_docs`` documents are retrieved per question (DrQA: 5) and all their paragraphs read; ``top_k``
-    merged answers are returned.
+    merged answers are returned. ``progress`` (:mod:`callbluff.progress`) hears the documents indexed while
+    the index is built (the reader is not trained: SlidingWindowQA is a fixed algorithm, TransformerQA
+    pre-trained).
     """
 
     kind = "retriever-reader"
@@ -285,6 +297,7 @@ class RetrieverReader:
         ngram: int = 2,
         retriever: TfidfRetriever | None = None,
         meta: dict[str, Any] | None = None,
+        progress: Progress | None = None,
     ) -> None:
         if aggregate not in ("max", "sum"):
             raise ValueError(f"RetrieverReader: aggregate={aggregate!r}; use 'max' or 'sum'")
@@ -297,7 +310,8 @@ class RetrieverReader:
         self.aggregate = aggregate
         self.meta = dict(meta or {})
         if retriever is None:
-            retriever = TfidfRetriever(n_features=n_features, ngram=ngram).fit([d.text for d in self.documents])
+            retriever = TfidfRetriever(n_features=n_features, ngram=ngram).fit([d.text for d in self.documents],
+                                                                               progress)
         self.retriever = retriever
         if retriever.doc_matrix is None or retriever.doc_matrix.shape[0] != len(self.documents):
             raise ValueError("RetrieverReader: the index and the document list disagree in length; rebuild it")

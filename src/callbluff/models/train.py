@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from callbluff.progress import Progress, prefixed
+
 SCORERS: dict[str, tuple[str, str]] = {
     "content-scorer": ("callbluff.models.content", "ContentScorer"),
     "essay-scorer": ("callbluff.models.essay", "EssayScorer"),
@@ -31,10 +33,12 @@ def _cls(module: str, name: str) -> Any:
 
 
 def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[str] | None = None,
-                eval_spec: str | None = None, **params: Any) -> dict[str, Any]:
+                eval_spec: str | None = None, progress: Progress | None = None, **params: Any) -> dict[str, Any]:
     """Train ``kind`` on dataset spec ``data`` (only ``prompts`` if given), save to ``out_dir``; returns the
     saved metadata (``model.json``) plus the training time. With ``eval_spec`` the saved model is also
-    measured on that held-out data (:func:`evaluate_saved`) and the figures are stored in ``model.json``."""
+    measured on that held-out data (:func:`evaluate_saved`) and the figures are stored in ``model.json``.
+    ``progress`` (:mod:`callbluff.progress`) hears the fit's stages (the scorers' prompts and steps, the
+    retriever's documents), then the evaluation's records (stage ``evaluation: records``)."""
     from callbluff.datasets import DataError, load
 
     out = Path(out_dir)
@@ -52,7 +56,7 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
         records = [r for r in ds if wanted is None or r.prompt_id in wanted]
         model = _cls(*SCORERS[kind])(**params)
         model.data_spec = data
-        model.fit(records, {k: v for k, v in ds.prompts.items() if wanted is None or k in wanted})
+        model.fit(records, {k: v for k, v in ds.prompts.items() if wanted is None or k in wanted}, progress=progress)
     elif kind in READERS:
         model = _cls(*READERS[kind])(**params)  # no training: a fixed algorithm with its settings
     elif kind == "retriever":
@@ -66,23 +70,25 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
             path = str(data_path(FILES[path]))
         elif name != "squad":
             raise DataError(f"retriever: index a SQuAD JSON (squad:PATH or demo:squad), got {data!r}")
-        model = RetrieverReader.from_squad([p for p in path.split(",") if p], **params)
+        model = RetrieverReader.from_squad([p for p in path.split(",") if p], progress=progress, **params)
     else:
         raise ValueError(f"unknown model kind {kind!r}; allowed: {', '.join(KINDS)}")
     model.save(out)
     meta = json.loads((out / "model.json").read_text())
     meta["train_seconds"] = round(time.perf_counter() - t0, 2)
     if eval_spec:
-        meta["metrics"] = evaluate_saved(out, eval_spec, prompts=prompts)
+        meta["metrics"] = evaluate_saved(out, eval_spec, prompts=prompts, progress=prefixed(progress, "evaluation"))
     return meta
 
 
-def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str] | None = None) -> dict[str, Any]:
+def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str] | None = None,
+                   progress: Progress | None = None) -> dict[str, Any]:
     """Clean metrics of the model saved in ``out_dir`` on dataset ``eval_spec``, measured through the engine
     exactly as ``callbluff evaluate`` does, and written into its ``model.json`` under ``metrics``:
     ``eval_data``, ``eval_rows`` (the metric rows) and, for scorers, ``metrics[prompt]["eval_qwk"]`` /
     ``["eval_n"]`` per prompt and ``eval_mean_qwk``. The metric rows of prompts the model was not trained on
-    (or not in ``prompts``) are dropped: they would only hold errors. Returns the updated ``metrics``."""
+    (or not in ``prompts``) are dropped: they would only hold errors. ``progress`` hears stage ``records`` with the records
+    measured so far. Returns the updated ``metrics``."""
     import tempfile
 
     from callbluff.engine.run import run_suite
@@ -95,8 +101,20 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
     suite = parse_suite({"name": "train-eval", "dataset": {"spec": eval_spec},
                          "target": [{"name": "model", "type": "model", "path": str(out.resolve())}],
                          "output": {"report": False}}, source=f"evaluation data {eval_spec}", base_dir=Path.cwd())
+    hook: Progress | None = None
+    if progress is not None:
+        from callbluff.datasets import load
+
+        report, size, n = progress, suite.output.chunk_size, sum(1 for _ in load(eval_spec))
+
+        def chunks(stage: str, done: int, total: int | None) -> None:
+            if stage == "chunk":  # the engine streams chunks of `size` records and reports them without a total
+                report("records", min(done * size, n), n)
+
+        hook = chunks
+
     with tempfile.TemporaryDirectory(prefix="callbluff-train-eval-") as tmp:
-        rows = run_suite(suite, Path(tmp) / "run").metrics
+        rows = run_suite(suite, Path(tmp) / "run", progress=hook).metrics
     if trained:  # a prompt the model was not trained on would only show up as a row of errors
         rows = [r for r in rows if r.get("prompt") in (None, "", "all") or str(r["prompt"]) in trained]
     metrics = dict(meta.get("metrics") or {})
