@@ -88,7 +88,7 @@ class Resources:
     def _keep_spans(self, parsed: list[tuple[str, Doc]]) -> list[TextSpans]:
         out = []
         for text, doc in parsed:
-            words = tuple((t.idx, t.idx + len(t.text)) for t in doc if not t.is_space)
+            words = _word_spans(doc)
             sentences = []
             for s in doc.sents:
                 start, end = s.start_char, s.end_char
@@ -122,7 +122,7 @@ class Resources:
             if hit is not None:
                 self._words.move_to_end(text)
                 return hit
-        words = tuple((t.idx, t.idx + len(t.text)) for t in self.sentencizer.tokenizer(text) if not t.is_space)
+        words = _word_spans(self.sentencizer.tokenizer(text))
         with self._lock:
             self._words[text] = words
             while len(self._words) > SPANS_CACHE_SIZE:
@@ -197,6 +197,14 @@ class Resources:
             while len(self._deps) > DEPENDENCY_CACHE_SIZE:
                 self._deps.popitem(last=False)
         return [doc for _, doc in parsed]
+
+
+def _word_spans(doc: Doc) -> tuple[tuple[int, int], ...]:
+    """``[start, end)`` of the non-space tokens of ``doc``, read as one array (``Doc.to_array``: about twice
+    as fast as visiting the ``Token`` objects; ``LENGTH`` is the token's length in characters)."""
+    from spacy.attrs import IDX, IS_SPACE, LENGTH
+
+    return tuple((i, i + n) for i, n, space in doc.to_array([IDX, LENGTH, IS_SPACE]).tolist() if not space)
 
 
 _DEFAULT: Resources | None = None
