@@ -150,6 +150,13 @@ class Attack(ABC):
         Must be deterministic and picklable (it is shipped to workers). Default: nothing to learn."""
         return None
 
+    def fit_fingerprint(self) -> str | None:
+        """Opt in to persisting fitted states across runs (:mod:`callbluff.engine.fit_cache`): a string naming
+        everything ``fit`` reads besides its records, prompt and params (versions of data files and libraries),
+        so that a state is reused only where ``fit`` would compute the same one. ``None`` (default): the state
+        is fitted on every run."""
+        return None
+
     def state_hash(self, state: Any) -> str:
         """:func:`state_hash` of ``state``, remembered for the last state seen (one hash per chunk, not per record)."""
         if self._hashed is None or self._hashed[0] is not state:

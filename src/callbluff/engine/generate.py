@@ -91,13 +91,30 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
     for spec in fitting:
         for pid in pids:
             try:
-                states[(spec, pid)] = instantiate(spec).fit(by_prompt.get(pid, []),
-                                                            prompts.get(pid) if pid is not None else None, res)
+                states[(spec, pid)] = _fit(spec, by_prompt.get(pid, []), prompts.get(pid) if pid is not None else None,
+                                           res)
             except Exception as e:
                 if on_error is None:
                     raise
                 on_error(spec, pid, e)
     return states
+
+
+def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
+    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.engine.fit_cache` when the
+    attack opts in (``fit_fingerprint``) and the cache is on."""
+    from callbluff.engine import fit_cache
+
+    attack = instantiate(spec)
+    fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None
+    if fingerprint is None:
+        return attack.fit(records, prompt, res)
+    key = fit_cache.fit_key(spec.name, spec.params_json, fingerprint, prompt, records)
+    state = fit_cache.load(key)
+    if fit_cache.is_missing(state):
+        state = attack.fit(records, prompt, res)
+        fit_cache.store(key, state)
+    return state
 
 
 def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
