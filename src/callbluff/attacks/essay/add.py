@@ -20,10 +20,11 @@ from pydantic import Field, model_validator
 from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.edits import Edit, Position, SizePositionParams, Unit, apply, select, units
 from callbluff.attacks.essay.common import KUMAR
-from callbluff.attacks.essay.knowledge import KnowledgeState, fit_knowledge
+from callbluff.attacks.essay.knowledge import KnowledgeState, corpus_files, fit_knowledge
 from callbluff.attacks.essay.pools import PoolSplit, load_pool_items
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
+from callbluff.resources.spacy_pipeline import MODEL_PACKAGES
 
 TERMINAL = (".", "!", "?", '"', "'", "\u201d", "\u2019", "\u2026")
 
@@ -267,6 +268,18 @@ class _WikiAttack(_AddSentences):
     needs_fit = True
     related: ClassVar[bool]
     requires = ("spacy", "spacy-parse")
+
+    def fit_fingerprint(self) -> str | None:
+        """Persist the fitted state across runs (:mod:`callbluff.engine.fit_cache`): the fit reads the knowledge
+        corpus files (path, size, mtime), scikit-learn's TF-IDF and the spaCy pipeline; None when the corpus is
+        missing (``fit`` then raises, naming the fix)."""
+        from callbluff.engine.fit_cache import file_stamps, versions
+
+        try:
+            files = corpus_files(self.params.corpus)  # type: ignore[attr-defined]
+        except (OSError, ValueError):
+            return None
+        return file_stamps(files) + "|" + versions("scikit-learn", "spacy", *MODEL_PACKAGES)
 
     def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> KnowledgeState:
         p = self.params

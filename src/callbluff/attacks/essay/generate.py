@@ -11,6 +11,7 @@ frequency, part of speech from WordNet, inflection by lemminflect) and the promp
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -98,8 +99,45 @@ def _inflections(lemma: str, tags: Sequence[str]) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+def _resource_versions() -> str:
+    """What :func:`babel_vocabulary` and :func:`top_nouns` read besides their arguments: the WordNet data
+    version and the versions of nltk, wordfreq, lemminflect and scikit-learn."""
+    from nltk.corpus import wordnet as wn
+
+    from callbluff.engine.fit_cache import versions
+
+    return f"wordnet={wn.get_version()};" + versions("nltk", "wordfreq", "lemminflect", "scikit-learn")
+
+
 @lru_cache(maxsize=8)
 def babel_vocabulary(zipf_min: float, zipf_max: float, min_length: int) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """:func:`build_babel_vocabulary`, kept on disk across runs (``cache_dir("babel-vocabulary")``, keyed by
+    the arguments, :func:`_resource_versions` and callbluff's source, off with ``CALLBLUFF_FIT_CACHE=0``; the
+    same words as building it: building takes ~20 s, every process that generates needs it) and in memory."""
+    import json
+
+    from callbluff.engine import fit_cache
+    from callbluff.resources.paths import cache_dir
+
+    if not fit_cache.enabled():
+        return build_babel_vocabulary(zipf_min, zipf_max, min_length)
+    key = hashlib.sha256(f"{zipf_min!r}|{zipf_max!r}|{min_length!r}|{_resource_versions()}|"
+                         f"{fit_cache.code_fingerprint()}".encode()).hexdigest()
+    path = cache_dir("babel-vocabulary") / f"{key}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        return {k: tuple(tuple(w) for w in v) for k, v in stored.items()}
+    except (OSError, ValueError, AttributeError):  # not there yet, or unreadable: build it (again)
+        pass
+    vocab = build_babel_vocabulary(zipf_min, zipf_max, min_length)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(vocab), encoding="utf-8")
+    os.replace(tmp, path)
+    return vocab
+
+
+def build_babel_vocabulary(zipf_min: float, zipf_max: float,
+                           min_length: int) -> dict[str, tuple[tuple[str, ...], ...]]:
     """Rare-but-real English words by part of speech, each with the inflections the templates use.
 
     A word is kept when it is a lower-case alphabetic WordNet lemma of at least ``min_length`` letters whose
@@ -282,6 +320,11 @@ class BabelGen(PromptGenerator):
     def _vocabulary(self) -> dict[str, tuple[tuple[str, ...], ...]]:
         p = self.params
         return babel_vocabulary(float(p.zipf_min), float(p.zipf_max), int(p.min_length))  # type: ignore[attr-defined]
+
+    def fit_fingerprint(self) -> str | None:
+        """Persist the fitted state across runs (:mod:`callbluff.engine.fit_cache`): the fit reads WordNet,
+        wordfreq, lemminflect and scikit-learn (:func:`_resource_versions`)."""
+        return _resource_versions()
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         """Mean essay length (whitespace words) and keywords of the prompt; see the class docstring."""

@@ -459,8 +459,23 @@ def synonyms(token: Token, senses: int) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
+def _inflection(lemma: str, tag: str) -> tuple[str, ...]:
+    """lemminflect's ``getInflection`` (memoised: the same synonyms recur across words and essays)."""
+    from lemminflect import getInflection
+
+    return tuple(getInflection(lemma, tag=tag))
+
+
+@lru_cache(maxsize=65536)
+def _lemma_pos(form: str) -> frozenset[str]:
+    """The open-class parts of speech lemminflect knows ``form`` in (``getAllLemmas``, memoised)."""
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(form)) & frozenset(WORDNET_POS)
+
+
+@lru_cache(maxsize=65536)
 def _synonym_forms(lemma: str, pos: str, tag: str, lower: str, senses: int) -> tuple[str, ...]:
-    from lemminflect import getAllLemmas, getInflection
     from nltk.corpus import wordnet
 
     out: list[str] = []
@@ -470,10 +485,10 @@ def _synonym_forms(lemma: str, pos: str, tag: str, lower: str, senses: int) -> t
             name = name.lower()
             if not name.isalpha() or name == lemma:
                 continue
-            forms = (name,) if tag in ("NN", "JJ", "RB", "VB") else getInflection(name, tag=tag)
+            forms = (name,) if tag in ("NN", "JJ", "RB", "VB") else _inflection(name, tag)
             if not forms or forms[0] == lower:
                 continue
-            known = set(getAllLemmas(forms[0])) & set(WORDNET_POS)
+            known = _lemma_pos(forms[0])
             if pos not in known or forms[0] in out:
                 continue
             out.append(forms[0])
@@ -517,7 +532,11 @@ def _lexicon_edits(doc: Doc, token: Token, word: str) -> list[Edit]:
 TAGGER_CONTEXT = 4
 """Tokens on each side that can change a token's tag in spaCy's English pipelines (the shared ``tok2vec``
 is a CNN of depth 4 with window 1: a token's vector sees 4 tokens either way; embeddings and the tagger's
-output layer are per token). After a redraw only windows around the changed tokens are tagged again."""
+output layer are per token). So a replacement is tagged, exactly as in the whole text, in a window of the
+text that holds :data:`TAGGER_CONTEXT` tokens either side of it (plus :data:`EDGE_MARGIN`)."""
+EDGE_MARGIN = 3
+"""Extra tokens at each end of a tagging window: a window starts and ends at token boundaries of the parse,
+but the tokenizer may split the first or last few of its tokens differently from the whole text."""
 
 
 def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: Resources,
@@ -526,12 +545,12 @@ def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: 
     chosen replacement made, does not get the replaced token's coarse POS from spaCy's tagger (the pipeline's
     tagger + attribute ruler, which tag exactly as the full parse does) or is not one token.
 
+    Only windows of the text are tagged (:data:`TAGGER_CONTEXT`), all of a check's windows in one
+    ``nlp.pipe`` call. ``around=None`` (the first check, every replacement new): a window of
+    ``TAGGER_CONTEXT + EDGE_MARGIN`` tokens either side of each replacement, whose tag is read.
     ``around``: doc token indices where the text changed since the last check; only replacements within
-    :data:`TAGGER_CONTEXT` tokens of them can have changed, so only windows of ``3 * TAGGER_CONTEXT`` tokens
-    either side of them are tagged, and only replacements within ``TAGGER_CONTEXT`` of a changed token are
-    read from them (their tags are the tags in the whole text; the margin also absorbs a window edge that
-    tokenizes differently from the whole text).
-    None: the whole text is tagged and every replacement checked."""
+    ``TAGGER_CONTEXT`` tokens of them can have changed, so windows of ``2 * TAGGER_CONTEXT + EDGE_MARGIN``
+    tokens either side of them are tagged and those replacements read."""
     if not choice:
         return []
     edits = sorted((e for i in sorted(choice) for e in _lexicon_edits(doc, *choice[i])), key=lambda e: e.start)
@@ -541,15 +560,16 @@ def pos_changed(text: str, doc: Doc, choice: dict[int, tuple[Token, str]], res: 
         return src + sum(len(e.replacement) - (e.end - e.start) for e in edits if e.end <= src)
 
     if around is None:
-        windows = [(0, len(doc), 0, len(doc))]
+        centres, reach, read = sorted(tok.i for tok, _ in choice.values()), TAGGER_CONTEXT + EDGE_MARGIN, 0
     else:
-        windows = []
-        for p in sorted(around):
-            lo, hi = max(0, p - 3 * TAGGER_CONTEXT), min(len(doc), p + 3 * TAGGER_CONTEXT + 1)
-            if windows and lo <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], hi, windows[-1][2], p + TAGGER_CONTEXT + 1)
-            else:
-                windows.append((lo, hi, p - TAGGER_CONTEXT, p + TAGGER_CONTEXT + 1))
+        centres, reach, read = sorted(around), 2 * TAGGER_CONTEXT + EDGE_MARGIN, TAGGER_CONTEXT
+    windows: list[tuple[int, int, int, int]] = []  # (lo, hi) tagged, (in_lo, in_hi) read, doc token indices
+    for p in centres:
+        lo, hi = max(0, p - reach), min(len(doc), p + reach + 1)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], hi, windows[-1][2], p + read + 1)
+        else:
+            windows.append((lo, hi, p - read, p + read + 1))
     by_token = {tok.i: (i, tok, word) for i, (tok, word) in choice.items()}
     bad = []
     texts, checks = [], []
