@@ -158,11 +158,24 @@ def section_peers() -> list[str]:
         return out + missing("peers", "bash benchmarks/peers/setup.sh && benchmarks/.peers-venv/bin/python "
                                       "benchmarks/peers/run.py")
     out += [f"Command: `{r['command']}`; {r.get('texts', '?')} ASAP-SAS answers; {load_of(r)}; "
-            "details: benchmarks/peers/RESULTS-peers.md.", "",
-            "| operation | tool | texts/s | callbluff / tool |", "| --- | --- | ---: | ---: |"]
+            "details (what each operation needs, how the edits differ, the NLTK data substitutes): "
+            "benchmarks/peers/RESULTS-peers.md. Rates are inputs (texts) per second; the callbluff row divided "
+            "by the peers' is the one making one output per input, like the peers.", "",
+            "| operation | tool | texts/s | outputs/s | callbluff / tool | goal |",
+            "| --- | --- | ---: | ---: | ---: | --- |"]
     for row in r.get("rows", []):
-        out.append(f"| {row['operation']} | {row['tool']} | {row.get('texts_per_s', '')} | {row.get('ratio', '')} |")
-    notes = r.get("notes", [])
+        tool = row["tool"]
+        if tool == "callbluff" and "role" in row:
+            if row["role"] != "compared":
+                continue  # as-designed configurations: in RESULTS-peers.md
+            tool = f"callbluff {row['attack']}"
+        elif row.get("config"):
+            tool = f"{tool} {row['config']}"
+        goal = "" if row.get("ok") is None else f">= {row['goal']}x: {'met' if row['ok'] else 'NOT met'}"
+        text = row.get("texts_per_s", row["status"] if row["status"] != "ok" else "")
+        out.append(f"| {row['operation']} | {tool} | {text} | {row.get('outputs_per_s', '')} | "
+                   f"{row.get('ratio', '')} | {goal} |")
+    notes = [*r.get("nltk_substitutes", []), *r.get("notes", [])]
     return out + [""] + [f"- {n}" for n in notes] + [""]
 
 

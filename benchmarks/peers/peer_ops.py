@@ -31,8 +31,20 @@ def nlpaug_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
         return make
 
     return {"keyboard typos": char("KeyboardAug"), "character replacement": char("RandomCharAug", action="substitute"),
+            "real-misspelling swap": word("SpellingAug"),  # nlpaug's own spelling_en.txt (natural-noise list)
             "word shuffle": word("RandomWordAug", action="swap"), "word deletion": word("RandomWordAug", action="delete"),
             "WordNet synonym swap": word("SynonymAug", aug_src="wordnet")}
+
+
+CONFIGS = {
+    ("nlpaug", "keyboard typos"): "KeyboardAug", ("nlpaug", "character replacement"): "RandomCharAug(substitute)",
+    ("nlpaug", "real-misspelling swap"): "SpellingAug", ("nlpaug", "word shuffle"): "RandomWordAug(swap)",
+    ("nlpaug", "word deletion"): "RandomWordAug(delete)", ("nlpaug", "WordNet synonym swap"): "SynonymAug(wordnet)",
+    ("TextAttack", "keyboard typos"): "WordSwapQWERTY",
+    ("TextAttack", "character replacement"): "WordSwapRandomCharacterSubstitution",
+    ("TextAttack", "word deletion"): "WordDeletion", ("TextAttack", "WordNet synonym swap"): "WordSwapWordNet",
+    ("CheckList", "keyboard typos"): "Perturb.add_typos",
+}
 
 
 def textattack_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
@@ -72,7 +84,7 @@ def main() -> None:
             out.append({"tool": tool, "status": f"not measured: {type(e).__name__}: {e}"[:300]})
             continue
         for op, make in table.items():
-            row: dict[str, Any] = {"tool": tool, "operation": op}
+            row: dict[str, Any] = {"tool": tool, "operation": op, "config": CONFIGS.get((tool, op), "")}
             try:
                 fn = make()
                 for t in texts[:5]:
@@ -82,7 +94,7 @@ def main() -> None:
                     fn(t)
                 secs = time.perf_counter() - t0
                 row.update(inputs=len(texts), seconds=round(secs, 3), texts_per_s=round(len(texts) / secs, 1),
-                           status="ok")
+                           outputs_per_s=round(len(texts) / secs, 1), outputs_per_input=1.0, status="ok")
             except Exception as e:  # noqa: BLE001 - reported, the other operations still run
                 why = " ".join(str(e).replace("*", " ").split())  # NLTK's multi-line banners on one line
                 row["status"] = f"not measured: {type(e).__name__}: {why}"[:240]

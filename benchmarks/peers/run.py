@@ -2,26 +2,28 @@
 
 Texts: the first ``--n`` (default 320) ASAP-SAS training answers (../shared/data/asap-sas/train.tsv.gz). Our
 operations run in this interpreter through the engine's generate path (``generate_examples``, the answers
-wrapped as the record type each attack takes; warm-up on 5 answers, so one-time spaCy / WordNet loading is not
-counted); the peers run in benchmarks/.peers-venv (``bash benchmarks/peers/setup.sh``) through
-benchmarks/peers/peer_ops.py on the very same texts. The rate compared is *inputs per second* (texts processed),
-because a callbluff attack may emit several variants per input (its ``outputs/s`` is listed too).
+wrapped as the record type each attack takes); the peers run in benchmarks/.peers-venv
+(``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py on the very same texts. Every row is
+one pass over the texts after a warm-up on 5 of them (one-time model / WordNet loading is not counted). Before
+each of our rows the per-text caches are emptied (a fresh ``Resources`` and spaCy tokenizer caches flushed), so
+no row reuses another row's parses of the same texts.
 
-Closest equivalents (our operation | theirs):
+Fairness (like with like):
 
-- keyboard typos: ``NoiseKeyboard`` (DPAEG baseline, Belinkov & Bisk; keywords from spaCy's parse) | nlpaug
-  ``KeyboardAug``, TextAttack ``WordSwapQWERTY``, CheckList ``Perturb.add_typos``;
-- character replacement: ``NoiseReplace`` | nlpaug ``RandomCharAug(substitute)``, TextAttack
-  ``WordSwapRandomCharacterSubstitution``;
-- word shuffle: ``Shuffle`` (Ding et al.) | nlpaug ``RandomWordAug(swap)``;
-- word deletion: ``DelRand`` (Kumar et al., sentence units by default: the closest we have) | nlpaug
-  ``RandomWordAug(delete)``, TextAttack ``WordDeletion``;
-- WordNet synonym swap: ``ModLexicon`` (Kumar et al.) | nlpaug ``SynonymAug(wordnet)``, TextAttack
-  ``WordSwapWordNet``.
+- One output per input on both sides for the rates compared. The peers make one augmentation per input
+  (nlpaug ``augment(text)``, TextAttack ``transformations_per_example=1``, CheckList one ``add_typos``). Our
+  DPAEG-family attacks make up to ``max_questions`` (20) variants per input by design, so the compared row runs
+  them with ``max_questions=1``; Ding et al.'s Shuffle takes only fully correct answers by design, so the
+  compared row sets ``min_score=0`` (every answer is shuffled once). The as-designed configuration is listed
+  too, with its outputs/s, but not compared.
+- The rate compared is inputs (texts) per second; outputs per input is shown beside it.
+- Same kind of edit, with the remaining differences stated per operation in ``OPS`` (and in the document):
+  e.g. our keyboard typos and letter replacements go to DPAEG's *dependency-parse keywords* (Sec. 4.4.2: "the
+  proposed keywords extraction algorithm is used to extract keywords from the question", which needs a
+  parse), while the peers pick words at random; our deletion unit is the sentence (Kumar et al.'s DelRand;
+  callbluff has no word-deletion attack), theirs the word.
 
-Our operations do more per input than the peers' (a spaCy parse for keywords, sentences or POS, provenance
-meta, size/position criteria); that is part of what is timed. Goals: >= 10x nlpaug, >= 100x TextAttack,
->= CheckList on every operation.
+Goals (issue 15): >= 10x nlpaug, >= 100x TextAttack, >= CheckList on every operation.
 
     bash benchmarks/peers/setup.sh && .venv/bin/python benchmarks/peers/run.py
 """
@@ -47,77 +49,140 @@ from callbluff.engine.generate import AttackSpec, GenerationTask, fit_states, ge
 from callbluff.records import OpenQuestion, ScoredResponse  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "asap-sas" / "train.tsv.gz"
-PEERS_PY = REPO / "benchmarks" / ".peers-venv" / "bin" / "python"
-OURS = {"keyboard typos": ("NoiseKeyboard", {}), "character replacement": ("NoiseReplace", {}),
-        "word shuffle": ("Shuffle", {}), "word deletion": ("DelRand", {}),
-        "WordNet synonym swap": ("ModLexicon", {})}
+PEERS_VENV = REPO / "benchmarks" / ".peers-venv"
+PEERS_PY = PEERS_VENV / "bin" / "python"
 GOALS = {"nlpaug": 10.0, "TextAttack": 100.0, "CheckList": 1.0}
+
+OPS: dict[str, dict[str, Any]] = {
+    "keyboard typos": {
+        "compared": ("NoiseKeyboard", {"max_questions": 1}), "designed": ("NoiseKeyboard", {}),
+        "analysis": "dependency parse (DPAEG Algorithm 1 keywords; Sec. 4.4.2 modifies those keywords)",
+        "difference": "ours: one QWERTY-neighbour letter in each of 1+ dependency-parse keywords of the text; "
+                      "nlpaug KeyboardAug: letters of ~30% of random words; TextAttack WordSwapQWERTY: ~10% "
+                      "of words; CheckList add_typos: one swap of two adjacent characters"},
+    "character replacement": {
+        "compared": ("NoiseReplace", {"max_questions": 1}), "designed": ("NoiseReplace", {}),
+        "analysis": "dependency parse (DPAEG Algorithm 1 keywords)",
+        "difference": "ours: one random letter in each of 1+ dependency-parse keywords; nlpaug RandomCharAug "
+                      "(substitute): letters of ~30% of random words; TextAttack "
+                      "WordSwapRandomCharacterSubstitution: ~10% of words"},
+    "real-misspelling swap": {
+        "compared": ("DPAEG", {"max_questions": 1}), "designed": ("DPAEG", {}),
+        "analysis": "dependency parse (keywords) and POS (spell-similar words of the keyword's POS)",
+        "difference": "ours: DPAEG (Algorithm 2): keywords replaced by real typos (the natural-noise list, the "
+                      "same list nlpaug ships as spelling_en.txt), spell-similar words and their typos, within "
+                      "edit distance 4; nlpaug SpellingAug: ~30% of random words replaced by a typo of that list"},
+    "word shuffle": {
+        "compared": ("Shuffle", {"min_score": 0}), "designed": ("Shuffle", {}),
+        "analysis": "none: spaCy's tokenizer only",
+        "difference": "ours: every token of the answer in a random order (Ding et al.); nlpaug "
+                      "RandomWordAug(swap): ~30% of words swapped with a neighbour"},
+    "word deletion": {
+        "compared": ("DelRand", {}), "designed": None,
+        "analysis": "statistical sentence split (spaCy senter), batched per task",
+        "difference": "ours: Kumar et al.'s DelRand deletes 25% of the SENTENCES (no word-deletion attack in "
+                      "callbluff); nlpaug RandomWordAug(delete): ~30% of words; TextAttack WordDeletion: ~10% "
+                      "of words"},
+    "WordNet synonym swap": {
+        "compared": ("ModLexicon", {}), "designed": None,
+        "analysis": "POS tags, named entities, lemmas and a re-tagging of the result (keeps POS in context)",
+        "difference": "ours: one word per sentence (Kumar et al.); nlpaug SynonymAug(wordnet): ~30% of words; "
+                      "TextAttack WordSwapWordNet: ~10% of words"},
+}
 
 
 def records_for(attack: str, answers: list[ScoredResponse]) -> list[Any]:
-    if attack.startswith("Noise"):
+    if attack.startswith(("Noise", "DPAEG")):
         return [OpenQuestion(id=a.id, question=a.text) for a in answers]
     return answers
 
 
-def time_ours(answers: list[ScoredResponse], prompts: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for op, (name, params) in OURS.items():
-        recs = records_for(name, answers)
-        spec = AttackSpec.make(name, params)
-        row: dict[str, Any] = {"tool": "callbluff", "operation": op, "attack": name}
-        try:
-            states = fit_states([spec], recs, prompts)
-            generate_examples(GenerationTask(recs[:5], prompts, [spec], 0, states))  # warm-up
-            t0 = time.perf_counter()
-            res = generate_examples(GenerationTask(recs, prompts, [spec], 0, states))
-            secs = time.perf_counter() - t0
-            row.update(inputs=len(recs), outputs=len(res.examples), errors=len(res.errors), seconds=round(secs, 3),
-                       texts_per_s=round(len(recs) / secs, 1), outputs_per_s=round(len(res.examples) / secs, 1),
-                       status="ok")
-        except Exception as e:  # noqa: BLE001
-            row["status"] = f"not measured: {type(e).__name__}: {e}"[:300]
-        out[op] = row
-        print(json.dumps(row), flush=True)
-    return out
+def fresh_resources() -> None:
+    """Empty every per-text cache: a new process-wide ``Resources`` and flushed spaCy tokenizer caches (the
+    pipelines themselves stay loaded)."""
+    from callbluff.resources import context
+    from callbluff.resources.spacy_pipeline import load_english
+
+    context._DEFAULT = None
+    for mode in ("full", "sentences"):
+        tok = load_english(mode).tokenizer
+        tok.rules = tok.rules  # spaCy flushes the tokenizer's cache when its rules are set
+
+
+def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: list[ScoredResponse],
+              prompts: dict[str, Any]) -> dict[str, Any]:
+    recs = records_for(name, answers)
+    spec = AttackSpec.make(name, params)
+    row: dict[str, Any] = {"tool": "callbluff", "operation": op, "attack": name, "params": params, "role": role}
+    try:
+        fresh_resources()
+        states = fit_states([spec], recs, prompts)
+        generate_examples(GenerationTask(recs[:5], prompts, [spec], 0, states))  # warm-up
+        t0 = time.perf_counter()
+        res = generate_examples(GenerationTask(recs, prompts, [spec], 0, states))
+        secs = time.perf_counter() - t0
+        row.update(inputs=len(recs), outputs=len(res.examples), errors=len(res.errors), seconds=round(secs, 3),
+                   texts_per_s=round(len(recs) / secs, 1), outputs_per_s=round(len(res.examples) / secs, 1),
+                   outputs_per_input=round(len(res.examples) / len(recs), 2), status="ok")
+    except Exception as e:  # noqa: BLE001
+        row["status"] = f"not measured: {type(e).__name__}: {e}"[:300]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def run_peers(texts: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    if not PEERS_PY.exists():
+        return [], [f"{PEERS_PY} is missing: run bash benchmarks/peers/setup.sh"]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(texts, fh)
+    # the peers' NLTK data: substitutes built by nltk_data.py, then callbluff's WordNet (scripts/setup.sh)
+    data = [str(PEERS_VENV / "nltk_data"), str(REPO / ".venv" / "nltk_data")]
+    env = {**os.environ, "NLTK_DATA": os.pathsep.join(data)}
+    done = subprocess.run([str(PEERS_PY), str(Path(__file__).with_name("peer_ops.py")), fh.name],
+                          capture_output=True, text=True, check=False, env=env)
+    os.unlink(fh.name)
+    if done.returncode != 0:
+        return [], [f"peer_ops.py failed: {done.stderr[-500:]}"]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    return got["rows"], list(got["notes"])
+
+
+def substitutes() -> list[str]:
+    """The NLTK data substitutes the peers ran with (the README each one carries)."""
+    root = PEERS_VENV / "nltk_data"
+    return [p.read_text(encoding="utf-8").strip() for p in sorted(root.rglob("README"))] if root.exists() else []
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=320)
+    ap.add_argument("--no-peers", action="store_true", help="time callbluff only (development)")
     args = ap.parse_args()
     load_before = os.getloadavg()
+    t_start = time.perf_counter()
     ds = load(f"asap-sas:{DATA}")
     answers: list[ScoredResponse] = []
     for r in ds:
         if len(answers) >= args.n:
             break
         answers.append(r)
-    ours = time_ours(answers, ds.prompts)
-    peers: list[dict[str, Any]] = []
-    notes = []
-    if PEERS_PY.exists():
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-            json.dump([a.text for a in answers], fh)
-        env = {**os.environ, "NLTK_DATA": str(REPO / ".venv" / "nltk_data")}  # WordNet set up by scripts/setup.sh
-        done = subprocess.run([str(PEERS_PY), str(Path(__file__).with_name("peer_ops.py")), fh.name],
-                              capture_output=True, text=True, check=False, env=env)
-        os.unlink(fh.name)
-        if done.returncode == 0:
-            got = json.loads(done.stdout.strip().splitlines()[-1])
-            peers, notes = got["rows"], list(got["notes"])
-        else:
-            notes.append(f"peer_ops.py failed: {done.stderr[-500:]}")
-    else:
-        notes.append(f"{PEERS_PY} is missing: run bash benchmarks/peers/setup.sh")
+    ours: list[dict[str, Any]] = []
+    for op, cfg in OPS.items():
+        for role in ("compared", "designed"):
+            if cfg[role] is not None:
+                name, params = cfg[role]
+                ours.append(time_ours(op, role, name, params, answers, ds.prompts))
+    peers, notes = ([], ["peers not run (--no-peers)"]) if args.no_peers else run_peers([a.text for a in answers])
     rows = []
-    for op, mine in ours.items():
-        rows.append({**mine, "ratio": ""})
+    for op in OPS:
+        mine = [r for r in ours if r["operation"] == op]
+        compared = next(r for r in mine if r["role"] == "compared")
+        rows += [{**r, "ratio": ""} for r in mine]
         for p in peers:
             if p.get("operation") != op:
                 continue
-            ratio = (round(mine["texts_per_s"] / p["texts_per_s"], 2)
-                     if mine.get("texts_per_s") and p.get("texts_per_s") else None)
+            ratio = (round(compared["texts_per_s"] / p["texts_per_s"], 2)
+                     if compared.get("texts_per_s") and p.get("texts_per_s") else None)
             goal = GOALS[p["tool"]]
             rows.append({**p, "ratio": ratio, "goal": goal, "ok": None if ratio is None else ratio >= goal})
     for p in peers:
@@ -125,24 +190,55 @@ def main() -> None:
             notes.append(f"{p['tool']}: {p['status']}")
     result = {"benchmark": "peers", "command": "python benchmarks/peers/run.py " + " ".join(sys.argv[1:]),
               "texts": len(answers), "data": "ASAP-SAS train.tsv.gz, first answers in file order",
+              "wall_seconds": round(time.perf_counter() - t_start, 1),
               "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in os.getloadavg()],
-              "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "rows": rows, "notes": notes}
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+              "operations": {op: {"analysis": c["analysis"], "difference": c["difference"]} for op, c in OPS.items()},
+              "nltk_substitutes": substitutes(), "rows": rows, "notes": notes}
     (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
     (REPO / "benchmarks" / "results" / "peers.json").write_text(json.dumps(result, indent=2) + "\n")
+    Path(__file__).with_name("RESULTS-peers.md").write_text(render(result))
+    print(render(result))
+
+
+def render(result: dict[str, Any]) -> str:
     lines = ["# callbluff vs nlpaug, TextAttack, CheckList", "",
-             f"Command: `{result['command']}`; {len(answers)} ASAP-SAS answers; load average before "
-             f"{result['load_average_before']}, after {result['load_average_after']} on {os.cpu_count()} CPUs. "
-             "Operations and fairness notes: the docstring of benchmarks/peers/run.py.", "",
-             "| operation | tool | inputs/s | outputs/s | callbluff / tool | goal | status |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
-    for r in rows:
-        lines.append(f"| {r['operation']} | {r['tool']}{' ' + r['attack'] if r.get('attack') else ''} | "
-                     f"{r.get('texts_per_s', '')} | {r.get('outputs_per_s', '')} | {r.get('ratio', '')} | "
-                     f"{r.get('goal', '')} | {r['status']}{' (goal NOT met)' if r.get('ok') is False else ''} |")
-    lines += ["", *[f"- {n}" for n in notes]]
-    Path(__file__).with_name("RESULTS-peers.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+             f"Command: `{result['command']}` (generated; do not edit). {result['texts']} ASAP-SAS answers "
+             f"(first in file order), the same texts for every tool; wall time {result['wall_seconds']} s; load "
+             f"average before {result['load_average_before']}, after {result['load_average_after']} on "
+             f"{result['machine']['cpus']} CPUs (a load above the CPU count means other work shared the CPUs "
+             "with every tool alike). Method and fairness: the docstring of benchmarks/peers/run.py.", "",
+             "Rates are inputs (texts) per second over one pass after a 5-text warm-up. `compared` rows make one "
+             "output per input, like the peers, and are the ones divided by the peers' rates; `as designed` rows "
+             "are the attack's own defaults (several outputs per input, or only some inputs), shown for their "
+             "outputs/s.", "",
+             "| operation | tool (configuration) | inputs/s | outputs/s | outputs per input | callbluff / tool | "
+             "goal | status |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in result["rows"]:
+        if r["tool"] == "callbluff":
+            params = ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "defaults"
+            who = f"callbluff {r['attack']} ({params}; {'compared' if r['role'] == 'compared' else 'as designed'})"
+        else:
+            who = r["tool"] + (f" {r['config']}" if r.get("config") else "")
+        goal = r.get("goal", "")
+        verdict = "" if r.get("ok") is None else (" (goal met)" if r["ok"] else " (goal NOT met)")
+        lines.append(f"| {r['operation']} | {who} | {r.get('texts_per_s', '')} | {r.get('outputs_per_s', '')} | "
+                     f"{r.get('outputs_per_input', '')} | {r.get('ratio', '')} | {goal} | {r['status']}{verdict} |")
+    lines += ["", "## What each operation needs, and how the edits differ", "",
+              "| operation | linguistic analysis callbluff needs | difference of the edits |", "| --- | --- | --- |"]
+    for op, c in result["operations"].items():
+        lines.append(f"| {op} | {c['analysis']} | {c['difference']} |")
+    subs = result.get("nltk_substitutes") or []
+    lines += ["", "## NLTK data the peers ran with", "",
+              "Nothing can be downloaded from NLTK's data server here. benchmarks/peers/nltk_data.py (run by "
+              "setup.sh) writes substitutes in NLTK's formats; WordNet 3.0 is Debian's `wordnet-base` through "
+              "callbluff's scripts/setup.sh.", ""]
+    lines += [f"- {s}" for s in subs] or ["- none found (benchmarks/.peers-venv/nltk_data is missing)"]
+    notes = result.get("notes") or []
+    if notes:
+        lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

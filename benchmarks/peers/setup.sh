@@ -12,13 +12,20 @@ PIP=("$VENV/bin/python" -m pip)
 "${PIP[@]}" install -q "torch==2.13.0"
 "${PIP[@]}" install -q "nlpaug==1.1.11" || echo "WARNING: nlpaug did not install"
 # checklist's setup.py runs `pip install jupyter` while building: it needs the venv's own pip (no build isolation)
-"${PIP[@]}" install -q jupyter "notebook<7" setuptools wheel
+# ipython<9: checklist's viewer imports IPython.core.display.display, which IPython 9 removed
+"${PIP[@]}" install -q jupyter "notebook<7" "ipython<9" setuptools wheel
 "${PIP[@]}" install -q --no-build-isolation "checklist==0.0.11" || echo "WARNING: checklist did not install"
 # textattack 0.3.11 pulls a sentencepiece sdist whose build clones github.com: it fails without internet beyond
 # PyPI; and importing textattack downloads NLTK 'stopwords' (checklist: WordNet IC) from github at import time.
 "${PIP[@]}" install -q "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
-# WordNet for the synonym operations: the NLTK data callbluff writes from Debian's wordnet-base, if present
-for d in "$HOME/nltk_data" /usr/share/nltk_data; do [ -d "$d/corpora/wordnet" ] && echo "NLTK WordNet: $d"; done
+# NLTK data: nothing can be downloaded from NLTK's server here. WordNet is callbluff's (Debian wordnet-base, written
+# by scripts/setup.sh into .venv/nltk_data); stopwords, the perceptron tagger, wordnet_ic and sentiwordnet are
+# substitutes in NLTK's formats built offline by nltk_data.py (each disclosed in RESULTS-peers.md). run.py sets
+# NLTK_DATA to both directories.
+[ -d .venv/nltk_data/corpora/wordnet ] || echo "WARNING: .venv/nltk_data/corpora/wordnet missing: run scripts/setup.sh"
+[ -f "$VENV/nltk_data/taggers/averaged_perceptron_tagger_eng/README" ] \
+  || .venv/bin/python benchmarks/peers/nltk_data.py --out "$VENV/nltk_data"
+export NLTK_DATA="$PWD/$VENV/nltk_data:$PWD/.venv/nltk_data"
 "$VENV/bin/python" - <<'PY'
 import importlib
 for m in ("nlpaug", "textattack", "checklist"):
