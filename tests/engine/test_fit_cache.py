@@ -93,3 +93,13 @@ def test_babel_vocabulary_is_kept_on_disk(monkeypatch, tmp_path) -> None:
     assert uncached(1.0, 2.0, 5) == TINY and uncached(1.0, 2.0, 5) == TINY
     assert built == [(1.0, 2.0, 5)]
     assert uncached(1.0, 2.5, 5) == TINY and len(built) == 2  # other arguments: built again
+
+
+def test_the_cache_directory_can_be_chosen(counted, monkeypatch, tmp_path) -> None:
+    elsewhere = tmp_path / "bench"
+    monkeypatch.setenv(fit_cache.ENV_DIR, str(elsewhere))
+    spec = AttackSpec.make("BabelGen", KEYWORDS)
+    fit_states([spec], records(), {"p1": PROMPT})
+    fit_states([spec], records(), {"p1": PROMPT})
+    assert len(counted) == 1 and len(list((elsewhere / "fit-states").rglob("*.pickle"))) == 1
+    assert not (tmp_path / "fit-states").exists()

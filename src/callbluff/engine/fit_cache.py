@@ -8,7 +8,8 @@ it after. Attacks that return ``None`` (the default) are fitted on every run, as
 The key is the SHA-256 of: the attack's name and canonical params, its fingerprint, the prompt (every field),
 the prompt's records (every field, in order), and the SHA-256 of callbluff's own source files (any code
 change refits). A state is stored as a pickle (fit states must be picklable: they are shipped to workers)
-under ``cache_dir("fit-states")``; a cached state is the object ``fit`` returned, so examples and their
+under ``cache_dir("fit-states")`` (or ``$CALLBLUFF_FIT_CACHE_DIR/fit-states``: a benchmark measures a first
+run with an empty one); a cached state is the object ``fit`` returned, so examples and their
 ``meta["fit_state"]`` hash are the same bytes whether the state was fitted or read. ``CALLBLUFF_FIT_CACHE=0``
 turns the cache off (every state fitted, nothing written).
 """
@@ -28,6 +29,7 @@ from typing import Any
 from callbluff.records import Prompt, Record, canonical_json
 
 ENV_SWITCH = "CALLBLUFF_FIT_CACHE"
+ENV_DIR = "CALLBLUFF_FIT_CACHE_DIR"
 _MISSING = object()
 
 
@@ -80,10 +82,20 @@ def fit_key(name: str, params_json: str, fingerprint: str, prompt: Prompt | None
     return h.hexdigest()
 
 
-def _path(key: str) -> Path:
+def cache_root(*parts: str) -> Path:
+    """``$CALLBLUFF_FIT_CACHE_DIR/parts`` when set, else ``cache_dir(*parts)``; created on use."""
     from callbluff.resources.paths import cache_dir
 
-    return cache_dir("fit-states", key[:2]) / f"{key}.pickle"
+    root = os.environ.get(ENV_DIR)
+    if not root:
+        return cache_dir(*parts)
+    path = Path(root).joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _path(key: str) -> Path:
+    return cache_root("fit-states", key[:2]) / f"{key}.pickle"
 
 
 def load(key: str) -> Any:
