@@ -155,7 +155,7 @@ class StageProgress:
         if total:
             count += f" ({100 * done / total:.0f} %)"
         eta = ""
-        if total is not None and 0 < done < total and spent > 0:
+        if total is not None and 0 < done < total and spent >= 1.0:  # a rate from under a second says nothing
             eta = f", ETA {_clock((total - done) * spent / done)}"
         self.console.print(f"[{time.strftime('%H:%M:%S')}] {stage}: {count}, elapsed {_clock(spent)}{eta}",
                            highlight=False, markup=False, soft_wrap=True)
@@ -168,6 +168,32 @@ class StageProgress:
         for k, item in enumerate(items, 1):
             yield item
             self(stage, k, n)
+
+
+def findings_progress(overall: Iterable[str] = (), interval: float = 60.0) -> StageProgress:
+    """Progress for the findings scripts (``scripts/findings/*.py``), on stdout beside their log lines: rich
+    bars on a terminal, timestamped lines with counts and an ETA when stdout is a file (``> log``), at most one
+    per stage each ``interval`` seconds besides each stage's first and last. ``overall`` names the stages that
+    keep a bar of their own (the outer loops: runs, prompts x stages)."""
+    return StageProgress(Console(soft_wrap=True), overall=overall, interval=interval)
+
+
+def engine_stages(progress: Callable[[str, int, int | None], None], label: str, chunk_size: int,
+                  n_records: int | None) -> Callable[[str, int, int | None], None]:
+    """The engine's hook (:func:`callbluff.engine.run.run_suite` ``progress``) shown as ``label: records``
+    (chunks x ``chunk_size``, capped at ``n_records``, the run's record count when known), ``label: generator
+    pieces`` and ``label: fitted (attack, prompt)``."""
+
+    def hook(stage: str, done: int, total: int | None) -> None:
+        if stage == "chunk":
+            n = done * chunk_size
+            progress(f"{label}: records", min(n, n_records) if n_records is not None else n, n_records)
+        elif stage == "generator chunk":
+            progress(f"{label}: generator pieces", done, total)
+        elif stage == "fit":
+            progress(f"{label}: fitted (attack, prompt)", done, total)
+
+    return hook
 
 
 def _clock(seconds: float) -> str:

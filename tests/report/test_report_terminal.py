@@ -6,6 +6,8 @@ import io
 import time
 from pathlib import Path
 
+import pytest
+
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -66,12 +68,18 @@ def test_stage_progress_plain_lines_have_counts_elapsed_and_eta() -> None:
         time.sleep(0.05)
         p("x", 5, 10)
         assert p.plain is False
+
+
+def test_stage_progress_eta_is_the_remaining_items_at_the_mean_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter([100.0, 100.0, 100.5, 130.0])  # the first call reads the clock twice (start, line)
+    monkeypatch.setattr("callbluff.terminal.time.monotonic", lambda: next(clock))
     eta = StageProgress(Console(file=io.StringIO()), plain=True, interval=0)
     eta("x", 0, 10)
-    time.sleep(0.1)
-    eta("x", 5, 10)
-    line = eta.console.file.getvalue().splitlines()[-1]
-    assert "x: 5/10 (50 %), elapsed 0:00:00, ETA 0:00:00" in line
+    eta("x", 1, 10)  # half a second in: too early for a rate
+    eta("x", 3, 10)  # 30 s for 3 items: 7 more take 70 s
+    lines = [ln.split("] ", 1)[1] for ln in eta.console.file.getvalue().splitlines()]
+    assert lines == ["x: 0/10 (0 %), elapsed 0:00:00", "x: 1/10 (10 %), elapsed 0:00:00",
+                     "x: 3/10 (30 %), elapsed 0:00:30, ETA 0:01:10"]
 
 
 def test_stage_progress_bars_keep_prompts_and_reuse_one_step_bar() -> None:

@@ -498,6 +498,8 @@ def essay_statistics(texts: Sequence[str], *, prompt_text: str = "", source: str
     vocab = spelling_vocabulary()[0] if spelling else frozenset()
     prompt_words = _content_words(prompt_text) if prompt_text else set()
     source_words = _content_words(source) if source else set()
+    if progress is not None:
+        progress("statistics", 0, len(texts))
     for i, text in enumerate(texts):
         words = _WORD_RE.findall(text)
         lw = [w.lower() for w in words]

@@ -544,6 +544,8 @@ class NeuralScorer:
             per_epoch = sum(math.ceil(min(20 * bs, len(tr_idx) - p0) / bs) for p0 in range(0, len(tr_idx), 20 * bs))
             stage, n_steps = f"training ({cfg['epochs']} epochs x {per_epoch} batches)", cfg["epochs"] * per_epoch
             step = 0
+            if progress is not None:
+                progress(stage, 0, n_steps)
             for epoch in range(1, cfg["epochs"] + 1):
                 net.train()
                 # length buckets: shuffle, sort by length within pools of 20 batches, shuffle the batches
