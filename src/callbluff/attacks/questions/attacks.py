@@ -174,15 +174,26 @@ class CombinationSpace:
         return out
 
     def _count(self, start: int, rem: int, used: float) -> int:
+        """Combinations of ``rem`` picks from slots ``start..`` with ``used`` distance spent: a suffix sum over
+        the first pick's slot, filled from the last slot down (each slot's term computed once per
+        ``(rem, used)``, not once per ``start``; recursion only on ``rem``)."""
         if rem == 0:
             return 1
-        key = (start, rem, used)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = sum(self._count(si + 1, rem - 1, used + d)
-                      for si in range(start, len(self.slots) - rem + 1) for d in self._allowed(si, rem, used))
-            self._memo[key] = hit
-        return hit
+        last = len(self.slots) - rem
+        if start > last:
+            return 0
+        memo = self._memo
+        hit = memo.get((start, rem, used))
+        if hit is not None:
+            return hit
+        si = start + 1
+        while si <= last and (si, rem, used) not in memo:
+            si += 1
+        acc = memo[(si, rem, used)] if si <= last else 0
+        for j in range(si - 1, start - 1, -1):
+            acc += sum(self._count(j + 1, rem - 1, used + d) for d in self._allowed(j, rem, used))
+            memo[(j, rem, used)] = acc
+        return acc
 
     def __len__(self) -> int:
         return self.total
