@@ -182,7 +182,8 @@ def engine_stages(progress: Callable[[str, int, int | None], None], label: str, 
                   n_records: int | None) -> Callable[[str, int, int | None], None]:
     """The engine's hook (:func:`callbluff.engine.run.run_suite` ``progress``) shown as ``label: records``
     (chunks x ``chunk_size``, capped at ``n_records``, the run's record count when known), ``label: generator
-    pieces`` and ``label: fitted (attack, prompt)``."""
+    pieces`` and ``label: fitted (attack, prompt)``. Reports ``label: records`` at 0 at once: make it just
+    before the run, so the records' clock starts with the run."""
 
     def hook(stage: str, done: int, total: int | None) -> None:
         if stage == "chunk":
@@ -193,6 +194,7 @@ def engine_stages(progress: Callable[[str, int, int | None], None], label: str, 
         elif stage == "fit":
             progress(f"{label}: fitted (attack, prompt)", done, total)
 
+    progress(f"{label}: records", 0, n_records)
     return hook
 
 

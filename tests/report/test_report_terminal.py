@@ -12,7 +12,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.terminal import RunProgress, StageProgress, training_summary
+from callbluff.terminal import RunProgress, StageProgress, engine_stages, training_summary
 
 
 def test_run_progress_counts_records_and_learns_the_total() -> None:
@@ -113,3 +113,15 @@ def test_train_shows_progress_with_counts_then_the_clean_figures(tmp_path: Path)
     assert "trained content-scorer on demo:content (2 prompts) in" in res.output
     assert any(ln.startswith("  prompt demo-2: trained on 220") for ln in lines), res.output
     assert '"params"' not in res.output
+
+
+def test_engine_stages_name_the_run_and_count_records() -> None:
+    calls: list[tuple[str, int, int | None]] = []
+    hook = engine_stages(lambda s, d, t: calls.append((s, d, t)), "run sent", chunk_size=100, n_records=250)
+    hook("fit", 4, None)
+    hook("chunk", 1, None)
+    hook("generator chunk", 1, 3)
+    hook("chunk", 3, None)
+    assert calls == [("run sent: records", 0, 250), ("run sent: fitted (attack, prompt)", 4, None),
+                     ("run sent: records", 100, 250), ("run sent: generator pieces", 1, 3),
+                     ("run sent: records", 250, 250)]
