@@ -627,13 +627,15 @@ def demo(
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
     suite: Annotated[list[str] | None, typer.Option(help="only this suite (repeatable): essay, content, reading, "
                                                          "questions")] = None,
+    limit: Annotated[int | None, typer.Option(help="attack only the first N records of each suite (quicker)")] = None,
 ) -> None:
     """The main job on built-in data: train reference systems, run the four paper suites through the engine,
     write one report per suite."""
     from callbluff.demo import run_demo
 
     try:
-        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print, suites=suite or None)
+        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print, suites=suite or None,
+                 limit=limit)
     except Exception as e:  # noqa: BLE001 - the demo must say what went wrong
         fail(f"demo failed: {type(e).__name__}: {e}", code=1)
 

@@ -228,10 +228,12 @@ def headline(suite: str, rows: Sequence[Mapping[str, Any]]) -> str:
 def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
              show: Callable[[list[dict[str, Any]], str], Any] | None = None,
              log: Callable[[str], Any] = print,
-             suites: Sequence[str] | None = None) -> dict[str, Path]:
+             suites: Sequence[str] | None = None, limit: int | None = None) -> dict[str, Path]:
     """Train, attack, measure and report on the built-in data; returns the run directories by suite.
 
-    ``suites`` restricts the demo to some of ``essay``, ``content``, ``reading``, ``questions`` (default: all).
+    ``suites`` restricts the demo to some of ``essay``, ``content``, ``reading``, ``questions`` (default: all);
+    ``limit`` attacks only the first ``limit`` records of each suite's held-out data (the engine's ``limit``;
+    prompt-level generators still make their ``count`` answers per prompt), for a quicker look.
     """
     known = [s.name for s in SUITES]
     wanted = list(suites) if suites else known
@@ -263,7 +265,7 @@ def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
     for name, p in paths.items():
         suite_cfg = load_suite(p)
         run_dir = out / "runs" / name
-        result = run_suite(suite_cfg, run_dir, workers=workers)
+        result = run_suite(suite_cfg, run_dir, workers=workers, limit=limit)
         if show is not None:
             show(result.metrics, f"{suite_cfg.name}: metrics")
         log(f"  {suite_cfg.name}: {result.counts['records']} records, {result.counts['examples']} adversarial "
