@@ -514,6 +514,63 @@ def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) 
 
 # ----------------------------------------------------------------------------------------------------------
 
+def stage_prompts(progress: Any, label: str, stage: str, prompts: list[str], active: bool,
+                  only: list[str] | None = None) -> Any:
+    """Yield ``prompts``; when the stage runs (``active``), report the prompts it still has to compute (in
+    ``only`` when given, no cached ``STAGE-PID.json``) as each finishes, so the ETA counts computed prompts."""
+    todo = [p for p in prompts if active and (only is None or p in only)
+            and not (CACHE / f"{stage}-{p}.json").is_file()]
+    if todo:
+        progress(label, 0, len(todo))
+    for pid in prompts:
+        yield pid
+        if pid in todo:
+            progress(label, todo.index(pid) + 1, len(todo))
+
+
+STAGE_LABELS = {"A": "stage A (answers + ContentScorer): prompts", "B": "stage B (countermeasures): prompts",
+                "N": "stage N (NeuralScorer): prompts"}
+
+
+def run_stages(args: argparse.Namespace, prompts: list[str], train: Any, test: Any,
+               progress: Any) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Stages A, B and N per prompt (computed, or read from the cache), reporting the prompts to ``progress``;
+    returns the per-prompt results of A (with N's systems merged in) and of B."""
+    a_res: dict[str, dict] = {}
+    b_res: dict[str, dict] = {}
+    stages = args.stages.split(",")
+    runs = not args.render_only
+    b_only = args.b_prompts.split(",") if args.b_prompts else prompts
+    for pid in stage_prompts(progress, STAGE_LABELS["A"], "A", prompts, runs and "A" in stages):
+        path = CACHE / f"A-{pid}.json"
+        if "A" in stages and not args.render_only:
+            a_res[pid] = cached("A", pid, lambda pid=pid: stage_a(pid, train, test, args))
+        elif path.is_file():
+            a_res[pid] = json.loads(path.read_text())
+    typos = typo_corpus() if "B" in stages and not args.render_only else None
+    for pid in stage_prompts(progress, STAGE_LABELS["B"], "B", prompts, runs and "B" in stages, b_only):
+        path = CACHE / f"B-{pid}.json"
+        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+        if "B" in stages and not args.render_only and not late and pid in b_only:
+            b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
+        elif path.is_file():
+            b_res[pid] = json.loads(path.read_text())
+    for pid in stage_prompts(progress, STAGE_LABELS["N"], "N", prompts, runs and "N" in stages, list(a_res)):
+        path = CACHE / f"N-{pid}.json"
+        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+        if "N" in stages and not args.render_only and pid in a_res and not late:
+            n = cached("N", pid, lambda pid=pid: stage_n(pid, train, test, args))
+        elif path.is_file():
+            n = json.loads(path.read_text())
+        else:
+            continue
+        if pid in a_res:
+            a_res[pid]["systems"].update(n["systems"])
+            a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
+            a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
+    return a_res, b_res
+
+
 def cached(stage: str, pid: str, fn: Any) -> dict[str, Any] | None:
     path = CACHE / f"{stage}-{pid}.json"
     if path.is_file():
@@ -565,37 +622,10 @@ def main() -> None:
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                         "load_start": round(os.getloadavg()[0], 2)}}
     train, test = load_data(prompts)
-    a_res: dict[str, dict] = {}
-    b_res: dict[str, dict] = {}
-    stages = args.stages.split(",")
-    for pid in prompts:
-        path = CACHE / f"A-{pid}.json"
-        if "A" in stages and not args.render_only:
-            a_res[pid] = cached("A", pid, lambda pid=pid: stage_a(pid, train, test, args))
-        elif path.is_file():
-            a_res[pid] = json.loads(path.read_text())
-    typos = typo_corpus() if "B" in stages and not args.render_only else None
-    b_only = args.b_prompts.split(",") if args.b_prompts else prompts
-    for pid in prompts:
-        path = CACHE / f"B-{pid}.json"
-        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
-        if "B" in stages and not args.render_only and not late and pid in b_only:
-            b_res[pid] = cached("B", pid, lambda pid=pid: stage_b(pid, train, test, typos, args))
-        elif path.is_file():
-            b_res[pid] = json.loads(path.read_text())
-    for pid in prompts:
-        path = CACHE / f"N-{pid}.json"
-        late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
-        if "N" in stages and not args.render_only and pid in a_res and not late:
-            n = cached("N", pid, lambda pid=pid: stage_n(pid, train, test, args))
-        elif path.is_file():
-            n = json.loads(path.read_text())
-        else:
-            continue
-        if pid in a_res:
-            a_res[pid]["systems"].update(n["systems"])
-            a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
-            a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
+    from callbluff.terminal import findings_progress
+
+    with findings_progress(overall=STAGE_LABELS.values()) as progress:
+        a_res, b_res = run_stages(args, prompts, train, test, progress)
     meta["missing_b"] = [p for p in prompts if p not in b_res]
     meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
     meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]

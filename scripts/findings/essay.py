@@ -46,7 +46,9 @@ sys.path.insert(0, str(REPO / "src"))
 from callbluff.engine.run import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.models.essay import holdout_split  # noqa: E402
+from callbluff.progress import Progress, prefixed  # noqa: E402
 from callbluff.suites.kumar2020 import kumar2020_tables  # noqa: E402
+from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "asap-aes" / "training_set_rel3.tsv.gz"
 DOC = REPO / "docs" / "findings" / "essay.md"
@@ -227,7 +229,8 @@ def _sha(s: str) -> str:
 
 # -- stage 2: the scorers ---------------------------------------------------------------------------------------
 
-def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any) -> dict[str, Any]:
+def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any,
+          progress: Progress | None = None) -> dict[str, Any]:
     """Train (or reuse) both scorers on ``data/train.tsv``; returns their metadata (incl. clean QWK)."""
     import numpy as np
 
@@ -264,7 +267,8 @@ def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any) -> dict[st
                     rng = np.random.default_rng(derive_seed(SPLIT_SEED, "neural-subsample", pid))
                     recs += [mine[i] for i in sorted(rng.permutation(len(mine))[:cap])]
             log(f"training {TARGET_NAMES[key]} on {len(recs)} essays ...")
-            model = make(**params).fit(recs, ds.prompts, data_spec="asap-aes:train.tsv (findings split)")
+            model = make(**params).fit(recs, ds.prompts, data_spec="asap-aes:train.tsv (findings split)",
+                                       progress=prefixed(progress, f"training {TARGET_NAMES[key]}"))
             model.save(out)
             seconds = round(time.perf_counter() - t0, 1)
             log(f"{TARGET_NAMES[key]} trained in {seconds} s")
@@ -328,7 +332,7 @@ def suite_for(cache: Path, name: str, tables: Sequence[Mapping[str, Any]], promp
 
 
 def run(cache: Path, name: str, tables: Sequence[Mapping[str, Any]], prompts: Sequence[str],
-        limit_per_prompt: int | None, workers: int, log: Any) -> dict[str, Any]:
+        limit_per_prompt: int | None, workers: int, log: Any, progress: Progress | None = None) -> dict[str, Any]:
     """Run (or resume, or reuse) one suite; returns {"seconds", "rows", "counts", "load"}."""
     out = cache / "runs" / name
     done = out / "findings-run.json"
@@ -342,8 +346,12 @@ def run(cache: Path, name: str, tables: Sequence[Mapping[str, Any]], prompts: Se
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     cpu0 = _cpu_seconds()
-    result = run_suite(suite, out, workers=workers,
-                       progress=lambda stage, i, n: log(f"  {name} {stage} {i}/{n if n else '?'}"))
+    hook = None
+    if progress is not None:
+        from callbluff.datasets import load
+
+        hook = engine_stages(progress, f"run {name}", suite.output.chunk_size, sum(1 for _ in load(suite.dataset.spec)))
+    result = run_suite(suite, out, workers=workers, progress=hook)
     info = {"seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(_cpu_seconds() - cpu0, 1),
             "load_before": [round(x, 2) for x in load0], "load_after": [round(x, 2) for x in os.getloadavg()],
             "counts": result.counts, "configurations": count_configurations(tables), "prompts": list(prompts),
@@ -845,10 +853,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     per = 10 if args.quick else EVAL_PER_PROMPT
     order = ("prepare", "train", "run", "write")
     last = order.index(args.stage) if args.stage != "all" else len(order) - 1
+    with findings_progress(overall=("runs",)) as progress:
+        return _stages(args, argv, cache, prompts, per, last, log, progress, t0)
+
+
+def _stages(args: argparse.Namespace, argv: Sequence[str] | None, cache: Path, prompts: Sequence[str], per: int,
+            last: int, log: Any, progress: Progress, t0: float) -> int:
+    """Stages 1-5 of :func:`main` (prepare, train, the runs, the document), reporting to ``progress``."""
     meta = prepare(cache, prompts, per, log)
     if last < 1:
         return 0
-    info = train(cache, args.quick, prompts, log)
+    info = train(cache, args.quick, prompts, log, progress)
     if last < 2:
         return 0
     runs: dict[str, Any] = {}
@@ -860,7 +875,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("full", full_grid_tables(), full_prompts, FULL_GRID_ESSAYS if not args.quick else 3),
         *([] if args.quick else [("slice", full_grid_tables(), (SLICE_PROMPT,), SLICE_ESSAYS)]),
     ]
-    for name, tables, run_prompts, limit in plan:
+    for k, (name, tables, run_prompts, limit) in enumerate(plan):
+        progress("runs", k, len(plan))
         done = (cache / "runs" / name / "findings-run.json").exists()
         if args.stage == "write" and not done:
             skipped[name] = "not run yet"
@@ -873,7 +889,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             skipped[name] = "not run: out of time (stopped by the operator: the STOP file in the cache directory)"
             log(f"skipping run {name}: {cache / 'STOP'} exists")
             continue
-        runs[name] = run(cache, name, tables, run_prompts, limit, args.workers, log)
+        runs[name] = run(cache, name, tables, run_prompts, limit, args.workers, log, progress)
+    progress("runs", len(plan), len(plan))
     if "headline" not in runs:
         raise SystemExit("the headline run has not finished; run the script without --stage write first")
     info = dict(info, skipped=skipped)
