@@ -138,11 +138,10 @@ class StageProgress:
             else:
                 if "step" not in self.tasks:
                     self.tasks["step"] = self.progress.add_task(stage, total=total)
-                if stage != self.current:
-                    self.progress.reset(self.tasks["step"], total=total, completed=done, description=stage)
+                if stage != self.current:  # a new step: its own count, clock and ETA
+                    self.progress.reset(self.tasks["step"], total=total, completed=0, description=stage)
                     self.current = stage
-                else:
-                    self.progress.update(self.tasks["step"], completed=done, total=total)
+                self.progress.update(self.tasks["step"], completed=done, total=total)
 
     def _line(self, stage: str, done: int, total: int | None, first: bool) -> None:
         now = time.monotonic()

@@ -112,6 +112,7 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
                 report("records", min(done * size, n), n)
 
         hook = chunks
+        report("records", 0, n)
 
     with tempfile.TemporaryDirectory(prefix="callbluff-train-eval-") as tmp:
         rows = run_suite(suite, Path(tmp) / "run", progress=hook).metrics
