@@ -85,7 +85,7 @@ def test_attacks_with_missing_resources_are_left_out(monkeypatch: pytest.MonkeyP
                         lambda names: ["typos: no typo corpus; run `make setup`"] if "typos" in names else [])
     questions = next(s for s in SUITES if s.name == "questions")
     keep, skipped = usable_attacks(questions)
-    assert keep == [] and skipped == ["questions/DPAEG left out: typos: no typo corpus; run `make setup`"]
+    assert keep == [] and skipped == ["questions/DPAEG: typos: no typo corpus; run `make setup`"]
     essay = next(s for s in SUITES if s.name == "essay")
     keep, skipped = usable_attacks(essay)
     assert [n for n, _ in keep] == [n for n, _ in essay.attacks] and skipped == []

@@ -634,7 +634,8 @@ def demo(
     from callbluff.demo import run_demo
 
     try:
-        run_demo(out_dir, workers=workers, show=print_metrics, log=console.print, suites=suite or None,
+        run_demo(out_dir, workers=workers, show=print_metrics, suites=suite or None,
+                 log=lambda m: console.print(m, markup=False, highlight=False),
                  limit=limit)
     except Exception as e:  # noqa: BLE001 - the demo must say what went wrong
         fail(f"demo failed: {type(e).__name__}: {e}", code=1)

@@ -110,7 +110,7 @@ def usable_attacks(suite: DemoSuite) -> tuple[list[tuple[str, Mapping[str, Any]]
     for name, params in suite.attacks:
         problems = check_requirements(get_attack(name)(**params).requires)
         if problems:
-            skipped.append(f"{suite.name}/{name} left out: {'; '.join(problems)}")
+            skipped.append(f"{suite.name}/{name}: {'; '.join(problems)}")
         else:
             keep.append((name, params))
     return keep, skipped
@@ -259,7 +259,7 @@ def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
         paths[suite.name] = p
         log(f"  {p}: {', '.join(n for n, _ in attacks) or 'clean evaluation only'}")
     for n in notes:
-        log(f"  [warning] {n}")
+        log(f"  left out: {n}")
     log("3/3 running the suites through the engine")
     runs: dict[str, Path] = {}
     for name, p in paths.items():
