@@ -152,8 +152,8 @@ class Attack(ABC):
 
     def fit_fingerprint(self) -> str | None:
         """Opt in to persisting fitted states across runs (:mod:`callbluff.engine.fit_cache`): a string naming
-        everything ``fit`` reads besides its records, prompt and params (versions of data files and libraries),
-        so that a state is reused only where ``fit`` would compute the same one. ``None`` (default): the state
+        everything ``fit`` reads besides its records, prompt, params and its family package's code (versions of
+        data files and libraries, ``fit_cache.source_stamp`` of helper modules elsewhere), so that a state is reused only where ``fit`` would compute the same one. ``None`` (default): the state
         is fitted on every run."""
         return None
 

@@ -6,8 +6,8 @@ libraries its fit reads); the engine's ``fit_states`` then looks the state up he
 it after. Attacks that return ``None`` (the default) are fitted on every run, as before.
 
 The key is the SHA-256 of: the attack's name and canonical params, its fingerprint, the prompt (every field),
-the prompt's records (every field, in order), and the SHA-256 of callbluff's own source files (any code
-change refits). A state is stored as a pickle (fit states must be picklable: they are shipped to workers)
+the prompt's records (every field, in order), and the SHA-256 of the source files of the attack's family
+package (:func:`code_fingerprint`: a change there refits). A state is stored as a pickle (fit states must be picklable: they are shipped to workers)
 under ``cache_dir("fit-states")`` (or ``$CALLBLUFF_FIT_CACHE_DIR/fit-states``: a benchmark measures a first
 run with an empty one); a cached state is the object ``fit`` returned, so examples and their
 ``meta["fit_state"]`` hash are the same bytes whether the state was fitted or read. ``CALLBLUFF_FIT_CACHE=0``
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import os
 import pickle
 import tempfile
@@ -38,15 +39,25 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """SHA-256 of callbluff's ``.py`` files (relative path and bytes, sorted): a cached state is used only by
-    the code that fitted it."""
-    root = Path(__file__).resolve().parents[1]
+@lru_cache(maxsize=64)
+def code_fingerprint(module: str) -> str:
+    """SHA-256 of the ``.py`` files (name and bytes, sorted) of the package that holds ``module`` (an attack's
+    family package, e.g. ``callbluff/attacks/essay/``): a cached state is used only by the code that fitted
+    it. Code a fit calls outside that package is named by the attack's ``fit_fingerprint``
+    (:func:`source_stamp`); the rest of callbluff, edited independently, does not invalidate it."""
+    folder = Path(importlib.import_module(module).__file__ or "").resolve().parent
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode() + b"\x00" + p.read_bytes() + b"\x00")
+    for p in sorted(folder.glob("*.py")):
+        h.update(p.name.encode() + b"\x00" + p.read_bytes() + b"\x00")
     return h.hexdigest()
+
+
+def source_stamp(*modules: str) -> str:
+    """Short SHA-256 of the source files of ``modules`` (for fingerprints: helper code a fit calls)."""
+    h = hashlib.sha256()
+    for m in modules:
+        h.update(Path(importlib.import_module(m).__file__ or "").read_bytes() + b"\x00")
+    return h.hexdigest()[:16]
 
 
 def versions(*distributions: str) -> str:
@@ -71,11 +82,11 @@ def _as_json(obj: Any) -> Any:
     return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else obj
 
 
-def fit_key(name: str, params_json: str, fingerprint: str, prompt: Prompt | None,
+def fit_key(name: str, params_json: str, fingerprint: str, module: str, prompt: Prompt | None,
             records: Sequence[Record]) -> str:
-    """The cache key of one fit (see the module docstring)."""
+    """The cache key of one fit of the attack ``name`` defined in ``module`` (see the module docstring)."""
     h = hashlib.sha256()
-    for part in (name, params_json, fingerprint, code_fingerprint(), canonical_json(_as_json(prompt))):
+    for part in (name, params_json, fingerprint, code_fingerprint(module), canonical_json(_as_json(prompt))):
         h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
     for r in records:
         h.update(canonical_json(_as_json(r)).encode("utf-8", "surrogatepass") + b"\x01")

@@ -109,7 +109,7 @@ def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res
     fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None
     if fingerprint is None:
         return attack.fit(records, prompt, res)
-    key = fit_cache.fit_key(spec.name, spec.params_json, fingerprint, prompt, records)
+    key = fit_cache.fit_key(spec.name, spec.params_json, fingerprint, type(attack).__module__, prompt, records)
     state = fit_cache.load(key)
     if fit_cache.is_missing(state):
         state = attack.fit(records, prompt, res)

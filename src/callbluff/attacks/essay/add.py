@@ -271,15 +271,17 @@ class _WikiAttack(_AddSentences):
 
     def fit_fingerprint(self) -> str | None:
         """Persist the fitted state across runs (:mod:`callbluff.engine.fit_cache`): the fit reads the knowledge
-        corpus files (path, size, mtime), scikit-learn's TF-IDF and the spaCy pipeline; None when the corpus is
+        corpus files (path, size, mtime), scikit-learn's TF-IDF and the spaCy pipeline (versions, and the source
+        of ``Resources`` and the pipeline loader); None when the corpus is
         missing (``fit`` then raises, naming the fix)."""
-        from callbluff.engine.fit_cache import file_stamps, versions
+        from callbluff.engine.fit_cache import file_stamps, source_stamp, versions
 
         try:
             files = corpus_files(self.params.corpus)  # type: ignore[attr-defined]
         except (OSError, ValueError):
             return None
-        return file_stamps(files) + "|" + versions("scikit-learn", "spacy", *MODEL_PACKAGES)
+        return "|".join((file_stamps(files), versions("scikit-learn", "spacy", *MODEL_PACKAGES),
+                         source_stamp("callbluff.resources.context", "callbluff.resources.spacy_pipeline")))
 
     def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> KnowledgeState:
         p = self.params

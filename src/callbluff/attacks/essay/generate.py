@@ -112,7 +112,7 @@ def _resource_versions() -> str:
 @lru_cache(maxsize=8)
 def babel_vocabulary(zipf_min: float, zipf_max: float, min_length: int) -> dict[str, tuple[tuple[str, ...], ...]]:
     """:func:`build_babel_vocabulary`, kept on disk across runs (``fit_cache.cache_root("babel-vocabulary")``, keyed by
-    the arguments, :func:`_resource_versions` and callbluff's source, off with ``CALLBLUFF_FIT_CACHE=0``; the
+    the arguments, :func:`_resource_versions` and the source of this package, off with ``CALLBLUFF_FIT_CACHE=0``; the
     same words as building it: building takes ~20 s, every process that generates needs it) and in memory."""
     import json
 
@@ -121,7 +121,7 @@ def babel_vocabulary(zipf_min: float, zipf_max: float, min_length: int) -> dict[
     if not fit_cache.enabled():
         return build_babel_vocabulary(zipf_min, zipf_max, min_length)
     key = hashlib.sha256(f"{zipf_min!r}|{zipf_max!r}|{min_length!r}|{_resource_versions()}|"
-                         f"{fit_cache.code_fingerprint()}".encode()).hexdigest()
+                         f"{fit_cache.code_fingerprint(__name__)}".encode()).hexdigest()
     path = fit_cache.cache_root("babel-vocabulary") / f"{key}.json"
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
