@@ -65,9 +65,11 @@ from callbluff.datasets import load  # noqa: E402
 from callbluff.metrics.questions import answer_matches, ranking_metrics, success_stats  # noqa: E402
 from callbluff.models.qa import SlidingWindowQA  # noqa: E402
 from callbluff.models.retriever import RetrieverReader  # noqa: E402
+from callbluff.progress import Progress, prefixed  # noqa: E402
 from callbluff.records import OpenQuestion  # noqa: E402
 from callbluff.resources.context import Resources  # noqa: E402
 from callbluff.seeding import record_rng  # noqa: E402
+from callbluff.terminal import findings_progress  # noqa: E402
 
 SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
 SQUAD = SHARED / "data" / "squad-v1.1"
@@ -120,11 +122,11 @@ def configs() -> list[Config]:
 class Robot:
     """A RetrieverReader with its answers cached on disk per question text (JSON lines)."""
 
-    def __init__(self, name: str, files: Sequence[Path], cache: Path) -> None:
+    def __init__(self, name: str, files: Sequence[Path], cache: Path, progress: Progress | None = None) -> None:
         t0 = time.perf_counter()
         reader = SlidingWindowQA(top_k=TOP_K, cache_size=60_000)
         self.rr = RetrieverReader.from_squad([str(f) for f in files], unit="paragraph", reader=reader,
-                                             n_docs=N_DOCS, top_k=TOP_K)
+                                             n_docs=N_DOCS, top_k=TOP_K, progress=prefixed(progress, name))
         self.index_s = time.perf_counter() - t0
         self.name = name
         self.n_documents = len(self.rr.documents)
@@ -188,9 +190,14 @@ class DatasetRun:
         return out
 
 
-def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: int | None) -> DatasetRun:
-    """Sec. 3.2: keep the questions the robot answers correctly (asked in batches until ``want`` are kept)."""
+def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: int | None,
+               progress: Progress | None = None) -> DatasetRun:
+    """Sec. 3.2: keep the questions the robot answers correctly (asked in batches until ``want`` are kept);
+    ``progress`` hears the sources kept of ``want`` (or the questions asked of all, without ``want``)."""
     run = DatasetRun(name, robot)
+    if progress is not None:
+        progress(*((f"{name}: questions asked", 0, len(records)) if want is None
+                   else (f"{name}: correctly answered sources kept", 0, want)))
     b = 0
     while b < len(records):
         size = BATCH
@@ -205,7 +212,14 @@ def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: i
                 run.sources.append(r)
                 run.source_answers.append(a)
                 if want is not None and len(run.sources) >= want:
-                    return run
+                    break
+        if progress is not None:
+            if want is None:
+                progress(f"{name}: questions asked", run.asked, len(records))
+            else:
+                progress(f"{name}: correctly answered sources kept", min(len(run.sources), want), want)
+        if want is not None and len(run.sources) >= want:
+            return run
     return run
 
 
@@ -652,16 +666,17 @@ def main() -> None:
     if args.trec or args.quick:
         trec = trec[:args.trec or QUICK_TREC]
     runs = []
-    for name, files, records, want in (("SQuAD-open", [SQUAD / "dev-v1.1.json.gz"], squad, args.sources),
-                                       ("CuratedTREC", [SQUAD / "train-v1.1.json.gz", SQUAD / "dev-v1.1.json.gz"],
-                                        trec, None)):
-        robot = Robot(name, files, cache)
-        log(f"{name}: {robot.n_documents} paragraphs indexed in {robot.index_s:.0f} s")
-        run = preprocess(name, robot, records, want)
-        log(f"{name}: {len(run.sources)} of {run.asked} answered correctly")
-        for cfg in configs():
-            attack(run, cfg, res)
-        runs.append(run)
+    datasets = (("SQuAD-open", [SQUAD / "dev-v1.1.json.gz"], squad, args.sources),
+                ("CuratedTREC", [SQUAD / "train-v1.1.json.gz", SQUAD / "dev-v1.1.json.gz"], trec, None))
+    with findings_progress(overall=("datasets", *(f"{d[0]}: attack configurations" for d in datasets))) as progress:
+        for name, files, records, want in progress.track(datasets, "datasets"):
+            robot = Robot(name, files, cache, progress)
+            log(f"{name}: {robot.n_documents} paragraphs indexed in {robot.index_s:.0f} s")
+            run = preprocess(name, robot, records, want, progress)
+            log(f"{name}: {len(run.sources)} of {run.asked} answered correctly")
+            for cfg in progress.track(configs(), f"{name}: attack configurations"):
+                attack(run, cfg, res)
+            runs.append(run)
     loads.append(load_avg())
     wall = time.perf_counter() - t_start
     new = sum(r.robot.asked for r in runs)

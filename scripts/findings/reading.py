@@ -43,6 +43,8 @@ import pandas as pd  # noqa: E402
 
 from callbluff.engine.run import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
+from callbluff.progress import Progress  # noqa: E402
+from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
 SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
 DEV = SHARED / "data" / "squad-v1.1" / "dev-v1.1.json.gz"
@@ -128,14 +130,18 @@ def runs(sizes: tuple[int, int, int, int]) -> dict[str, tuple[tuple[str, ...], l
 
 
 def run(cache: Path, subset: Path, sizes: tuple[int, int, int, int], deadline: str | None = None,
-        after_each: Any = None) -> list[str]:
+        after_each: Any = None, progress: Progress | None = None) -> list[str]:
     """Run what is not finished, most important first; a run is not started after ``deadline`` (HH:MM, machine
     time), so a shared machine's deadline cuts the least important runs. ``after_each()`` is called after each
-    run (the document is rewritten, so a cut job still leaves a consistent document). Returns skipped runs."""
+    run (the document is rewritten, so a cut job still leaves a consistent document). ``progress`` hears the
+    runs done (stage ``runs``) and each run's questions. Returns skipped runs."""
     timing_path = cache / "timings.json"
     timings = json.loads(timing_path.read_text()) if timing_path.exists() else {}
     skipped = []
-    for key, (targets, attacks, n) in runs(sizes).items():
+    plan = runs(sizes)
+    for k, (key, (targets, attacks, n)) in enumerate(plan.items()):
+        if progress is not None:
+            progress("runs", k, len(plan))
         out = cache / f"run-{key}"
         if (out / "metrics.json").exists() and key in timings:
             continue
@@ -146,12 +152,15 @@ def run(cache: Path, subset: Path, sizes: tuple[int, int, int, int], deadline: s
         s = suite(f"reading-{key}", subset, n, list(targets), attacks, cache)
         t0, load0 = time.time(), load_avg()
         print(f"[reading] run {key}: {n} questions, targets {targets}", flush=True)
-        run_suite(s, out, workers=1)
+        run_suite(s, out, workers=1, progress=None if progress is None else
+                  engine_stages(progress, f"run {key} ({'/'.join(a['name'] for a in attacks)})", s.output.chunk_size, n))
         timings[key] = {"seconds": round(time.time() - t0, 1), "load_before": load0, "load_after": load_avg(),
                         "questions": n}
         timing_path.write_text(json.dumps(timings, indent=1))
         if after_each is not None:
             after_each()
+    if progress is not None:
+        progress("runs", len(plan), len(plan))
     return skipped
 
 
@@ -512,7 +521,8 @@ def main() -> None:
     if args.stage in ("all", "run"):
         after = (lambda: write(cache, info["subset"], sizes, args.quick, time.time() - t0, [])) \
             if args.stage == "all" else None
-        skipped = run(cache, info["subset"], sizes, args.deadline, after)
+        with findings_progress(overall=("runs",)) as progress:
+            skipped = run(cache, info["subset"], sizes, args.deadline, after, progress)
     if args.stage in ("all", "write"):
         write(cache, info["subset"], sizes, args.quick, time.time() - t0, skipped)
 

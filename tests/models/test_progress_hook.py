@@ -101,7 +101,7 @@ def test_retriever_index_is_identical_when_counted_in_pieces() -> None:
     calls, hook = _recorder()
     hooked = TfidfRetriever(n_features=2**18).fit(texts, progress=hook)
     plain = TfidfRetriever(n_features=2**18).fit(texts)
-    assert calls == [("documents indexed", 2000, 4500), ("documents indexed", 4000, 4500),
+    assert calls == [("documents indexed", 0, 4500), ("documents indexed", 2000, 4500), ("documents indexed", 4000, 4500),
                      ("documents indexed", 4500, 4500)]
     assert hooked.doc_matrix is not None and plain.doc_matrix is not None
     for attr in ("data", "indices", "indptr"):

@@ -168,6 +168,7 @@ class TfidfRetriever:
             counts = self.counts(texts)
         else:
             parts = []
+            progress("documents indexed", 0, len(texts))
             for b in range(0, len(texts), 2000):
                 parts.append(self.counts(texts[b:b + 2000]))
                 progress("documents indexed", min(b + 2000, len(texts)), len(texts))
