@@ -105,7 +105,8 @@ def test_retriever_index_is_identical_when_counted_in_pieces() -> None:
                      ("documents indexed", 4500, 4500)]
     assert hooked.doc_matrix is not None and plain.doc_matrix is not None
     for attr in ("data", "indices", "indptr"):
-        assert np.array_equal(getattr(hooked.doc_matrix, attr), getattr(plain.doc_matrix, attr))
+        mine, theirs = getattr(hooked.doc_matrix, attr), getattr(plain.doc_matrix, attr)
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)  # same bytes, same index digest
     assert np.array_equal(hooked.df_cols, plain.df_cols) and np.array_equal(hooked.df_vals, plain.df_vals)
 
 
