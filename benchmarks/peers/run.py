@@ -4,9 +4,9 @@ Texts: the first ``--n`` (default 320) ASAP-SAS training answers (../shared/data
 operations run in this interpreter through the engine's generate path (``generate_examples``, the answers
 wrapped as the record type each attack takes); the peers run in benchmarks/.peers-venv
 (``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py on the very same texts. Every row is
-one pass over the texts after a warm-up on 5 of them (one-time model / WordNet loading is not counted). Before
-each of our rows the per-text caches are emptied (a fresh ``Resources`` and spaCy tokenizer caches flushed), so
-no row reuses another row's parses of the same texts.
+the median of ``--repeats`` passes over the texts (TextAttack: one pass), each after a warm-up on 5 of them
+(one-time model / WordNet loading is not counted). Before each of our passes the per-text caches are emptied
+(:func:`fresh_resources`), so no pass reuses the parses of another pass or row.
 
 Fairness (like with like):
 
@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,11 +99,13 @@ def records_for(attack: str, answers: list[ScoredResponse]) -> list[Any]:
 
 
 def fresh_resources() -> None:
-    """Empty every per-text cache: a new process-wide ``Resources`` and flushed spaCy tokenizer caches (the
-    pipelines themselves stay loaded)."""
+    """Empty every per-text cache: a new process-wide ``Resources``, flushed spaCy tokenizer caches and DPAEG's
+    per-keyword cache of Algorithm 2 (the pipelines, WordNet, the typo corpus and the dictionary stay loaded)."""
+    from callbluff.attacks.questions.attacks import _typo_similar_words
     from callbluff.resources import context
     from callbluff.resources.spacy_pipeline import load_english
 
+    _typo_similar_words.cache_clear()
     context._DEFAULT = None
     for mode in ("full", "sentences"):
         tok = load_english(mode).tokenizer
@@ -110,18 +113,22 @@ def fresh_resources() -> None:
 
 
 def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: list[ScoredResponse],
-              prompts: dict[str, Any]) -> dict[str, Any]:
+              prompts: dict[str, Any], repeats: int) -> dict[str, Any]:
     recs = records_for(name, answers)
     spec = AttackSpec.make(name, params)
     row: dict[str, Any] = {"tool": "callbluff", "operation": op, "attack": name, "params": params, "role": role}
     try:
-        fresh_resources()
         states = fit_states([spec], recs, prompts)
-        generate_examples(GenerationTask(recs[:5], prompts, [spec], 0, states))  # warm-up
-        t0 = time.perf_counter()
-        res = generate_examples(GenerationTask(recs, prompts, [spec], 0, states))
-        secs = time.perf_counter() - t0
+        passes = []
+        for _ in range(repeats):
+            fresh_resources()
+            generate_examples(GenerationTask(recs[:5], prompts, [spec], 0, states))  # warm-up
+            t0 = time.perf_counter()
+            res = generate_examples(GenerationTask(recs, prompts, [spec], 0, states))
+            passes.append(time.perf_counter() - t0)
+        secs = statistics.median(passes)
         row.update(inputs=len(recs), outputs=len(res.examples), errors=len(res.errors), seconds=round(secs, 3),
+                   pass_seconds=[round(x, 3) for x in passes],
                    texts_per_s=round(len(recs) / secs, 1), outputs_per_s=round(len(res.examples) / secs, 1),
                    outputs_per_input=round(len(res.examples) / len(recs), 2), status="ok")
     except Exception as e:  # noqa: BLE001
@@ -130,7 +137,7 @@ def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: li
     return row
 
 
-def run_peers(texts: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def run_peers(texts: list[str], repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
     if not PEERS_PY.exists():
         return [], [f"{PEERS_PY} is missing: run bash benchmarks/peers/setup.sh"]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
@@ -138,7 +145,7 @@ def run_peers(texts: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
     # the peers' NLTK data: substitutes built by nltk_data.py, then callbluff's WordNet (scripts/setup.sh)
     data = [str(PEERS_VENV / "nltk_data"), str(REPO / ".venv" / "nltk_data")]
     env = {**os.environ, "NLTK_DATA": os.pathsep.join(data)}
-    done = subprocess.run([str(PEERS_PY), str(Path(__file__).with_name("peer_ops.py")), fh.name],
+    done = subprocess.run([str(PEERS_PY), str(Path(__file__).with_name("peer_ops.py")), fh.name, str(repeats)],
                           capture_output=True, text=True, check=False, env=env)
     os.unlink(fh.name)
     if done.returncode != 0:
@@ -156,6 +163,8 @@ def substitutes() -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=320)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="passes per row; the median pass is reported (TextAttack: one pass, each takes minutes)")
     ap.add_argument("--no-peers", action="store_true", help="time callbluff only (development)")
     args = ap.parse_args()
     load_before = os.getloadavg()
@@ -171,8 +180,9 @@ def main() -> None:
         for role in ("compared", "designed"):
             if cfg[role] is not None:
                 name, params = cfg[role]
-                ours.append(time_ours(op, role, name, params, answers, ds.prompts))
-    peers, notes = ([], ["peers not run (--no-peers)"]) if args.no_peers else run_peers([a.text for a in answers])
+                ours.append(time_ours(op, role, name, params, answers, ds.prompts, args.repeats))
+    texts = [a.text for a in answers]
+    peers, notes = ([], ["peers not run (--no-peers)"]) if args.no_peers else run_peers(texts, args.repeats)
     rows = []
     for op in OPS:
         mine = [r for r in ours if r["operation"] == op]
@@ -209,7 +219,9 @@ def render(result: dict[str, Any]) -> str:
              f"average before {result['load_average_before']}, after {result['load_average_after']} on "
              f"{result['machine']['cpus']} CPUs (a load above the CPU count means other work shared the CPUs "
              "with every tool alike). Method and fairness: the docstring of benchmarks/peers/run.py.", "",
-             "Rates are inputs (texts) per second over one pass after a 5-text warm-up. `compared` rows make one "
+             "Rates are inputs (texts) per second: the median of the passes over the texts (each after a 5-text "
+             "warm-up and, for callbluff, with emptied per-text caches; TextAttack one pass, each takes minutes; "
+             "`pass_seconds` in benchmarks/results/peers.json). `compared` rows make one "
              "output per input, like the peers, and are the ones divided by the peers' rates; `as designed` rows "
              "are the attack's own defaults (several outputs per input, or only some inputs), shown for their "
              "outputs/s.", "",
