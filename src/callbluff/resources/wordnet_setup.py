@@ -58,6 +58,41 @@ def install(source: Path = DEBIAN_WORDNET, data_dir: Path | None = None) -> Path
     return target
 
 
+class InMemoryDataFile:
+    """A WordNet ``data.*`` file held in memory, read the way NLTK's reader reads it: ``seek`` to a byte offset
+    then ``readline`` (lines decoded from UTF-8), ``tell``, and iteration over the lines from the position.
+
+    NLTK reads synsets through its ``SeekableUnicodeStreamReader``, whose pure-Python ``readline`` was most of
+    the time of a WordNet lookup (ModLexicon's synonyms, BabelGen's vocabulary). In memory, a line is one
+    ``bytes.find``. It also keeps worker processes forked after loading from sharing one open file offset
+    (one process's ``seek`` between another's ``seek`` and ``readline``)."""
+
+    def __init__(self, path: Path) -> None:
+        self._data = Path(path).read_bytes()
+        self._pos = 0
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = (0, self._pos, len(self._data))[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readline(self, size: int = -1) -> str:  # noqa: ARG002 - NLTK never limits a line
+        end = self._data.find(b"\n", self._pos)
+        end = len(self._data) if end < 0 else end + 1
+        line, self._pos = self._data[self._pos:end], end
+        return line.decode("utf-8")
+
+    def __iter__(self) -> Any:
+        while line := self.readline():
+            yield line
+
+    def close(self) -> None:
+        """Nothing to release (NLTK closes the files it opens itself, not these)."""
+
+
 def load_wordnet() -> Any:
     """Load ``nltk.corpus.wordnet`` now, without the WordNet-version map NLTK (>= 3.8) builds on every load.
 
@@ -67,7 +102,8 @@ def load_wordnet() -> Any:
     calls (and which have no data offline: ``omw_reader`` is None). Loading without it is 2-3x faster (here:
     54 s -> 21 s on a loaded 2-core machine). The reader is built the way ``LazyCorpusLoader`` builds it and
     installed in place of the lazy loader, so every ``from nltk.corpus import wordnet`` in this process (and
-    in worker processes forked after this call) gets it. Idempotent; returns the reader.
+    in worker processes forked after this call) gets it. Its ``data.*`` files are read in memory
+    (:class:`InMemoryDataFile`). Idempotent; returns the reader.
     Raises LookupError when WordNet is not installed (see :func:`install`)."""
     import warnings
 
@@ -83,6 +119,12 @@ def load_wordnet() -> Any:
     class _Reader(WordNetCorpusReader):
         def map_wn(self, version: str = "wordnet") -> None:  # noqa: ARG002 - only OMW uses the map
             return None
+
+        def _data_file(self, pos: str) -> Any:  # the data files in memory (InMemoryDataFile)
+            pos = "a" if pos == "s" else pos
+            if self._data_file_map.get(pos) is None:
+                self._data_file_map[pos] = InMemoryDataFile(Path(self.abspath(f"data.{self._FILEMAP[pos]}")))
+            return self._data_file_map[pos]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "multilingual functions are not available" (no OMW offline)
