@@ -247,21 +247,33 @@ def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
         for o in parts.frames("originals", ORIGINAL_METRIC_COLUMNS):
             acc.add_originals(o)
             targets.update(o["target"])
-        if not targets:
-            return []
         for x in parts.frames("examples", EXAMPLE_METRIC_COLUMNS):
             acc.add_examples(x)
-        rows = acc.rows()
-    else:
-        targets = {t for o in parts.frames("originals", ["target"]) for t in o["target"]}
-        if not targets:
-            return []
-        build = reading_rows if task == "reading" else questions_rows
-        rows = []
-        for t in sorted(targets):
-            rows.extend(build(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
-                              parts.frame("originals", ORIGINAL_COLUMNS, t)))
+        return accumulated_metrics(acc, targets, gen_errors, expectations)
+    targets = {t for o in parts.frames("originals", ["target"]) for t in o["target"]}
+    return qa_metrics(parts, task, targets, gen_errors, expectations)
+
+
+def qa_metrics(parts: Parts, task: Task, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
+               expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Reading / questions metric rows of ``targets``, one target's rows (all columns but the texts) at a time."""
+    if not targets:
+        return []
+    build = reading_rows if task == "reading" else questions_rows
+    rows = []
+    for t in sorted(targets):
+        rows.extend(build(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
+                          parts.frame("originals", ORIGINAL_COLUMNS, t)))
     return _finish_rows(rows, task, sorted(targets), gen_errors, expectations)
+
+
+def accumulated_metrics(acc: ScoringAccumulator, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
+                        expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The metric rows of a scoring run whose originals (of ``targets``) and examples were all fed to ``acc``
+    (by :func:`stream_metrics`, or by the engine's one-pass :class:`~callbluff.engine.finalize.RunTally`)."""
+    if not targets:
+        return []
+    return _finish_rows(acc.rows(), acc.task, sorted(targets), gen_errors, expectations)
 
 
 def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],

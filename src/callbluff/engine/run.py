@@ -537,63 +537,34 @@ class Engine:
 
     def finalize(self, dataset: Dataset) -> RunResult:
         """Merge the chunk parts into examples.parquet / originals.parquet, write errors.jsonl and metrics.json,
-        count every input; all by streaming the parts one chunk at a time, so memory does not grow with the
-        number of records (issue 15; metrics: :func:`~callbluff.engine.metrics_rows.stream_metrics`).
+        count every input; all in one pass that reads each part once (:class:`~callbluff.engine.finalize.RunTally`)
+        and holds one part at a time, so memory does not grow with the number of records (issue 15).
 
         Invariant (issue 8): for each target, every original and every adversarial input is exactly one of a
         valid prediction or an error row; ``counts`` says so and the numbers add up.
         """
-        from callbluff.engine.metrics_rows import stream_metrics
+        from callbluff.engine.finalize import RunTally
+        from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics
 
-        self.run.write_merged("examples", self.run.examples)
-        self.run.write_merged("originals", self.run.originals)
         gen_errors = self._generation_errors()
-        n_err = self._write_errors(gen_errors)
         expectations = {s.name: instantiate(s).expect for s in self.specs}
-        metrics = stream_metrics(self.run, dataset.prompts, dataset.task, gen_errors, expectations)
+        tmp = self.run.errors.with_name(self.run.errors.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for e in gen_errors:  # attack failures first, then failed predictions (originals, adversarial)
+                fh.write(json.dumps(e, sort_keys=True, default=str) + "\n")
+            tally = RunTally(dataset.task, dataset.prompts, fh)
+            self.run.write_merged("originals", self.run.originals, tally.add_originals)
+            self.run.write_merged("examples", self.run.examples, tally.add_examples)
+        os.replace(tmp, self.run.errors)
+        if tally.accumulator is not None:
+            metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, expectations)
+        else:
+            metrics = qa_metrics(self.run, dataset.task, tally.targets, gen_errors, expectations)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
         self._write_timings()
-        counts = self._counts(gen_errors)
-        counts["errors"] = n_err
+        counts = tally.counts(gen_errors, len(self.run.done_chunks()))
+        counts["errors"] = len(gen_errors) + tally.n_error_lines
         return RunResult(self.run.path, metrics, counts)
-
-    def _counts(self, gen_errors: list[dict[str, Any]]) -> dict[str, Any]:
-        """Inputs, predictions and errors per target, tallied part by part. ``records`` / ``examples`` count
-        distinct ids per chunk and add them up: chunks partition the records (datasets reject duplicate ids)
-        and example ids carry their source's id, so no id is in two chunks."""
-        zero = {"original_inputs": 0, "original_ok": 0, "n_errors_original": 0, "adversarial_inputs": 0,
-                "adversarial_ok": 0, "n_errors_adversarial": 0}
-        per_target: dict[str, dict[str, int]] = {}
-        records = examples = 0
-        for o in self.run.frames("originals", ["target", "source_id", "error"]):
-            records += int(o["source_id"].nunique())
-            for name, g in o.groupby("target", sort=False):
-                c = per_target.setdefault(name, dict(zero))
-                failed = int(g["error"].notna().sum())
-                c["original_inputs"] += len(g)
-                c["original_ok"] += len(g) - failed
-                c["n_errors_original"] += failed
-        for x in self.run.frames("examples", ["target", "example_id", "adv_error"]):
-            examples += int(x["example_id"].nunique())
-            for name, g in x.groupby("target", sort=False):
-                c = per_target.setdefault(name, dict(zero))
-                failed = int(g["adv_error"].notna().sum())
-                c["adversarial_inputs"] += len(g)
-                c["adversarial_ok"] += len(g) - failed
-                c["n_errors_adversarial"] += failed
-        per_target = {name: {**per_target[name],
-                             "n_errors_search": sum(1 for e in gen_errors if e.get("target") == name)}
-                      for name in sorted(per_target)}
-        return {
-            "records": records,
-            "examples": examples,
-            "predictions": sum(c["original_inputs"] + c["adversarial_inputs"] for c in per_target.values()),
-            "n_errors_original": sum(c["n_errors_original"] for c in per_target.values()),
-            "n_errors_adversarial": sum(c["n_errors_adversarial"] for c in per_target.values()),
-            "n_errors_generate": len(gen_errors),
-            "chunks": len(self.run.done_chunks()),
-            "per_target": per_target,
-        }
 
     def _write_timings(self) -> None:
         """timings.json: per (target, attack, params), the searches' wall time per attacked record (Jia & Liang's
@@ -625,31 +596,6 @@ class Engine:
             if p.exists():
                 out.extend(json.loads(p.read_text(encoding="utf-8")))
         return out
-
-    def _write_errors(self, gen_errors: list[dict[str, Any]]) -> int:
-        """errors.jsonl, written line by line from the parts (attack failures, then failed predictions of the
-        originals, then of the adversarial inputs, each in chunk order). Returns the number of lines."""
-        tmp = self.run.errors.with_name(self.run.errors.name + ".tmp")
-        n = 0
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for e in gen_errors:
-                fh.write(json.dumps(e, sort_keys=True, default=str) + "\n")
-                n += 1
-            for o in self.run.frames("originals", ["source_id", "target", "prompt_id", "error"]):
-                for row in o[o["error"].notna()].itertuples():
-                    fh.write(json.dumps({"stage": "predict_original", "source_id": row.source_id,
-                                         "target": row.target, "prompt_id": row.prompt_id, "cause": row.error},
-                                        sort_keys=True) + "\n")
-                    n += 1
-            for x in self.run.frames("examples", ["example_id", "source_id", "attack", "target", "prompt_id",
-                                                  "adv_error"]):
-                for row in x[x["adv_error"].notna()].itertuples():
-                    fh.write(json.dumps({"stage": "predict_adversarial", "example_id": row.example_id,
-                                         "source_id": row.source_id, "attack": row.attack, "target": row.target,
-                                         "prompt_id": row.prompt_id, "cause": row.adv_error}, sort_keys=True) + "\n")
-                    n += 1
-        os.replace(tmp, self.run.errors)
-        return n
 
 
 def _json_default(o: Any) -> Any:

@@ -201,10 +201,12 @@ class RunDir:
         tables = [pq.read_table(self.part_path(c, kind), schema=SCHEMAS[kind]) for c in self.done_chunks()]
         return pa.concat_tables(tables) if tables else SCHEMAS[kind].empty_table()
 
-    def write_merged(self, kind: str, path: Path) -> int:
+    def write_merged(self, kind: str, path: Path, visit: Callable[[pa.Table], None] | None = None) -> int:
         """Write every finished chunk's ``kind`` part to ``path`` (atomically) by streaming one part at a time
         through a :class:`pyarrow.parquet.ParquetWriter` (one row group per chunk, in chunk order): memory
-        holds one part, whatever the run's size. Returns the number of rows."""
+        holds one part, whatever the run's size. ``visit`` is called with each part's table after it is
+        written, so that a caller tallying the run (counts, errors, metrics) reads each part once, not once per
+        tally. Returns the number of rows."""
         tmp = path.with_name(path.name + ".tmp")
         rows = 0
         with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
@@ -212,6 +214,8 @@ class RunDir:
                 table = pq.read_table(self.part_path(chunk, kind), schema=SCHEMAS[kind])
                 writer.write_table(table)
                 rows += table.num_rows
+                if visit is not None:
+                    visit(table)
         os.replace(tmp, path)
         return rows
 
