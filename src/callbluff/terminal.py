@@ -244,6 +244,8 @@ def training_summary(kind: str, out_dir: str, summary: Mapping[str, Any], max_pr
     what = f"trained {kind}" + (f" on {data}" if data else "")
     if prompts:
         what += f" ({len(prompts)} prompt{'s' if len(prompts) != 1 else ''})"
+    elif isinstance(summary.get("n_documents"), int):
+        what += f" ({summary['n_documents']:,} documents indexed)"
     lines = [f"{what} in {summary.get('train_seconds', '?')} s"]
     for pid in prompts[:max_prompts]:
         m = metrics[pid]

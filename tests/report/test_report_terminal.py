@@ -46,6 +46,8 @@ def test_training_summary_is_short() -> None:
         "eval_data": "squad:dev.json", "eval_rows": [{"attack": "clean", "target": "model", "f1": 71.66, "em": 60.0,
                                                       "n": 10}]}})
     assert reader[1] == "  held-out (squad:dev.json): f1 71.66, em 60, n 10"
+    assert training_summary("retriever", "r", {"train_seconds": 2, "n_documents": 2067})[0] == \
+        "trained retriever (2,067 documents indexed) in 2 s"
 
 
 def test_stage_progress_plain_lines_have_counts_elapsed_and_eta() -> None:
