@@ -223,18 +223,26 @@ class ScoringAccumulator:
     def add_originals(self, orig: pd.DataFrame) -> None:
         """One chunk of originals rows (at least :data:`ORIGINAL_METRIC_COLUMNS`)."""
         orig = orig[orig["prompt_id"].notna()]
-        for (target, pid), o in orig.groupby(["target", "prompt_id"], sort=False):
+        if not len(orig):
+            return
+        # a few whole-chunk operations rather than several per (target, prompt) group: this runs once per chunk
+        # at the end of every run, on its critical path (issue 8 overhead)
+        keys = [orig["target"], orig["prompt_id"]]
+        scored = orig["score"].notna()
+        counts = pd.DataFrame({"n": scored, "e": orig["error"].notna()}).groupby(keys, sort=False).sum()
+        for (target, pid), n, n_err in zip(counts.index, counts["n"].tolist(), counts["e"].tolist()):
             c = self.clean.setdefault((target, pid), Clean())
-            c.n += int(o["score"].notna().sum())
-            c.n_errors_original += int(o["error"].notna().sum())
-            ok = o[o["score"].notna() & o["gold"].notna()]
-            g = round_half_up(ok["gold"].to_numpy(float))
-            p = round_half_up(ok["score"].to_numpy(float))
-            if not len(ok):
-                continue
-            pairs, counts = np.unique(np.stack([g, p], axis=1), axis=0, return_counts=True)
-            for (gv, pv), cnt in zip(pairs.tolist(), counts.tolist()):
-                c.pairs[(gv, pv)] = c.pairs.get((gv, pv), 0) + cnt
+            c.n += int(n)
+            c.n_errors_original += int(n_err)
+        ok = orig[scored & orig["gold"].notna()]
+        if not len(ok):
+            return
+        pairs = pd.DataFrame({"t": ok["target"], "p": ok["prompt_id"],
+                              "g": round_half_up(ok["gold"].to_numpy(float)),
+                              "s": round_half_up(ok["score"].to_numpy(float))}).value_counts(sort=False)
+        for (target, pid, gv, pv), cnt in zip(pairs.index, pairs.tolist()):
+            c = self.clean[(target, pid)]
+            c.pairs[(float(gv), float(pv))] = c.pairs.get((float(gv), float(pv)), 0) + int(cnt)
 
     def add_examples(self, ex: pd.DataFrame) -> None:
         """One chunk of examples rows (at least :data:`EXAMPLE_METRIC_COLUMNS`)."""
