@@ -103,3 +103,13 @@ def test_the_cache_directory_can_be_chosen(counted, monkeypatch, tmp_path) -> No
     fit_states([spec], records(), {"p1": PROMPT})
     assert len(counted) == 1 and len(list((elsewhere / "fit-states").rglob("*.pickle"))) == 1
     assert not (tmp_path / "fit-states").exists()
+
+
+def test_a_cache_that_cannot_be_written_does_not_stop_the_fit(counted, monkeypatch, tmp_path) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    monkeypatch.setenv(fit_cache.ENV_DIR, str(blocked))
+    spec = AttackSpec.make("BabelGen", KEYWORDS)
+    state = fit_states([spec], records(), {"p1": PROMPT})[(spec, "p1")]
+    assert state["keywords"] == KEYWORDS["keywords"] and counted == ["p1"]
+    assert fit_cache.store("k" * 64, lambda: None) is False  # unpicklable: not stored, no error

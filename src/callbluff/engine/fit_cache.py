@@ -110,28 +110,35 @@ def _path(key: str) -> Path:
 
 
 def load(key: str) -> Any:
-    """The state stored under ``key``, or :data:`_MISSING` (also for an unreadable file, which is refitted)."""
-    p = _path(key)
-    if not p.is_file():
-        return _MISSING
+    """The state stored under ``key``, or :data:`_MISSING` (also for an unreadable file or cache directory: the
+    state is fitted again)."""
     try:
+        p = _path(key)
+        if not p.is_file():
+            return _MISSING
         with p.open("rb") as f:
             return pickle.load(f)
     except Exception:  # noqa: BLE001 - a truncated or foreign file is a miss; the state is fitted again
         return _MISSING
 
 
-def store(key: str, state: Any) -> None:
-    """Write ``state`` under ``key`` atomically (temporary file + rename; concurrent runs may race safely)."""
-    p = _path(key)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+def store(key: str, state: Any) -> bool:
+    """Write ``state`` under ``key`` atomically (temporary file + rename; concurrent runs may race safely).
+    False when it cannot be written (read-only or full cache directory, a state that does not pickle): the run
+    goes on with the state it fitted, the next run fits again."""
+    try:
+        p = _path(key)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+    except OSError:
+        return False
     try:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(state, f, protocol=4)
         os.replace(tmp, p)
-    except BaseException:
+        return True
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
         Path(tmp).unlink(missing_ok=True)
-        raise
+        return False
 
 
 def is_missing(state: Any) -> bool:

@@ -122,16 +122,21 @@ def babel_vocabulary(zipf_min: float, zipf_max: float, min_length: int) -> dict[
         return build_babel_vocabulary(zipf_min, zipf_max, min_length)
     key = hashlib.sha256(f"{zipf_min!r}|{zipf_max!r}|{min_length!r}|{_resource_versions()}|"
                          f"{fit_cache.code_fingerprint(__name__)}".encode()).hexdigest()
-    path = fit_cache.cache_root("babel-vocabulary") / f"{key}.json"
+    path = None
     try:
+        path = fit_cache.cache_root("babel-vocabulary") / f"{key}.json"
         stored = json.loads(path.read_text(encoding="utf-8"))
         return {k: tuple(tuple(w) for w in v) for k, v in stored.items()}
     except (OSError, ValueError, AttributeError):  # not there yet, or unreadable: build it (again)
         pass
     vocab = build_babel_vocabulary(zipf_min, zipf_max, min_length)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(vocab), encoding="utf-8")
-    os.replace(tmp, path)
+    if path is not None:
+        try:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(vocab), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:  # a read-only or full cache directory: not kept, built again next time
+            pass
     return vocab
 
 
