@@ -71,7 +71,12 @@ def checklist_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
     def make() -> Callable[[str], Any]:
         from checklist.perturb import Perturb
 
-        return Perturb.add_typos
+        def add_typos(text: str) -> Any:
+            # add_typos draws a position among len(text) - 1 and raises on texts shorter than 2 characters
+            # (an empty ASAP-SAS answer): those are returned unchanged, as our attacks leave them
+            return Perturb.add_typos(text) if len(text) > 1 else text
+
+        return add_typos
 
     return {"keyboard typos": make}
 
