@@ -117,3 +117,18 @@ def test_headlines_from_metric_rows() -> None:
                   "mrr_adv": 0.25}]
     assert headline("questions", questions) == ("DPAEG success rate 40% (290 adversarial questions from 30), "
                                                 "MRR 0.50 -> 0.25")
+
+
+def test_demo_squad_as_open_questions() -> None:
+    from callbluff.datasets import load
+    from callbluff.datasets.base import DataError
+    from callbluff.records import OpenQuestion, QAExample
+
+    reading, questions = load("demo:squad"), load("demo:squad?task=questions")
+    assert questions.task == "questions" and reading.task == "reading"
+    qs, rs = list(questions), list(reading)
+    assert len(qs) == len(rs) == 30 and all(isinstance(q, OpenQuestion) for q in qs)
+    assert all(isinstance(r, QAExample) for r in rs)
+    assert [(q.id, q.question) for q in qs] == [(r.id, r.question) for r in rs]
+    with pytest.raises(DataError, match="demo:content: unknown option.*task; allowed: split$"):
+        load("demo:content?task=questions")
