@@ -178,7 +178,9 @@ class ColumnMapper:
     # -- values
 
     def _get(self, row: Mapping[str, Any], col: str, where: str, line: int | None) -> Any:
-        v = _lookup(row, col)
+        v = row.get(col, _MISSING)
+        if v is _MISSING:
+            v = _lookup(row, col)
         if v is _MISSING:
             raise fail(self.source, where, f"missing column {col!r} in this row (found {sorted(map(str, row))})",
                        "every row needs the mapped columns", line=line, key=col)
@@ -189,6 +191,9 @@ class ColumnMapper:
         col = self.cols.get(field)
         if col is None:
             return ""
+        v = row.get(col)
+        if type(v) is str and v.strip():  # the common case, on every row of a large file: no further checks
+            return v
         v = self._get(row, col, where, line)
         if _missing(v):
             if required:
