@@ -118,3 +118,13 @@ def test_train_with_eval_stores_held_out_figures(tmp_path: Path) -> None:
                               str(tmp_path / "cs2"), "--prompt", "demo-1", "--eval", "demo:nothing"])
     assert res.exit_code == 2 and "demo:nothing" in res.output
     assert not (tmp_path / "cs2").exists()  # checked before training, nothing saved
+
+
+@pytest.mark.parametrize("command", ["run", "report", "evaluate"])
+def test_help_shows_the_expect_table_name_literally(command: str) -> None:
+    """Typer renders help through rich markup, where ``[expect]`` is a style tag: unescaped, the help said
+    "check their [] gates". The suite key must appear as users write it."""
+    res = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "[[expect]]" in res.output
+    assert "[]" not in res.output

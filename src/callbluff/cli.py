@@ -185,7 +185,7 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
 EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
 options, or a damaged run directory: the message names the file and the fix); 3 a gate failed: a suite
-[[expect]] table whose metric is outside its bounds (each gate is printed as PASS/FAIL; --junit FILE writes them
+\\[\\[expect]] table whose metric is outside its bounds (each gate is printed as PASS/FAIL; --junit FILE writes them
 as JUnit XML)."""
 
 GATE_FAILED = 3
@@ -212,7 +212,7 @@ def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) ->
     return all(r.passed for r in results)
 
 
-JUNIT_HELP = "write the suite's [[expect]] gates as JUnit XML to this file (for CI)"
+JUNIT_HELP = "write the suite's \\[\\[expect]] gates as JUnit XML to this file (for CI)"  # escaped: rich markup
 
 
 def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, junit: Path | None = None,
@@ -335,7 +335,7 @@ def report(
                             ] = False,
     junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
-    """(Re)build report.html from run directories, print their metrics and check their [[expect]] gates."""
+    """(Re)build report.html from run directories, print their metrics and check their \\[\\[expect]] gates."""
     from callbluff.report.html import ReportError, write_report
 
     for run_dir in run_dirs:
