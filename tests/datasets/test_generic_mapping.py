@@ -75,6 +75,24 @@ def test_csv_lazy_rereads_file(tmp_path: Path) -> None:
     assert next(iter(ds)).text == "changed"  # lazy: each iteration reads the file again
 
 
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_large_files_stream_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Files of LAZY_AUTO_BYTES or more are lazy unless the spec says lazy=false (issue 15: memory must not grow
+    with the data); smaller ones are kept. The threshold is lowered here instead of writing 64 MB."""
+    from callbluff.datasets import _io
+
+    body = "text,score\na,1\nb,2\n" if kind == "csv" else '{"text": "a", "score": 1}\n{"text": "b", "score": 2}\n'
+    f = write(tmp_path / f"x.{kind}", body)
+    monkeypatch.setattr(_io, "LAZY_AUTO_BYTES", f.stat().st_size + 1)
+    kept = load(f"{kind}:{f}?score_min=0&score_max=5")
+    monkeypatch.setattr(_io, "LAZY_AUTO_BYTES", f.stat().st_size)
+    streamed = load(f"{kind}:{f}?score_min=0&score_max=5")
+    forced = load(f"{kind}:{f}?score_min=0&score_max=5&lazy=false")
+    write(f, body.replace("a", "changed", 1) if kind == "jsonl" else body.replace("\na,", "\nchanged,"))
+    assert next(iter(kept)).text == "a" and next(iter(forced)).text == "a"
+    assert next(iter(streamed)).text == "changed"  # re-read: nothing kept
+
+
 def test_keyword_options_override_spec(tmp_path: Path) -> None:
     f = write(tmp_path / "x.csv", "text,score,other\na,1,3\n")
     ds = load(f"csv:{f}?score=score&score_min=0&score_max=3", score="other")

@@ -392,6 +392,20 @@ def build_dataset(spec: str, task: Task, prompts: dict[str, Prompt], make_record
     return Dataset(spec=spec, task=task, prompts=prompts, records_factory=factory, meta=meta)
 
 
+#: Files at least this large stream (``lazy``) unless their spec says ``lazy=false`` (issue 15).
+LAZY_AUTO_BYTES = 64 * 2**20
+
+
+def lazy_default(path: str | Path) -> bool:
+    """The default of a loader's ``lazy`` option: true for a file of :data:`LAZY_AUTO_BYTES` or more. Keeping the
+    records of a large file would make memory grow with the data (a million short answers hold about 1 GB as
+    records); a smaller file is parsed once and kept, which saves the validating pass a lazy dataset makes."""
+    try:
+        return Path(path).stat().st_size >= LAZY_AUTO_BYTES
+    except OSError:
+        return False
+
+
 class IdChecker:
     """Raise on a repeated record id (ids must be stable and unique to trace adversarial examples)."""
 

@@ -19,7 +19,8 @@ The mapping says which column feeds which record field. Options (spec query or k
 - ``meta=COL1,COL2`` copies those columns into ``record.meta``;
 - csv only: ``delimiter`` (default ``,``; tab for ``.tsv`` / ``.tab``; ``delimiter=tab`` works),
   ``quoting=none`` for files written without CSV quoting;
-- ``encoding`` (default utf-8), ``lazy`` (re-read the file on each iteration instead of keeping records).
+- ``encoding`` (default utf-8), ``lazy`` (re-read the file on each iteration instead of keeping records;
+  default: true for files of 64 MB or more, so that memory does not grow with the data, false otherwise).
 
 Rows without an id column get ids ``line-N`` (the file line, JSONL/CSV) or ``row-N`` (0-based index, JSON
 array and :func:`from_hf`); records with no prompt column answer the prompt ``"default"``.
@@ -43,6 +44,7 @@ from callbluff.datasets._io import (
     fmt_num,
     iter_csv,
     iter_lines,
+    lazy_default,
     load_json,
     parse_number,
     rename_hints,
@@ -392,9 +394,9 @@ def load_jsonl(path: str, **options: Any) -> Dataset:
     """One JSON object per line (blank lines skipped); see the module docstring for the mapping."""
     opt = Options("jsonl", path, options)
     encoding = opt.text("encoding", "utf-8") or "utf-8"
-    lazy = opt.flag("lazy")
     mapper = ColumnMapper(opt, path)
     p = resolve_file(path, "JSON Lines file")
+    lazy = opt.flag("lazy", default=lazy_default(p))
 
     def rows() -> Iterator[Row]:
         for n, line in iter_lines(p, encoding):
@@ -441,7 +443,6 @@ def load_csv(path: str, **options: Any) -> Dataset:
     """A CSV/TSV file with a header row; see the module docstring for the mapping."""
     opt = Options("csv", path, options)
     encoding = opt.text("encoding", "utf-8") or "utf-8"
-    lazy = opt.flag("lazy")
     name = path.lower().removesuffix(".gz")
     delim = opt.text("delimiter", "\t" if name.endswith((".tsv", ".tab")) else ",") or ","
     delim = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}.get(delim.lower(), delim)
@@ -451,6 +452,7 @@ def load_csv(path: str, **options: Any) -> Dataset:
     quoting = csv.QUOTE_NONE if opt.choice("quoting", ("minimal", "none"), "minimal") == "none" else csv.QUOTE_MINIMAL
     mapper = ColumnMapper(opt, path)
     p = resolve_file(path, "CSV/TSV file")
+    lazy = opt.flag("lazy", default=lazy_default(p))
     header: list[str] = []
 
     def rows() -> Iterator[Row]:
