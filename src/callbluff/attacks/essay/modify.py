@@ -1,8 +1,8 @@
 """Modify family of Kumar et al. 2020, "Calling Out Bluff" (Sec. 3.2, "Majorly Syntax-Modifying Adversaries").
 
 ``ModGrammar`` (Table 3), ``ModFluency``, ``ModLexicon`` and ``ShuffleSent`` (Table 1). Parse-based ones
-read the one cached full parse of a response (``Resources.doc``) and work inside the edit toolkit's sentence
-units, so size and position (Sec. 3.1) are counted in sentences.
+read the one cached parse of a response (:func:`full_parse`: tags, lemmas, dependencies, no NER) and work
+inside the edit toolkit's sentence units, so size and position (Sec. 3.1) are counted in sentences.
 """
 
 from __future__ import annotations
