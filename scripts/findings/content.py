@@ -154,7 +154,12 @@ def stage_n(pid: str, train: Any, test: Any, args: argparse.Namespace) -> dict[s
                                                     min_epochs=min(3, args.neural_epochs), patience=2,
                                                     max_words=args.max_words, num_threads=args.threads)}
     score_systems(res, systems, pid, prompt, tr, te, adv["labels"], adv["texts"])
+    res["settings"] = neural_settings(args)
     return res
+
+
+def neural_settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs, "max_words": args.max_words}
 
 
 def score_systems(res: dict[str, Any], systems: dict[str, Any], pid: str, prompt: Any, tr: list, te: list,
@@ -300,7 +305,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           f"Prompts: {', '.join(prompts)}. Adversarial test answers: {meta['count']} per configuration and prompt "
           f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
           f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
-          f"wall time in all stages (one job under the project's heavy-job lock) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
+          f"wall time in all stages (the invocations above, each computing the stages not yet cached) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
           f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
           f"at most {meta['settings']['neural_epochs']} epochs, {meta['settings']['max_words']} words per answer (see the "
@@ -566,6 +571,8 @@ def run_stages(args: argparse.Namespace, prompts: list[str], train: Any, test: A
             continue
         if pid in a_res:
             a_res[pid]["systems"].update(n["systems"])
+            if "settings" in n:  # what the stage ran with (results cached before this was recorded lack it)
+                a_res[pid]["neural_settings"] = n["settings"]
             a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
             a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
     return a_res, b_res
@@ -612,9 +619,13 @@ def main() -> None:
     if args.fresh and CACHE.exists():
         shutil.rmtree(CACHE)
     prompts = (args.prompts or "1,2,3,4,5,6,7,8,9,10").split(",")
+    if not args.render_only and not args.no_render:  # every computing invocation is listed in the document
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(CACHE / "commands.log", "a", encoding="utf-8") as fh:
+            fh.write(time.strftime("%Y-%m-%d %H:%M") + "\tpython scripts/findings/content.py "
+                     + " ".join(sys.argv[1:]) + "\n")
     if args.lock and not args.render_only:
         CACHE.mkdir(parents=True, exist_ok=True)
-        (CACHE / "command.txt").write_text("python scripts/findings/content.py " + " ".join(sys.argv[1:]))
         run_under_lock(args, prompts)
         args.render_only = True
     meta = {"command": "python scripts/findings/content.py " + " ".join(sys.argv[1:]), "prompts": prompts,
@@ -630,10 +641,17 @@ def main() -> None:
     meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
     meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]
     meta["machine"]["load_end"] = round(os.getloadavg()[0], 2)
-    meta["settings"] = {"embeddings": args.embeddings, "neural_epochs": args.neural_epochs,
-                        "max_words": args.max_words}
-    if (CACHE / "command.txt").is_file():
-        meta["command"] = (CACHE / "command.txt").read_text().strip() + " (rendered with: " + meta["command"] + ")"
+    recorded = {json.dumps(r["neural_settings"], sort_keys=True) for r in a_res.values() if "neural_settings" in r}
+    if len(recorded) > 1:
+        sys.exit(f"the cached NeuralScorer stages ran with different settings ({sorted(recorded)}): re-run stage N "
+                 "for the odd prompts (delete their .findings-cache/content/N-*.json) so the table is one system")
+    # settings recorded by the stages themselves; for stages cached before they were recorded: this command's
+    meta["settings"] = json.loads(recorded.pop()) if recorded else neural_settings(args)
+    runs = [ln.split("\t", 1) for ln in (CACHE / "commands.log").read_text().splitlines() if "\t" in ln] \
+        if (CACHE / "commands.log").is_file() else []
+    if runs:  # the stages were computed by these invocations, each reusing the stages cached by the earlier ones
+        meta["command"] = "; then ".join(f"{cmd} ({when})" for when, cmd in runs) + " (rendered with: " \
+            + meta["command"] + ")"
     if args.no_render:
         return
     if not a_res:
