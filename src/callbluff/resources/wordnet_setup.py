@@ -113,25 +113,30 @@ def load_wordnet() -> Any:
     from nltk.data import find
 
     wn = nltk.corpus.wordnet
-    if not isinstance(wn, LazyCorpusLoader):
-        return wn
+    if not isinstance(wn, LazyCorpusLoader):  # already loaded (by this function, or by NLTK's lazy loader)
+        return _data_in_memory(wn)
 
     class _Reader(WordNetCorpusReader):
         def map_wn(self, version: str = "wordnet") -> None:  # noqa: ARG002 - only OMW uses the map
             return None
 
-        def _data_file(self, pos: str) -> Any:  # the data files in memory (InMemoryDataFile)
-            pos = "a" if pos == "s" else pos
-            if self._data_file_map.get(pos) is None:
-                self._data_file_map[pos] = InMemoryDataFile(Path(self.abspath(f"data.{self._FILEMAP[pos]}")))
-            return self._data_file_map[pos]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "multilingual functions are not available" (no OMW offline)
         reader = _Reader(find("corpora/wordnet"), None)
     wn.__dict__ = reader.__dict__  # what LazyCorpusLoader.__load does with the reader it builds
     wn.__class__ = reader.__class__
-    return wn
+    return _data_in_memory(wn)
+
+
+def _data_in_memory(reader: Any) -> Any:
+    """Give ``reader`` its ``data.*`` files as :class:`InMemoryDataFile` (NLTK's ``_data_file`` returns the one
+    in ``_data_file_map`` when there is one); also for a reader NLTK's lazy loader built before
+    :func:`load_wordnet` was called. Returns ``reader``."""
+    for pos, suffix in reader._FILEMAP.items():
+        if not isinstance(reader._data_file_map.get(pos), InMemoryDataFile):
+            reader._data_file_map[pos] = InMemoryDataFile(Path(reader.abspath(f"data.{suffix}")))
+    return reader
 
 
 def main() -> None:
