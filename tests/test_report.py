@@ -33,3 +33,15 @@ def test_headlines_and_params() -> None:
              "neg_pct": 20.0, "pos_pct": 10.0, "mean_diff_pct": -1.5}]
     [h] = headlines("essay", rows)
     assert "70% of 10 adversarial responses kept their score, 10% gained" in h
+
+
+def test_short_params_omits_the_attacks_defaults_only_when_named() -> None:
+    from callbluff.attacks.base import get_attack
+    from callbluff.report.text import short_params
+
+    full = get_attack("DPAEG")().params_dict
+    params = json.dumps({**full, "max_questions": 10})
+    assert short_params(params, "DPAEG") == "max_questions=10"  # the long relation list is a default: dropped
+    assert "relations=" in short_params(params)  # without the attack's name every value stays (provenance)
+    assert short_params(json.dumps(full), "DPAEG") == "defaults"
+    assert short_params('{"x": 1}', "NoSuchAttack") == "x=1"

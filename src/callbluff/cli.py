@@ -177,7 +177,7 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     for col in ["attack", "params", "prompt", "target", *fields]:
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(str(r["attack"]), short_params(r["params"]), str(r["prompt"]), str(r["target"]),
+        table.add_row(str(r["attack"]), short_params(r["params"], str(r["attack"])), str(r["prompt"]), str(r["target"]),
                       *[_fmt(r.get(f)) for f in fields])
     out.print(table)
 

@@ -29,13 +29,37 @@ def pct(v: Any) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
-def short_params(params: Any) -> str:
-    """``{"a":1,"b":null}`` -> ``a=1`` (parameters left at null defaults are omitted)."""
+def short_params(params: Any, attack: str | None = None) -> str:
+    """``{"a":1,"b":null}`` -> ``a=1`` (parameters left at null defaults are omitted). Given the ``attack``'s
+    registered name, parameters at that attack's defaults are omitted too (for narrow places such as the
+    terminal, where DPAEG's full dependency-relation list would fill the screen); the report's provenance keeps
+    every value."""
     try:
         d = json.loads(params) if isinstance(params, str) else dict(params)
     except (TypeError, ValueError):
         return str(params)
-    return " ".join(f"{k}={v}" for k, v in d.items() if v is not None) or "defaults"
+    defaults = _defaults(attack) if attack else {}
+    return " ".join(f"{k}={v}" for k, v in d.items()
+                    if v is not None and not (k in defaults and defaults[k] == v)) or "defaults"
+
+
+def _defaults(attack: str) -> dict[str, Any]:
+    """The registered attack's parameter defaults as JSON values ({} for an unknown attack)."""
+    from callbluff.attacks.base import get_attack
+
+    try:
+        fields = get_attack(attack).Params.model_fields
+    except (KeyError, AttributeError):
+        return {}
+    out: dict[str, Any] = {}
+    for k, f in fields.items():
+        if f.is_required():
+            continue
+        try:
+            out[k] = json.loads(json.dumps(f.get_default(call_default_factory=True), default=list))
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def num(v: Any) -> float | None:
