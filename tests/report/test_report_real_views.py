@@ -83,13 +83,13 @@ def test_reading_view_holds_the_runs_f1_before_and_after(small_squad: Path, tmp_
     before = {s: f1_score(a or "", g) for s, a, g in zip(orig["source_id"], orig["answer"],
                                                          _golds(orig["gold_answers"]), strict=True)}
     assert sum(v == 1.0 for v in before.values()) >= 4  # the picked questions: the reader gets most right
-    assert {a for a, _ in table} == {f"{a} {short_params(p)}" for a, p in
+    assert {a for a, _ in table} == {f"{a} {short_params(p, a)}" for a, p in
                                      ex[["attack", "params"]].drop_duplicates().itertuples(index=False)}
     for (attack, params), g in ex.groupby(["attack", "params"]):
         worst: dict[str, float] = {}
         for s, a, gold in zip(g["source_id"], g["adv_answer"], _golds(g["gold_answers"]), strict=True):
             worst[s] = min(worst.get(s, 1.0), f1_score(a or "", gold))
-        row = table[(f"{attack} {short_params(params)}", "sliding-window")]
+        row = table[(f"{attack} {short_params(params, attack)}", "sliding-window")]
         assert row["questions"] == fmt(len(worst))
         assert row["F1"] == fmt(100 * sum(before[s] for s in worst) / len(worst))
         assert row["F1 adv"] == fmt(100 * sum(worst.values()) / len(worst))
@@ -116,7 +116,7 @@ def test_questions_view_holds_the_runs_success_rate(small_squad: Path, squad_dev
     orig_ok = [answer_matches(a, g) for a, g in zip(ex["orig_answer"], golds, strict=True)]
     adv_ok = [answer_matches(a, g) for a, g in zip(ex["adv_answer"], golds, strict=True)]
     fooled = sum(o and not a for o, a in zip(orig_ok, adv_ok, strict=True))
-    row = table[(f"DPAEG {short_params(ex['params'].iloc[0])}", "tfidf+sliding")]
+    row = table[(f"DPAEG {short_params(ex['params'].iloc[0], 'DPAEG')}", "tfidf+sliding")]
     assert row["n"] == fmt(len(ex))
     assert row["success rate %"] == fmt(100 * fooled / sum(orig_ok))
     assert 0 < fooled < sum(orig_ok)  # some typo'd questions fooled the robot, not all

@@ -145,7 +145,7 @@ def sample_examples(run_dir: str | Path, per_attack: int,
     totals: dict[str, int] = {}
     chosen_ids: dict[tuple[str, str], list[str]] = {}
     for (attack, params), g in groups:
-        totals[f"{attack} {short_params(params)}"] = len(g)
+        totals[f"{attack} {short_params(params, attack)}"] = len(g)
         chosen_ids[(attack, params)] = sorted(g["example_id"], key=lambda i: derive_seed(seed, "report", str(i)))[
             :per_attack]
     generated = {k: bool(g["source_id"].astype(str).str.startswith("prompt:").all()) for k, g in groups}
@@ -153,7 +153,7 @@ def sample_examples(run_dir: str | Path, per_attack: int,
     items: list[dict[str, Any]] = []
     by_config = dict(iter(df.groupby(["attack", "params"], sort=True)))
     for (attack, params) in sorted(chosen_ids, key=lambda k: (generated[k], k)):  # generators after the rest
-        label = f"{attack} {short_params(params)}"
+        label = f"{attack} {short_params(params, attack)}"  # non-default parameters; provenance has them all
         chosen = by_config[(attack, params)].copy()
         chosen["_telling"] = _telling(chosen)
         telling = chosen.groupby("example_id")["_telling"].max().to_dict()

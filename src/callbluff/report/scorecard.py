@@ -121,7 +121,7 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
         for r in pooled:
             text = sentence(task, r) or f"no adversarial example was scored ({r.get('n') or 0}); see the errors."
             card.entries.append(Entry(
-                row_label(r, pooled), short_params(r["params"]), r.get("expect"), num(r.get("failure_pct")),
+                row_label(r, pooled), short_params(r["params"], str(r["attack"])), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in ROBUST_FIELDS.get(task, ())
                              if r.get(f) is not None], text))
         card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack,

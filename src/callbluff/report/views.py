@@ -35,7 +35,7 @@ class View:
 
 
 def _attack_label(r: Mapping[str, Any]) -> str:
-    return f"{r['attack']} {short_params(r['params'])}"
+    return f"{r['attack']} {short_params(r['params'], str(r['attack']))}"
 
 
 def _int(v: Any) -> str:
@@ -82,7 +82,7 @@ def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> li
                 else:
                     cells.append("(" + ",".join(_int(r.get(f)) for f in PAIR_FIELDS) + ")")
             if any(cells):
-                (gen_rows if generated else pair_rows).append([key[2], short_params(key[3]), t, *cells])
+                (gen_rows if generated else pair_rows).append([key[2], short_params(key[3], key[2]), t, *cells])
     if pair_rows:
         views.append(View(
             "Target × prompt per attack (Kumar et al. Table 5 shape)",
