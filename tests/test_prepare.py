@@ -70,7 +70,8 @@ def test_a_build_that_raises_or_writes_nothing_fails(home: Path, monkeypatch: py
 
 
 def test_unknown_step_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown prepare step.*nope.*choose from reading-lexicon, dpaeg-dictionary"):
+    with pytest.raises(ValueError,
+                       match="unknown prepare step.*nope.*choose from reading-lexicon, dpaeg-dictionary, generic-ngrams"):
         prep.prepare(["nope"])
     assert prep.main(["nope"]) == 2
     res = CliRunner().invoke(app, ["prepare", "nope"])
@@ -108,3 +109,24 @@ def test_lexicon_readiness_follows_its_cache_files(home: Path, tmp_path: Path) -
     base.with_suffix(".json").write_text("{}")
     assert lexicon_cached(corpus, paragraphs=10) and base.is_relative_to(home)
     assert not lexicon_cached(corpus, paragraphs=11)  # other parameters, other cache
+
+
+def test_generic_ngrams_readiness_follows_the_files_the_generators_write(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step is ready exactly when every table the generic generators load is on disk: one table built the
+    generators' way (generic_sampler) is found, and the step stays not ready until all ten are there."""
+    if check_requirements(["generic-corpus"]):
+        pytest.skip(f"no generic corpus: {check_requirements(['generic-corpus'])}")
+    from callbluff.resources import ngrams
+    from callbluff.resources.corpus import CorpusSpec, generic_corpus
+
+    monkeypatch.setenv(ngrams.CACHE_ENV, str(tmp_path / "tables"))
+    monkeypatch.setattr(ngrams, "_TABLES", {})
+    assert not prep._generic_ngrams_ready()
+    ngrams.generic_sampler(CorpusSpec(), "char", 1)  # what GenericChars n=1's fit does
+    fingerprint = generic_corpus().fingerprint
+    assert ngrams._table_path(fingerprint, "char", 1).is_file()
+    assert not prep._generic_ngrams_ready()  # nine tables still missing
+    for unit, n in prep.GENERIC_NGRAMS[1:]:
+        ngrams._table_path(fingerprint, unit, n).write_bytes(b"")  # stand-ins: readiness looks at the names only
+    assert prep._generic_ngrams_ready()

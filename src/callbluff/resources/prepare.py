@@ -12,6 +12,9 @@ they look for; a step whose files are already there does nothing (well under a s
   (about a minute on 2 CPUs). Needs the SQuAD train file (``squad_fetch``) and torch.
 * ``dpaeg-dictionary`` -- DPAEG's spell-similar dictionary (Sec. 3.4; :mod:`callbluff.attacks.questions.words`):
   the 40,000 most frequent English words (wordfreq) with their WordNet parts of speech.
+* ``generic-ngrams`` -- the character and word 1-5-gram tables of the default generic corpus that Ding et al.'s
+  generic generators sample (Sec. 2.2; :mod:`callbluff.resources.ngrams`; a few minutes once, then each
+  generator's fit loads its table in well under a second).
 
 A step whose inputs are missing is reported and skipped (the others still run); :func:`prepare` returns one
 :class:`StepResult` per step and the command exits non-zero when a step failed.
@@ -76,11 +79,35 @@ def _dictionary_ready() -> bool:
     return dictionary_path().is_file()
 
 
+GENERIC_NGRAMS = [(unit, n) for unit in ("char", "word") for n in range(1, 6)]
+
+
+def _generic_ngrams() -> object:
+    from callbluff.resources.corpus import CorpusSpec
+    from callbluff.resources.ngrams import generic_sampler
+
+    return [generic_sampler(CorpusSpec(), unit, n) for unit, n in GENERIC_NGRAMS]  # type: ignore[arg-type]
+
+
+def _generic_ngrams_ready() -> bool:
+    """The tables' file names carry the corpus fingerprint, so this reads the default corpus (a few seconds)."""
+    from callbluff.resources.corpus import generic_corpus
+    from callbluff.resources.ngrams import _table_path
+
+    try:
+        fingerprint = generic_corpus().fingerprint
+    except Exception:  # noqa: BLE001 - no corpus: not ready (run_step then reports the missing requirement)
+        return False
+    return all(_table_path(fingerprint, unit, n).is_file() for unit, n in GENERIC_NGRAMS)  # type: ignore[arg-type]
+
+
 STEPS: tuple[Step, ...] = (
     Step("reading-lexicon", "AddSent lexicon: POS/NER dictionary and MiniLM word vectors (Jia & Liang 2017)",
          ("squad-train", "spacy-parse", "torch"), _lexicon_ready, _reading_lexicon),
     Step("dpaeg-dictionary", "DPAEG spell-similar dictionary: 40,000 frequent words with WordNet POS",
          ("wordnet", "wordfreq"), _dictionary_ready, _dpaeg_dictionary),
+    Step("generic-ngrams", "Ding et al.'s generic character and word 1-5-gram tables of the default generic corpus",
+         ("generic-corpus",), _generic_ngrams_ready, _generic_ngrams),
 )
 
 
