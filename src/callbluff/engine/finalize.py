@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import IO, Any
 
+import pandas as pd
 import pyarrow as pa
 
 from callbluff.engine.sufficient_stats import (
@@ -34,6 +35,13 @@ ORIGINAL_TALLY_COLUMNS = list(dict.fromkeys([*ORIGINAL_METRIC_COLUMNS, "source_i
 EXAMPLE_TALLY_COLUMNS = list(dict.fromkeys([*EXAMPLE_METRIC_COLUMNS, "example_id"]))
 _ZERO = {"original_inputs": 0, "original_ok": 0, "n_errors_original": 0, "adversarial_inputs": 0,
          "adversarial_ok": 0, "n_errors_adversarial": 0}
+
+
+def _per_target(target: pd.Series, failed: pd.Series) -> list[tuple[str, int, int]]:
+    """(target, rows, failed rows) per target, in order of first appearance. Grouped by column name: grouping
+    by a Series makes pandas format it for a KeyError it catches, which cost more than the count itself."""
+    g = pd.DataFrame({"t": target, "f": failed}).groupby("t", sort=False)["f"]
+    return [(str(name), int(n), int(k)) for (name, n), k in zip(g.size().items(), g.sum().tolist(), strict=True)]
 
 
 class RunTally:
@@ -55,33 +63,35 @@ class RunTally:
         self.n_error_lines += 1
 
     def add_originals(self, table: pa.Table) -> None:
+        if not table.num_rows:  # e.g. a chunk whose records all lacked a prompt: nothing to count
+            return
         o = table.select(ORIGINAL_TALLY_COLUMNS).to_pandas()
         self.records += int(o["source_id"].nunique())
         failed = o["error"].notna()
-        for name, f in failed.groupby(o["target"], sort=False):
+        for name, n, n_failed in _per_target(o["target"], failed):
             c = self.per_target.setdefault(name, dict(_ZERO))
-            n_failed = int(f.sum())
-            c["original_inputs"] += len(f)
-            c["original_ok"] += len(f) - n_failed
+            c["original_inputs"] += n
+            c["original_ok"] += n - n_failed
             c["n_errors_original"] += n_failed
         self.targets.update(o["target"].unique())
-        for row in o[failed].itertuples():
+        for row in o[failed].itertuples() if failed.any() else ():
             self._write({"stage": "predict_original", "source_id": row.source_id, "target": row.target,
                          "prompt_id": row.prompt_id, "cause": row.error})
         if self.accumulator is not None:
             self.accumulator.add_originals(o)
 
     def add_examples(self, table: pa.Table) -> None:
+        if not table.num_rows:  # a run without attacks, or a chunk no attack applied to
+            return
         x = table.select(EXAMPLE_TALLY_COLUMNS).to_pandas()
         self.examples += int(x["example_id"].nunique())
         failed = x["adv_error"].notna()
-        for name, f in failed.groupby(x["target"], sort=False):
+        for name, n, n_failed in _per_target(x["target"], failed):
             c = self.per_target.setdefault(name, dict(_ZERO))
-            n_failed = int(f.sum())
-            c["adversarial_inputs"] += len(f)
-            c["adversarial_ok"] += len(f) - n_failed
+            c["adversarial_inputs"] += n
+            c["adversarial_ok"] += n - n_failed
             c["n_errors_adversarial"] += n_failed
-        for row in x[failed].itertuples():
+        for row in x[failed].itertuples() if failed.any() else ():
             self._write({"stage": "predict_adversarial", "example_id": row.example_id, "source_id": row.source_id,
                          "attack": row.attack, "target": row.target, "prompt_id": row.prompt_id,
                          "cause": row.adv_error})

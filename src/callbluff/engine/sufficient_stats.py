@@ -227,9 +227,11 @@ class ScoringAccumulator:
             return
         # a few whole-chunk operations rather than several per (target, prompt) group: this runs once per chunk
         # at the end of every run, on its critical path (issue 8 overhead)
-        keys = [orig["target"], orig["prompt_id"]]
         scored = orig["score"].notna()
-        counts = pd.DataFrame({"n": scored, "e": orig["error"].notna()}).groupby(keys, sort=False).sum()
+        # grouped by column names: grouping by Series objects makes pandas format each one for a KeyError it
+        # catches (a third of this function's time)
+        counts = pd.DataFrame({"t": orig["target"], "p": orig["prompt_id"], "n": scored, "e": orig["error"].notna()}
+                              ).groupby(["t", "p"], sort=False).sum()
         for (target, pid), n, n_err in zip(counts.index, counts["n"].tolist(), counts["e"].tolist()):
             c = self.clean.setdefault((target, pid), Clean())
             c.n += int(n)
