@@ -58,6 +58,15 @@ class RunTally:
         self.per_target: dict[str, dict[str, int]] = {}
         self.targets: set[str] = set()
 
+    def _count(self, target: pd.Series, failed: pd.Series, inputs: str, ok: str, errors: str) -> None:
+        """Add one part's rows, valid predictions and failed ones per target to the ``inputs`` / ``ok`` /
+        ``errors`` counts."""
+        for name, n, n_failed in _per_target(target, failed):
+            c = self.per_target.setdefault(name, dict(_ZERO))
+            c[inputs] += n
+            c[ok] += n - n_failed
+            c[errors] += n_failed
+
     def _write(self, obj: dict[str, Any]) -> None:
         self.errors.write(json.dumps(obj, sort_keys=True) + "\n")
         self.n_error_lines += 1
@@ -68,11 +77,7 @@ class RunTally:
         o = table.select(ORIGINAL_TALLY_COLUMNS).to_pandas()
         self.records += int(o["source_id"].nunique())
         failed = o["error"].notna()
-        for name, n, n_failed in _per_target(o["target"], failed):
-            c = self.per_target.setdefault(name, dict(_ZERO))
-            c["original_inputs"] += n
-            c["original_ok"] += n - n_failed
-            c["n_errors_original"] += n_failed
+        self._count(o["target"], failed, "original_inputs", "original_ok", "n_errors_original")
         self.targets.update(o["target"].unique())
         for row in o[failed].itertuples() if failed.any() else ():
             self._write({"stage": "predict_original", "source_id": row.source_id, "target": row.target,
@@ -86,11 +91,7 @@ class RunTally:
         x = table.select(EXAMPLE_TALLY_COLUMNS).to_pandas()
         self.examples += int(x["example_id"].nunique())
         failed = x["adv_error"].notna()
-        for name, n, n_failed in _per_target(x["target"], failed):
-            c = self.per_target.setdefault(name, dict(_ZERO))
-            c["adversarial_inputs"] += n
-            c["adversarial_ok"] += n - n_failed
-            c["n_errors_adversarial"] += n_failed
+        self._count(x["target"], failed, "adversarial_inputs", "adversarial_ok", "n_errors_adversarial")
         for row in x[failed].itertuples() if failed.any() else ():
             self._write({"stage": "predict_adversarial", "example_id": row.example_id, "source_id": row.source_id,
                          "attack": row.attack, "target": row.target, "prompt_id": row.prompt_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 
@@ -43,8 +44,10 @@ def short_params(params: Any, attack: str | None = None) -> str:
                     if v is not None and not (k in defaults and defaults[k] == v)) or "defaults"
 
 
+@lru_cache(maxsize=256)
 def _defaults(attack: str) -> dict[str, Any]:
-    """The registered attack's parameter defaults as JSON values ({} for an unknown attack)."""
+    """The registered attack's parameter defaults as JSON values ({} for an unknown attack); read-only, cached
+    (every metric row of an attack asks)."""
     from callbluff.attacks.base import get_attack
 
     try:
