@@ -25,19 +25,23 @@ example is checked again before it leaves the attack (:func:`check_no_gold`).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
+from spacy.tokens import Doc
 
 from callbluff.attacks.base import AttackParams, SearchAttack, SearchParams, StaticAttack, register
-from callbluff.attacks.reading.alterations import alterations, perturbed_words
+from callbluff.attacks.reading.alterations import alterations, nearby_lookups, perturbed_words
 from callbluff.attacks.reading.declarative import to_declarative, wh_phrase
-from callbluff.attacks.reading.fake_answers import answer_tokens, fake_answers, overlaps_gold
-from callbluff.attacks.reading.lexicon import load_lexicon
+from callbluff.attacks.reading.fake_answers import AnswerToken, answer_tokens_many, fake_answers, overlaps_gold
+from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
 from callbluff.metrics.reading import exact_match, f1_score
-from callbluff.records import Perturbed, QAExample
+from callbluff.records import Perturbed, QAExample, Record
 
 PAPER = "Jia & Liang 2017, Adversarial Examples for Evaluating Reading Comprehension Systems"
 REQUIRES = ("spacy-parse", "wordnet", "lemminflect", "torch", "squad-train")
@@ -72,16 +76,63 @@ class Candidate:
 
 def candidates(record: QAExample, res: Any, params: CandidateParams) -> list[Candidate]:
     """AddSent's candidate distractors for ``record`` (module docstring); [] when the question has no
-    wh-phrase, no gold answer, or every candidate would contain a gold answer."""
-    if not record.answers or not record.question.strip():
-        return []
-    qdoc = res.doc(record.question)
-    if wh_phrase(qdoc) is None:
-        return []
+    wh-phrase, no gold answer, or every candidate would contain a gold answer. Computed by
+    :func:`candidates_many`, or taken from what :func:`prefetch_candidates` computed for the record's batch."""
+    key = _cache_key(record, params)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return list(hit)
+    out = candidates_many([record], res, params)[0]
+    _remember([(key, out)])
+    return list(out)
+
+
+def prefetch_candidates(records: Sequence[Record], res: Any, params: CandidateParams) -> None:
+    """Compute the candidates of a batch of records at once (:func:`candidates_many`) and keep them for the
+    per-record calls of :func:`candidates` that follow (the last :data:`CACHE_SIZE` records' are kept; at
+    most that many are computed here). Records of another type are ignored."""
+    todo: dict[tuple[Any, ...], QAExample] = {}
+    with _CACHE_LOCK:
+        for r in records:
+            if isinstance(r, QAExample) and len(todo) < CACHE_SIZE:
+                key = _cache_key(r, params)
+                if key not in _CACHE:
+                    todo[key] = r
+    recs = list(todo.values())
+    for b in range(0, len(recs), BATCH):
+        part = recs[b:b + BATCH]
+        _remember(list(zip(list(todo)[b:b + BATCH], candidates_many(part, res, params), strict=True)))
+
+
+def candidates_many(records: Sequence[QAExample], res: Any, params: CandidateParams) -> list[list[Candidate]]:
+    """:func:`candidates` of each record, computed together: the questions parsed in one ``nlp.pipe``, the
+    answers' sentences found and tagged in one batch each (:func:`.answer_tokens_many`), the vector neighbours
+    of every question word the alterations look up in one matrix product (:meth:`.Lexicon.nearby_many`).
+    The same candidates as one record at a time (the parses and neighbours do not depend on the batch)."""
+    todo = [i for i, r in enumerate(records) if r.answers and r.question.strip()]
+    out: list[list[Candidate]] = [[] for _ in records]
+    if not todo:
+        return out
+    parsed = _question_docs([records[i].question for i in todo], res)
+    keep = [(i, d) for i, d in zip(todo, parsed, strict=True) if wh_phrase(d) is not None]
+    if not keep:
+        return out
+    todo, qdocs = [i for i, _ in keep], [d for _, d in keep]
     lex = load_lexicon(params.lexicon_corpus, paragraphs=params.lexicon_paragraphs)
+    lex.nearby_many([w for d in qdocs for w in nearby_lookups(d, params.question_variants)], 100)
+    toks = answer_tokens_many([(records[i].context, records[i].answer_starts[0] if records[i].answer_starts
+                                else -1, records[i].answers[0]) for i in todo], res)
+    for i, qdoc, answer_toks in zip(todo, qdocs, toks):
+        out[i] = _assemble(records[i], qdoc, answer_toks, lex, params)
+    return out
+
+
+def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexicon,
+              params: CandidateParams) -> list[Candidate]:
+    """Steps 1-3 for one record whose question (``qdoc``) has a wh-phrase, given its answer's tokens."""
     alts = alterations(qdoc, lex, k=params.question_variants)
-    start = record.answer_starts[0] if record.answer_starts else -1
-    toks = answer_tokens(record.context, start, record.answers[0], res)
     fakes = fake_answers(record.answers[0], toks, record.question, record.answers, lex, k=params.fake_answers)
     combos = sorted(((v, f) for v in range(params.question_variants) for f in range(len(fakes))),
                     key=lambda vf: (vf[0] + vf[1], vf[0]))
@@ -100,6 +151,40 @@ def candidates(record: QAExample, res: Any, params: CandidateParams) -> list[Can
         if len(out) >= params.candidates:
             break
     return out
+
+
+def _question_docs(questions: Sequence[str], res: Any) -> list[Doc]:
+    """The full parses of ``questions``: one question through ``res.doc`` (cached there), several in one
+    ``nlp.pipe`` (the same parses)."""
+    if len(questions) == 1:
+        return [res.doc(questions[0])]
+    uniq = list(dict.fromkeys(questions))
+    parsed = dict(zip(uniq, res.nlp.pipe(uniq, batch_size=64), strict=True))
+    return [parsed[q] for q in questions]
+
+
+CACHE_SIZE = 8192
+"""Records whose candidates are kept per process (a few hundred bytes each)."""
+BATCH = 512
+"""Records per :func:`candidates_many` call in :func:`prefetch_candidates` (bounds the parses held at once)."""
+_CACHE: OrderedDict[tuple[Any, ...], list[Candidate]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _cache_key(record: QAExample, params: CandidateParams) -> tuple[Any, ...]:
+    """What the candidates depend on: the candidate parameters (not AddSent's search ones, so AddSent and
+    AddOneSent share) and the record's question, context and answers."""
+    return (tuple(getattr(params, f) for f in CandidateParams.model_fields), record.id, record.question,
+            record.context, tuple(record.answers), tuple(record.answer_starts))
+
+
+def _remember(items: list[tuple[tuple[Any, ...], list[Candidate]]]) -> None:
+    with _CACHE_LOCK:
+        for key, cands in items:
+            _CACHE[key] = cands
+            _CACHE.move_to_end(key)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
 
 
 def insert(context: str, sentence: str, position: str) -> tuple[str, int]:
@@ -122,7 +207,8 @@ def _example(attack: Any, record: QAExample, c: Candidate, n: int, index_in: int
     text, offset = insert(record.context, c.sentence, attack.params.position)
     return attack.perturbed(record, text, distractor=c.sentence, distractor_start=offset,
                             perturbed_question=c.question, fake_answer=c.fake_answer, answer_rule=c.answer_rule,
-                            question_variant=c.variant, alterations=c.alterations, candidate=index_in,
+                            question_variant=c.variant, alterations=[dict(a) for a in c.alterations],
+                            candidate=index_in,
                             n_candidates=n, **extra)
 
 
@@ -142,6 +228,10 @@ class AddOneSent(StaticAttack):
     requires = REQUIRES
     expect = "same-answer"
     field = "context"
+
+    def prefetch(self, records: Sequence[Record], res: Any) -> None:
+        """The candidates of the engine's batch of records, computed at once (:func:`prefetch_candidates`)."""
+        prefetch_candidates(records, res, self.params)
 
     def generate(self, record: QAExample, rng: np.random.Generator, res: Any, prompt: Any = None,
                  state: Any = None) -> list[Perturbed]:
@@ -169,6 +259,10 @@ class AddSent(SearchAttack):
     requires = REQUIRES
     expect = "same-answer"
     field = "context"
+
+    def prefetch(self, records: Sequence[Record], res: Any) -> None:
+        """The candidates of a batch of records, computed at once (:func:`prefetch_candidates`)."""
+        prefetch_candidates(records, res, self.params)
 
     def search(self, record: QAExample, oracle: Any, rng: np.random.Generator, res: Any, prompt: Any = None,
                state: Any = None) -> list[Perturbed]:

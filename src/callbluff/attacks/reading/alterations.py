@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 
 from callbluff.attacks.reading.lexicon import ENTITY_CLASS, Lexicon
 
@@ -49,6 +49,7 @@ ENTITY_FALLBACK = {"PERSON": "Jackson", "LOCATION": "Berlin", "ORGANIZATION": "A
 NAMED = ("PERSON", "LOCATION", "ORGANIZATION", "MISC")
 RULES = ("special", "antonym", "nearby-number", "nearby-proper-noun", "nearby-proper-noun-any-pos",
          "nearby-entity-noun", "nearby-entity-adjective", "entity-type")
+NEARBY_RULES = RULES[3:7]
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def _stemmer():
     return PorterStemmer()
 
 
+@lru_cache(maxsize=200_000)
 def _stem(w: str) -> str:
     return _stemmer().stem(w.replace(".", "").lower())
 
@@ -154,43 +156,70 @@ def _entity_type(tok_text: str, tag: str, cls: str | None) -> list[str]:
     return []
 
 
+def _alterable(t: Token) -> bool:
+    return not (t.is_punct or t.is_space or t.lower_ in DO_NOT_ALTER or t.tag_ in ("WDT", "WP", "WP$", "WRB"))
+
+
+def _rule_words(rule: str, t: Token, cls: str | None, lex: Lexicon | None, k: int, used: set[str]) -> list[str]:
+    """What ``rule`` offers for token ``t`` (before the usability filter of :func:`_usable`); the nearby rules
+    need ``lex``."""
+    tag = t.tag_
+    if rule == "special":
+        return [SPECIAL[t.text]] if t.text in SPECIAL else []
+    if rule == "antonym":
+        return list(antonyms(t.text, WN_POS[tag])) if tag in WN_POS else []
+    if rule == "nearby-number":
+        return nearby_numbers(t.text, k) if tag == "CD" else []
+    if rule in NEARBY_RULES:
+        if not _wants_nearby(rule, tag, cls):
+            return []
+        assert lex is not None, "the nearby rules need the lexicon"
+        return _nearby(t.text, tag, cls, lex, match_pos=rule != "nearby-proper-noun-any-pos", k=k, used=used)
+    return _entity_type(t.text, tag, cls)
+
+
+def _wants_nearby(rule: str, tag: str, cls: str | None) -> bool:
+    if rule in ("nearby-proper-noun", "nearby-proper-noun-any-pos"):
+        return tag in ("NNP", "NNPS")
+    if rule == "nearby-entity-noun":
+        return tag in ("NN", "NNS") and cls in NAMED
+    return tag in ("JJ", "JJR", "JJS") and cls in NAMED
+
+
+def _usable(cands: list[str], original: str, used: set[str]) -> list[str]:
+    return [_match_case(c, original) for c in cands if c.lower() not in used and c.lower() not in BAD_ALTERATIONS]
+
+
 def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
     """The alteration of each alterable token of question ``doc`` (module docstring), in token order."""
     used = {t.lower_ for t in doc}
     out: list[Alteration] = []
     for t in doc:
-        if t.is_punct or t.is_space or t.lower_ in DO_NOT_ALTER or t.tag_ in ("WDT", "WP", "WP$", "WRB"):
+        if not _alterable(t):
             continue
         cls = ENTITY_CLASS.get(t.ent_type_)
-        tag = t.tag_
         for rule in RULES:
-            cands: list[str]
-            if rule == "special":
-                cands = [SPECIAL[t.text]] if t.text in SPECIAL else []
-            elif rule == "antonym":
-                cands = list(antonyms(t.text, WN_POS[tag])) if tag in WN_POS else []
-            elif rule == "nearby-number":
-                cands = nearby_numbers(t.text, k) if tag == "CD" else []
-            elif rule == "nearby-proper-noun":
-                cands = _nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used) if tag in ("NNP", "NNPS") else []
-            elif rule == "nearby-proper-noun-any-pos":
-                cands = _nearby(t.text, tag, cls, lex, match_pos=False, k=k, used=used) if tag in ("NNP", "NNPS") else []
-            elif rule == "nearby-entity-noun":
-                cands = (_nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used)
-                         if tag in ("NN", "NNS") and cls in NAMED else [])
-            elif rule == "nearby-entity-adjective":
-                cands = (_nearby(t.text, tag, cls, lex, match_pos=True, k=k, used=used)
-                         if tag in ("JJ", "JJR", "JJS") and cls in NAMED else [])
-            else:
-                cands = _entity_type(t.text, tag, cls)
-            words = []
-            for c in cands:
-                if c.lower() in used or c.lower() in BAD_ALTERATIONS:
-                    continue
-                words.append(_match_case(c, t.text))
+            words = _usable(_rule_words(rule, t, cls, lex, k, used), t.text, used)
             if words:
                 out.append(Alteration(t.i, t.text, tuple(words[:k]), rule))
                 break
+    return out
+
+
+def nearby_lookups(doc: Doc, k: int = 3) -> list[str]:
+    """The words (lower case) whose vector neighbours :func:`alterations` will read for question ``doc``:
+    alterable tokens that the rules before the nearby ones (special table, antonyms, numbers) leave alone and
+    that a nearby rule takes. For a batch of questions, :meth:`Lexicon.nearby_many` of all of them at once
+    makes the calls inside :func:`alterations` find their neighbours already computed."""
+    used = {t.lower_ for t in doc}
+    out: list[str] = []
+    for t in doc:
+        if not _alterable(t):
+            continue
+        cls = ENTITY_CLASS.get(t.ent_type_)
+        if any(_wants_nearby(rule, t.tag_, cls) for rule in NEARBY_RULES) and not any(
+                _usable(_rule_words(rule, t, cls, None, k, used), t.text, used) for rule in RULES[:3]):
+            out.append(t.text.lower())
     return out
 
 

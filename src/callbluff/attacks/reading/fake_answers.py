@@ -175,24 +175,46 @@ ANSWER_RULES: tuple[tuple[str, Callable[[str, Sequence[AnswerToken], str], str |
 """The 26 rules, in the authors' order (first match wins)."""
 
 
+TAGGED_CACHE_SIZE = 1024
+"""Answer sentences whose tagged parse is kept (questions on one paragraph often share the sentence)."""
 _TAGGED: OrderedDict[str, Any] = OrderedDict()
 _TAGGED_LOCK = threading.Lock()
 
 
-def _tagged(text: str, res: Any) -> Any:
-    """spaCy's tags and entities of ``text`` (the full pipeline minus the parser and lemmatizer, which the
-    answer rules do not read: the same tags and entities at about half the cost), last 1,024 texts kept."""
+def _tagged_many(texts: Sequence[str], res: Any) -> list[Any]:
+    """spaCy's tags and entities of each of ``texts`` (the full pipeline minus the parser and lemmatizer, which
+    the answer rules do not read: the same tags and entities at about half the cost), the ones not among the
+    last :data:`TAGGED_CACHE_SIZE` texts parsed in one ``nlp.pipe`` (the same parses as one call per text)."""
     with _TAGGED_LOCK:
-        doc = _TAGGED.get(text)
-        if doc is not None:
-            _TAGGED.move_to_end(text)
-            return doc
-    doc = next(res.nlp.pipe([text], disable=[p for p in ("parser", "lemmatizer") if p in res.nlp.pipe_names]))
-    with _TAGGED_LOCK:
-        _TAGGED[text] = doc
-        while len(_TAGGED) > 1024:
-            _TAGGED.popitem(last=False)
-    return doc
+        found = {t: _TAGGED[t] for t in texts if t in _TAGGED}
+        for t in found:
+            _TAGGED.move_to_end(t)
+    todo = [t for t in dict.fromkeys(texts) if t not in found]
+    if todo:
+        disable = [p for p in ("parser", "lemmatizer") if p in res.nlp.pipe_names]
+        parsed = dict(zip(todo, res.nlp.pipe(todo, disable=disable, batch_size=64), strict=True))
+        found.update(parsed)
+        with _TAGGED_LOCK:
+            _TAGGED.update(parsed)
+            while len(_TAGGED) > TAGGED_CACHE_SIZE:
+                _TAGGED.popitem(last=False)
+    return [found[t] for t in texts]
+
+
+def _answer_sentence(context: str, start: int, answer: str, res: Any) -> tuple[int, int, int] | None:
+    """``(s0, s1, start)``: the character range of the sentence of ``context`` holding the answer (widened to
+    the answer's end) and the answer's start; the first occurrence of ``answer`` when the dataset's offset is
+    wrong or missing; None when the context does not contain it."""
+    if start < 0 or context[start:start + len(answer)] != answer:
+        start = context.find(answer)
+    if start < 0:
+        return None
+    s0, s1 = 0, len(context)
+    for a, b in res.sentence_spans(context):
+        if a <= start < b or (a <= start < b + 1):
+            s0, s1 = a, max(b, start + len(answer))
+            break
+    return s0, s1, start
 
 
 def answer_tokens(context: str, start: int, answer: str, res: Any) -> list[AnswerToken]:
@@ -200,24 +222,30 @@ def answer_tokens(context: str, start: int, answer: str, res: Any) -> list[Answe
     parse of the *sentence* holding it (one sentence, not the paragraph: 5-10x cheaper, same tags and entities
     but for entities that cross sentences); when the span is not where the dataset says (or missing), the
     first occurrence of ``answer`` in the context."""
-    if start < 0 or context[start:start + len(answer)] != answer:
-        start = context.find(answer)
-    if start < 0:
-        return []
-    s0, s1 = 0, len(context)
-    for a, b in res.sentence_spans(context):
-        if a <= start < b or (a <= start < b + 1):
-            s0, s1 = a, max(b, start + len(answer))
-            break
-    doc = _tagged(context[s0:s1], res)
-    start -= s0
-    span = doc.char_span(start, start + len(answer), alignment_mode="expand")
-    if span is None:
-        return []
-    out = []
-    for k, t in enumerate(span):
-        before = "" if k == 0 else span.doc[t.i - 1].whitespace_
-        out.append(AnswerToken(t.text, t.tag_, ENTITY_CLASS.get(t.ent_type_, ""), before))
+    return answer_tokens_many([(context, start, answer)], res)[0]
+
+
+def answer_tokens_many(spans: Sequence[tuple[str, int, str]], res: Any) -> list[list[AnswerToken]]:
+    """:func:`answer_tokens` of each ``(context, start, answer)``: the paragraphs split into sentences in one
+    batch (``res.prefetch_spans``), the answers' sentences tagged in one ``nlp.pipe``; the same tokens as one
+    call each."""
+    if len(spans) > 1:
+        res.prefetch_spans([c for c, _, _ in spans])
+    where = [_answer_sentence(c, s, a, res) for c, s, a in spans]
+    sentences = [c[w[0]:w[1]] for (c, _, _), w in zip(spans, where) if w is not None]
+    docs = iter(_tagged_many(sentences, res))
+    out: list[list[AnswerToken]] = []
+    for (_, _, answer), w in zip(spans, where):
+        if w is None:
+            out.append([])
+            continue
+        doc = next(docs)
+        span = doc.char_span(w[2] - w[0], w[2] - w[0] + len(answer), alignment_mode="expand")
+        toks = []
+        for k, t in enumerate(span if span is not None else ()):
+            before = "" if k == 0 else span.doc[t.i - 1].whitespace_
+            toks.append(AnswerToken(t.text, t.tag_, ENTITY_CLASS.get(t.ent_type_, ""), before))
+        out.append(toks)
     return out
 
 
