@@ -68,6 +68,14 @@ class Lexicon:
         if not self.index:
             self.index = {w: i for i, w in enumerate(self.words)}
 
+    def vector(self, word: str) -> np.ndarray | None:
+        """The unit vector of ``word`` (lower case): its row in the vocabulary, else encoded alone
+        (:func:`_oov_vector`, cached on disk) when it looks like a word, else None."""
+        i = self.index.get(word)
+        if i is not None:
+            return self.vectors[i]
+        return _oov_vector(word) if _WORD.fullmatch(word) else None
+
     def nearby(self, word: str, k: int = 100) -> list[str]:
         """The ``k`` nearest vocabulary words to ``word`` (lower-cased), nearest first, itself excluded. A word
         outside the vocabulary (a rare name: "tesla") is encoded on the fly with the same model, so it still
@@ -108,13 +116,11 @@ class Lexicon:
         out: dict[str, tuple[int, ...]] = {}
         queries: list[tuple[str, np.ndarray, int | None]] = []
         for w in words:
-            i = self.index.get(w)
-            if i is not None:
-                queries.append((w, self.vectors[i], i))
-            elif _WORD.fullmatch(w):
-                queries.append((w, _oov_vector(w), None))
-            else:
+            v = self.vector(w)
+            if v is None:
                 out[w] = ()
+            else:
+                queries.append((w, v, self.index.get(w)))
         n = len(self.words)
         for b in range(0, len(queries), NEAR_BATCH):
             batch = queries[b:b + NEAR_BATCH]
