@@ -12,6 +12,7 @@ from conftest import shared_path
 
 from callbluff.attacks.oracle import Oracle
 from callbluff.attacks.reading import AddOneSent, AddSent, candidates
+from callbluff.attacks.reading.addsent import prefetch_candidates
 from callbluff.attacks.reading.alterations import alterations, antonyms, nearby_numbers, perturbed_words
 from callbluff.attacks.reading.fake_answers import AnswerToken, fake_answers, overlaps_gold
 from callbluff.attacks.reading.grammar import grammar_problems
@@ -153,6 +154,7 @@ def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: R
     records = list(ds)
     pick = np.random.default_rng(0).choice(len(records), size=1000, replace=False)
     params = AddOneSent().params
+    prefetch_candidates([records[int(i)] for i in pick], res, params)  # batched, as the engine does
     covered = 0
     for i in pick:
         rec = records[int(i)]
