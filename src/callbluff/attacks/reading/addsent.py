@@ -17,6 +17,12 @@ the fourth:
    so AddOneSent's sentence is always one of AddSent's candidates. How many pass an offline grammar check
    is measured in ``docs/findings/reading.md`` (:mod:`.grammar`).
 
+Speed (our design; the paper is silent): the candidates of a batch of records are computed together
+(:func:`candidates_many`: one ``nlp.pipe`` for the questions, one for the answers' sentences, one batched
+sentence split of the paragraphs, one matrix product for the vector neighbours), the same candidates as one
+record at a time. The engine's ``prefetch`` hook runs it per chunk and the per-record calls read the result
+(:func:`prefetch_candidates`); AddSent and AddOneSent with the same candidate parameters share it.
+
 AddOneSent (Sec. 3.2) appends one candidate chosen at random (the record's ``rng``) without querying the
 model. Both append the sentence at the end of the paragraph (``position="start"`` puts it first; the paper
 appends). A candidate that contains a gold answer (SQuAD-normalised tokens) is dropped, and every returned
