@@ -101,13 +101,15 @@ def section_search() -> list[str]:
         out += missing("AddAny", "python benchmarks/addonesent.py")
     else:
         a, one = r["addany"], r.get("addonesent", {})
-        out += [f"Command: `{r['command']}`; load {r.get('load_before')} -> {r.get('load_after')}; details: "
-                "benchmarks/addonesent.md.", "",
+        kept = "command" in a  # AddAny figures kept from an earlier run of the benchmark (run with --any 0)
+        out += [f"Command: `{a.get('command', r['command'])}`; load {a.get('load_before', r.get('load_before'))} -> "
+                f"{a.get('load_after', r.get('load_after'))}; details: benchmarks/addonesent.md.", "",
                 f"- AddAny: **{a['queries_per_question']:,.0f} target queries and {a['seconds_per_question']:.1f} s per "
                 f"question** ({len(a['questions'])} questions, {a['queries_per_second']:.1f} queries/s).",
                 *([f"- AddOneSent: {one['questions']:,} questions in {one['seconds']} s ({one['ms_per_question']} ms "
-                   f"per question; goal {one.get('goal_seconds')} s: {'met' if one.get('goal_met') else 'NOT met'})."]
-                  if one else []), ""]
+                   f"per question; goal {one.get('goal_seconds')} s: {'met' if one.get('goal_met') else 'NOT met'})"
+                   + (f"; command `{r['command']}`, load {r.get('load_before')} -> {r.get('load_after')}." if kept
+                      else ".")] if one else []), ""]
     d = load("dpaeg_candidates")
     out += ["### DPAEG candidate generation rate", ""]
     if d is None:
