@@ -165,7 +165,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--repeats", type=int, default=3,
                     help="passes per row; the median pass is reported (TextAttack: one pass, each takes minutes)")
-    ap.add_argument("--no-peers", action="store_true", help="time callbluff only (development)")
+    ap.add_argument("--no-peers", action="store_true", help="time callbluff only (development; writes no result files)")
     args = ap.parse_args()
     load_before = os.getloadavg()
     t_start = time.perf_counter()
@@ -206,9 +206,10 @@ def main() -> None:
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
               "operations": {op: {"analysis": c["analysis"], "difference": c["difference"]} for op, c in OPS.items()},
               "nltk_substitutes": substitutes(), "rows": rows, "notes": notes}
-    (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
-    (REPO / "benchmarks" / "results" / "peers.json").write_text(json.dumps(result, indent=2) + "\n")
-    Path(__file__).with_name("RESULTS-peers.md").write_text(render(result))
+    if not args.no_peers:  # a development run does not replace the full run's results
+        (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
+        (REPO / "benchmarks" / "results" / "peers.json").write_text(json.dumps(result, indent=2) + "\n")
+        Path(__file__).with_name("RESULTS-peers.md").write_text(render(result))
     print(render(result))
 
 

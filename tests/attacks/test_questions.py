@@ -250,9 +250,10 @@ def test_combination_space_equals_the_enumeration() -> None:
 
     rng = np.random.default_rng(5)
     for trial in range(400):
+        order = sorted if trial % 7 else list  # every 7th trial: distances not sorted (the scan stops early)
         words = [[aw.AdversarialWord(f"w{j}", "typo", d) for j, d in
-                  enumerate(sorted(int(x) for x in rng.integers(0 if trial % 4 == 0 else 1, 5,
-                                                                size=int(rng.integers(0, 6)))))]
+                  enumerate(order(int(x) for x in rng.integers(0 if trial % 4 == 0 else 1, 5,
+                                                               size=int(rng.integers(0, 6)))))]
                  for _ in range(int(rng.integers(0, 6)))]
         eps = [None, 1, 2, 4, 6][trial % 5]
         mk = [None, 1, 2][trial % 3]
@@ -277,6 +278,22 @@ def test_combination_space_counts_without_listing() -> None:
     assert space[len(space) - 1] == ((26, 19), (27, 19), (28, 19), (29, 19))
     capped = CombinationSpace(words, 4)
     assert len(capped) == ENUM_LIMIT and capped[ENUM_LIMIT - 1] == combinations(words, 4)[-1]
+
+
+def test_one_letter_noise_draws_like_the_plain_choice() -> None:
+    """noise() draws one letter position with ``rng.integers(n)`` instead of ``rng.choice(n, size=1,
+    replace=False)``: same value and same generator state after it (else seeded outputs would change), and the
+    one-letter operations' words are at distance 1 as noisy_words records without computing it."""
+    for seed in range(300):
+        for n in (1, 2, 3, 5, 9, 14):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert int(a.choice(n, size=1, replace=False)[0]) == int(b.integers(n))
+            assert a.integers(1 << 40) == b.integers(1 << 40)
+    rng = np.random.default_rng(3)
+    for word in ("Aladdin", "voice", "IPA", "x", "naïve", "O'Neil", "2nd"):
+        for op in aw.ONE_LETTER_OPS:
+            got = aw.noisy_words(word, op, rng, 5)
+            assert got and all(w.distance == distance(w.word, word) == 1 for w in got)
 
 
 def test_batch_parse_is_the_per_question_parse(typo_files) -> None:

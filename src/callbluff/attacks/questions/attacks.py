@@ -134,12 +134,14 @@ class CombinationSpace:
     """The combinations :func:`combinations` enumerates, counted instead of listed: ``len(space)`` and
     ``space[i]`` (the ``i``-th in enumeration order) without building the others.
 
-    Counts are memoised per (next slot, picks left, distance used), so a question whose keywords have
-    hundreds of adversarial words costs a few thousand additions instead of thousands of tuples; the
-    record's draw of ``max_questions`` indices then needs only the drawn combinations. Same pruning rule
-    as :func:`combinations` (a pick is allowed when the distance used so far plus its own plus one per pick
-    still to make is within ``epsilon``), so ``[space[i] for i in range(len(space))]`` equals
-    ``combinations(words, epsilon, max_keywords, limit)``."""
+    Same pruning rule as :func:`combinations` (a pick is allowed when the distance used so far plus its own
+    plus one per pick still to make is within ``epsilon``, scanning each keyword's words in order and stopping
+    at the first that is not), so ``[space[i] for i in range(len(space))]`` equals
+    ``combinations(words, epsilon, max_keywords, limit)``. The counts form one table per number of picks
+    left, ``rem``: ``count(slot, rem, used)``, the combinations of ``rem`` picks among the keywords from
+    ``slot`` on when ``used`` distance is spent, for every ``used`` in ``0..epsilon`` at once, filled from the
+    last keyword down (a question whose keywords have hundreds of adversarial words costs a few hundred
+    additions); the record's draw of ``max_questions`` indices then needs only the drawn combinations."""
 
     def __init__(self, words: Sequence[Sequence[aw.AdversarialWord]], epsilon: int | None,
                  max_keywords: int | None = None, limit: int = ENUM_LIMIT) -> None:
@@ -147,11 +149,25 @@ class CombinationSpace:
         self.dists = [[w.distance for w in words[i]] for i in self.slots]
         self._sorted = [all(a <= b for a, b in zip(ds, ds[1:])) for ds in self.dists]
         self.bound = float("inf") if epsilon is None else epsilon
+        # per slot: (distance, largest distance up to it in the slot's order, how many words) groups; a word
+        # may be picked with ``used`` spent and ``rem`` picks left iff used + that prefix maximum + rem - 1
+        # is within the bound (the scan of :func:`combinations` stops at the first word that is not)
+        self._groups: list[list[tuple[int, int, int]]] = []
+        for ds in self.dists:
+            seen: dict[tuple[int, int], int] = {}
+            top_d = None
+            for d in ds:
+                top_d = d if top_d is None else max(top_d, d)
+                seen[(d, top_d)] = seen.get((d, top_d), 0) + 1
+            self._groups.append([(d, m, c) for (d, m), c in seen.items()])
+        self._width = 1 if epsilon is None else epsilon + 1  # the values ``used`` can take: 0..epsilon
+        self._tables: list[list[list[int]]] = [[[1] * self._width for _ in range(len(self.slots) + 1)]]
         top = len(self.slots) if max_keywords is None else min(max_keywords, len(self.slots))
-        self._memo: dict[tuple[int, int, float], int] = {}
         self.sizes: list[tuple[int, int]] = []  # (size, combinations of that size counted in the limit)
         total = 0
         for size in range(1, top + 1):
+            if not self._table(size):
+                break  # no combination of this size, hence none larger
             n = min(self._count(0, size, 0), limit - total)
             if n > 0:
                 self.sizes.append((size, n))
@@ -160,7 +176,25 @@ class CombinationSpace:
                 break
         self.total = total
 
-    def _allowed(self, si: int, rem: int, used: float) -> list[int]:
+    def _table(self, rem: int) -> bool:
+        """Build the counts for ``rem`` picks left (those for ``rem - 1`` exist); False when all are zero."""
+        while len(self._tables) <= rem:
+            r = len(self._tables)
+            prev, n, width = self._tables[r - 1], len(self.slots), self._width
+            table = [[0] * width for _ in range(n + 1)]
+            for si in range(n - r, -1, -1):
+                row, below = table[si + 1][:], prev[si + 1]
+                if self._width == 1 and self.bound == float("inf"):  # no epsilon: every word may be picked
+                    row[0] += len(self.dists[si]) * below[0]
+                else:
+                    for d, m, c in self._groups[si]:
+                        for u in range(0, int(self.bound) - r + 2 - m):  # used + m + (r - 1) <= bound
+                            row[u] += c * below[u + d]
+                table[si] = row
+            self._tables.append(table)
+        return any(any(row) for row in self._tables[rem])
+
+    def _allowed(self, si: int, rem: int, used: int) -> list[int]:
         """Distances of slot ``si``'s words that may be picked with ``rem`` picks left (this one included),
         up to the first that may not (words are sorted by distance, as :func:`combinations` assumes)."""
         dists = self.dists[si]
@@ -173,27 +207,12 @@ class CombinationSpace:
             out.append(d)
         return out
 
-    def _count(self, start: int, rem: int, used: float) -> int:
-        """Combinations of ``rem`` picks from slots ``start..`` with ``used`` distance spent: a suffix sum over
-        the first pick's slot, filled from the last slot down (each slot's term computed once per
-        ``(rem, used)``, not once per ``start``; recursion only on ``rem``)."""
-        if rem == 0:
-            return 1
-        last = len(self.slots) - rem
-        if start > last:
+    def _count(self, start: int, rem: int, used: int) -> int:
+        """Combinations of ``rem`` picks from slots ``start..`` with ``used`` distance spent."""
+        if start > len(self.slots):
             return 0
-        memo = self._memo
-        hit = memo.get((start, rem, used))
-        if hit is not None:
-            return hit
-        si = start + 1
-        while si <= last and (si, rem, used) not in memo:
-            si += 1
-        acc = memo[(si, rem, used)] if si <= last else 0
-        for j in range(si - 1, start - 1, -1):
-            acc += sum(self._count(j + 1, rem - 1, used + d) for d in self._allowed(j, rem, used))
-            memo[(j, rem, used)] = acc
-        return acc
+        self._table(rem)
+        return self._tables[rem][start][used if self._width > 1 else 0]
 
     def __len__(self) -> int:
         return self.total
@@ -208,7 +227,7 @@ class CombinationSpace:
                 break
             index -= n
         picked: list[tuple[int, int]] = []
-        start, used = 0, 0.0
+        start, used = 0, 0
         for rem in range(size, 0, -1):
             found = False
             for si in range(start, len(self.slots) - rem + 1):
@@ -260,10 +279,14 @@ def _typo_similar_words(keyword: str, pos: str, typo_files: tuple[str, ...], dic
 
 
 def _latin_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
+    """The share of ``text``'s letters whose Unicode name is LATIN (every ASCII letter is, so only the others
+    are looked up)."""
+    letters = [c for c in text if c.isalpha()] if not text.isascii() else None
+    if letters is None:
+        return 1.0 if any(c.isalpha() for c in text) else 0.0
     if not letters:
         return 0.0
-    return sum(unicodedata.name(c, "").startswith("LATIN") for c in letters) / len(letters)
+    return sum(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in letters) / len(letters)
 
 
 def skip_reason(question: str) -> str | None:

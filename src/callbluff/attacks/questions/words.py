@@ -225,11 +225,15 @@ def noise(word: str, op: str, rng: np.random.Generator, n_chars: int = 2) -> str
         part = chars[lo:hi]
         chars[lo:hi] = [part[int(j)] for j in rng.permutation(len(part))]
     elif op in ("keyboard", "replace", "random-chars"):
-        letters = [i for i, c in enumerate(word) if c.isascii() and c.isalpha()]
+        letters = _ascii_letters(word)
         if not letters:
             return None
         k = 1 if op != "random-chars" else min(n_chars, len(letters))
-        for j in sorted(int(x) for x in rng.choice(len(letters), size=k, replace=False)):
+        # one position: numpy's Generator draws ``choice(n, size=1, replace=False)`` as ``integers(n)`` (the
+        # same bounded draw, the same state after it; tests/attacks/test_questions.py checks it), for a tenth
+        # of the cost
+        picks = [int(rng.integers(len(letters)))] if k == 1 else rng.choice(len(letters), size=k, replace=False)
+        for j in sorted(int(x) for x in picks):
             i = letters[j]
             low = word[i].lower()
             pool = KEYBOARD.get(low, "") if op == "keyboard" else string.ascii_lowercase.replace(low, "")
@@ -243,6 +247,16 @@ def noise(word: str, op: str, rng: np.random.Generator, n_chars: int = 2) -> str
     return out if out != word else None
 
 
+@lru_cache(maxsize=65_536)
+def _ascii_letters(word: str) -> tuple[int, ...]:
+    """Positions of the ASCII letters of ``word`` (the letters the letter-replacing operations may change)."""
+    return tuple(i for i, c in enumerate(word) if c.isascii() and c.isalpha())
+
+
+ONE_LETTER_OPS = ("keyboard", "replace")
+"""Operations whose every output is one letter replaced by a different letter (ignoring case): distance 1."""
+
+
 def noisy_words(keyword: str, op: str, rng: np.random.Generator, variants: int,
                 n_chars: int = 2) -> list[AdversarialWord]:
     """Up to ``variants`` distinct noisy versions of ``keyword`` (``4 * variants`` draws at most), sorted
@@ -253,7 +267,7 @@ def noisy_words(keyword: str, op: str, rng: np.random.Generator, variants: int,
             break
         w = noise(keyword, op, rng, n_chars)
         if w is not None and w not in found:
-            found[w] = AdversarialWord(w, op, distance(w, keyword))
+            found[w] = AdversarialWord(w, op, 1 if op in ONE_LETTER_OPS else distance(w, keyword))
     return sorted(found.values(), key=lambda a: (a.distance, a.word))
 
 
