@@ -122,3 +122,50 @@ def test_objective_expected_f1_uses_ranked_candidates() -> None:
 def test_common_words_are_wordfreq_top_words() -> None:
     words = common_words(1000)
     assert len(words) == 1000 and words[0] == "the" and all(w.isalpha() for w in words)
+
+
+class DecoyReader:
+    """A reader fooled by the question word "decoy" (answer "nowhere", F1 0) although its ranked spans keep the
+    gold close behind (expected F1 about 2/3), while "zyzzyva" lowers the expected F1 further (about 1/2)
+    without changing the answer (F1 1): the objective alone would keep choosing "zyzzyva"."""
+
+    fingerprint = "decoy-reader"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def predict(self, inputs: Sequence[Input]) -> list[Output]:
+        self.calls.append(len(inputs))
+        out = []
+        for inp in inputs:
+            words = inp.context.lower().split()
+            if "decoy" in words:
+                cands = (Candidate("nowhere", 1.0), Candidate("Prague", 0.99), Candidate("in Prague", 0.98))
+            elif "zyzzyva" in words:
+                cands = (Candidate("Prague", 1.0), Candidate("nowhere", 0.999))
+            else:
+                cands = (Candidate("Prague", 10.0), Candidate("nowhere", 0.0))
+            out.append(Output(answer=cands[0].text, candidates=cands))
+        return out
+
+
+def test_a_fooled_candidate_ends_the_search_even_if_the_objective_prefers_another() -> None:
+    rec = QAExample("toy-3", "What decoy zyzzyva did Tesla move to?", RECORD.context, ("Prague",), (37,))
+    target = DecoyReader()
+    oracle = Oracle(target, lambda text: Input(task="reading", text=rec.question, context=text), 100_000)
+    att = AddAny(restarts=0, query_budget=100_000)
+    [ex] = att.examples(rec, oracle, record_rng(0, rec.id, att.name, att.params_dict), Resources())
+    assert "decoy" in ex.meta["distractor"].split()
+    assert ex.meta["f1"] == 0.0
+    assert oracle.calls == 2  # the first word's batch already fooled the reader: the search is over
+    assert ex.meta["history"][-1] == [oracle.used, 0.0]
+
+
+@pytest.mark.parametrize(("stuck", "calls"), [(True, 1 + 10 + 1 + 30), (False, 1 + 30 + 1 + 30)])
+def test_a_stalled_epoch_starts_the_next_mega_epoch(stuck: bool, calls: int) -> None:
+    # common words never move the toy reader: the first epoch changes nothing, so with restart_when_stuck the
+    # first mega-epoch ends after it; the last mega-epoch always runs its 3 epochs
+    target = ToyReader()
+    [ex], oracle = _run(AddCommon(restarts=1, restart_when_stuck=stuck, query_budget=100_000), target)
+    assert oracle.calls == len(target.calls) == calls
+    assert ex.meta["mega_epochs"] == 2

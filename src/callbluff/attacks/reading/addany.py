@@ -12,8 +12,16 @@ The search (talk slides 34-40; Lopez Crespo Sec. 3, "megaepoch" pseudo-code):
   word that lowers the objective most replaces the current one (none is kept if none lowers it);
 * ``epochs`` (3) epochs make a *mega-epoch*; when the model is still not fooled, a new mega-epoch restarts
   from fresh random words (``restarts`` extra mega-epochs, Lopez Crespo's restarts against local minima);
+  with ``restart_when_stuck`` (default, *our choice*: Lopez Crespo restarts because the search "may be stuck at
+  a local minimum") a mega-epoch ends early when a whole epoch did not lower the objective: the search sits in
+  such a minimum, and the fresh mega-epoch gets the queries its remaining epochs would have spent there;
   the best words over all mega-epochs are returned;
-* the search stops early as soon as the prediction's F1 is 0, and when the ``query_budget`` is spent.
+* the search stops early as soon as any queried candidate's prediction has F1 0 (the model is fooled: that
+  candidate is the result, even when another candidate of the same batch lowers the objective more), and when
+  the ``query_budget`` is spent;
+* the words returned are the most damaging ones queried: the lowest prediction F1, ties broken by the
+  objective (*our choice*: the search moves by the objective, as the paper, but the adversary reports its
+  worst case, as AddSent keeps its lowest-F1 candidate).
 
 Objective (``objective``): ``"expected_f1"`` (default, the authors' implementation: the expected F1 over the
 model's ranked spans, weights a softmax of their scores; a target without ranked candidates falls back to the
@@ -47,6 +55,8 @@ class AddAnyParams(SearchParams):
     candidates: int = Field(20, ge=1, le=1000, description="random common words tried per index")
     epochs: int = Field(3, ge=1, le=50)
     restarts: int = Field(2, ge=0, le=50, description="extra mega-epochs from fresh words when not fooled")
+    restart_when_stuck: bool = Field(True, description="start the next mega-epoch as soon as a whole epoch "
+                                     "changes no word (a local minimum), instead of finishing the epochs")
     common_words: int = Field(1000, ge=10, le=100_000, description="size of the common-word list (wordfreq)")
     position: Literal["end", "start", "random"] = "end"
     objective: Literal["expected_f1", "f1"] = "expected_f1"
@@ -127,9 +137,17 @@ class _WordSearch(SearchAttack):
         qwords = [w for w in question_words(record.question) if not overlaps_gold(w, golds)] \
             if self.use_question_words else []
         at = self._place(record, rng, res)
-        best: tuple[float, float, list[str]] | None = None
+        best: tuple[float, float, list[str]] | None = None  # (F1, objective, words): what is returned
         history: list[list[float]] = []  # [queries so far, best F1 so far]
         megas = 0
+
+        def consider(f1: float, obj: float, trial: list[str]) -> bool:
+            """Keep ``trial`` when it is the most damaging so far; True when the model is fooled (F1 = 0)."""
+            nonlocal best
+            if best is None or (f1, obj) < best[:2]:
+                best = (f1, obj, list(trial))
+            return p.early_stop and best[0] == 0
+
         for _mega in range(p.restarts + 1):
             megas += 1
             words = [pool[int(i)] for i in rng.choice(len(pool), size=p.n_words, replace=len(pool) < p.n_words)]
@@ -139,13 +157,10 @@ class _WordSearch(SearchAttack):
             if not outs:
                 break
             cur_obj, cur_f1 = objective(outs[0], golds, p.objective)
-            if best is None or (cur_obj, cur_f1) < best[:2]:
-                best = (cur_obj, cur_f1, list(words))
-            history.append([oracle.used, best[1]])
-            if p.early_stop and cur_f1 == 0:
-                break
-            done = False
-            for _epoch in range(p.epochs):
+            done = consider(cur_f1, cur_obj, words)
+            history.append([oracle.used, best[0]])
+            for _epoch in range(p.epochs if not done else 0):
+                epoch_start = cur_obj
                 for i in rng.permutation(p.n_words):
                     i = int(i)
                     drawn = [pool[int(j)] for j in rng.choice(len(pool), size=min(p.candidates, len(pool)),
@@ -165,18 +180,23 @@ class _WordSearch(SearchAttack):
                         done = True
                         break
                     scored = [(*objective(o, golds, p.objective), k) for k, o in enumerate(outs)]
-                    o_best, f_best, k_best = min(scored)
-                    if (o_best, f_best) < (cur_obj, cur_f1):
-                        words[i] = kept[k_best]
-                        cur_obj, cur_f1 = o_best, f_best
-                        if (cur_obj, cur_f1) < best[:2]:
-                            best = (cur_obj, cur_f1, list(words))
-                    history.append([oracle.used, best[1]])
-                    if (p.early_stop and best[1] == 0) or oracle.exhausted:
+                    # the most damaging candidate of this index (lowest F1, then objective) may fool the model
+                    # even when another candidate lowers the objective more: the search is over then
+                    f_low, o_low, k_low = min((f, o, k) for o, f, k in scored)
+                    done = consider(f_low, o_low, words[:i] + [kept[k_low]] + words[i + 1:])
+                    if not done:  # the greedy step of the paper: the word that lowers the objective most
+                        o_best, f_best, k_best = min(scored)
+                        if (o_best, f_best) < (cur_obj, cur_f1):
+                            words[i] = kept[k_best]
+                            cur_obj, cur_f1 = o_best, f_best
+                    history.append([oracle.used, best[0]])
+                    if done or oracle.exhausted:
                         done = True
                         break
                 if done:
                     break
+                if p.restart_when_stuck and cur_obj >= epoch_start and _mega < p.restarts:
+                    break  # a whole epoch did not lower the objective: the next mega-epoch starts afresh
             if done or oracle.exhausted:
                 break
         if best is None or not np.isfinite(best[0]):
@@ -185,7 +205,7 @@ class _WordSearch(SearchAttack):
         distractor = " ".join(best[2])
         check_no_gold(record, distractor, self.name)
         return [self.perturbed(record, text, distractor=distractor, distractor_start=start,
-                               objective=round(float(best[0]), 6), f1=round(float(best[1]), 6),
+                               objective=round(float(best[1]), 6), f1=round(float(best[0]), 6),
                                mega_epochs=megas, history=history)]
 
 
