@@ -87,7 +87,7 @@ class Lexicon:
         """:meth:`nearby` of each of ``words``, the ones not remembered yet computed together.
 
         Similarity is the float32 dot product of unit vectors (cosine); order is by similarity, ties by
-        vocabulary index. One matrix product per :data:`NEAR_BATCH` words (``queries @ vectors.T``) gives
+        vocabulary index. One matrix product per :data:`NEAR_BATCH` words (``vectors @ queries.T``) gives
         approximate similarities, whose rounding differs from a single word's matrix-vector product by far
         less than :data:`NEAR_TOLERANCE`; every word within that tolerance of the ``k``-th best is then scored
         again by the single word's own product (``vectors[shortlist] @ query``: each row's dot product is
@@ -124,12 +124,12 @@ class Lexicon:
         n = len(self.words)
         for b in range(0, len(queries), NEAR_BATCH):
             batch = queries[b:b + NEAR_BATCH]
-            approx = np.stack([q for _, q, _ in batch]) @ self.vectors.T
-            selves = [(r, i) for r, (_, _, i) in enumerate(batch) if i is not None]
+            approx = self.vectors @ np.stack([q for _, q, _ in batch]).T  # vocabulary x batch
+            selves = [(i, r) for r, (_, _, i) in enumerate(batch) if i is not None]
             if selves:
                 approx[tuple(np.array(selves).T)] = -np.inf
-            kth = np.partition(approx, n - k, axis=1)[:, n - k]
-            rows, cols = np.nonzero(approx >= (kth - NEAR_TOLERANCE)[:, None])
+            kth = np.partition(approx, n - k, axis=0)[n - k]
+            rows, cols = np.nonzero((approx >= kth - NEAR_TOLERANCE).T)  # by query, then vocabulary index
             bounds = np.searchsorted(rows, np.arange(len(batch) + 1))
             for r, (w, q, _) in enumerate(batch):
                 short = cols[bounds[r]:bounds[r + 1]]
