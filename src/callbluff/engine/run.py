@@ -16,11 +16,13 @@ through the executor, sharing the cached target.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
 import sqlite3
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -618,16 +620,33 @@ def cfg_type(suite: Suite, name: str) -> str:
     return "python"
 
 
+_VERSIONED = {"numpy": "numpy", "pandas": "pandas", "scikit-learn": "sklearn", "spacy": "spacy", "torch": "torch",
+              "transformers": "transformers", "httpx": "httpx"}
+"""Distributions whose versions go into run.json, with their import names."""
+
+
 def versions() -> dict[str, str]:
+    """Versions of Python, callbluff and the main libraries (run.json provenance); see :func:`_versions`."""
+    return dict(_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple[tuple[str, str], ...]:
+    """Read once per process: an already imported module's ``__version__``, else the installed distribution's
+    metadata (parsing a large METADATA file, as torch's, costs tens of milliseconds)."""
     import importlib.metadata as md
 
     out = {"callbluff": __version__, "python": platform.python_version()}
-    for pkg in ("numpy", "pandas", "scikit-learn", "spacy", "torch", "transformers", "httpx"):
+    for dist, module in _VERSIONED.items():
+        loaded = getattr(sys.modules.get(module), "__version__", None)
+        if isinstance(loaded, str):
+            out[dist] = loaded
+            continue
         try:
-            out[pkg] = md.version(pkg)
+            out[dist] = md.version(dist)
         except md.PackageNotFoundError:
             pass
-    return out
+    return tuple(out.items())
 
 
 def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,

@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from callbluff.metrics._common import pct
 from callbluff.metrics.rows import ALL
@@ -199,9 +198,18 @@ class Clean:
         first = next(iter(merged))
         if len(merged) == 1 and first[0] == first[1]:
             return 1.0  # perfect agreement of two constant raters, as in metrics.qwk
-        keys = sorted(merged)
-        return float(cohen_kappa_score([k[0] for k in keys], [k[1] for k in keys], weights="quadratic",
-                                       labels=labels, sample_weight=[merged[k] for k in keys]))
+        # Cohen's kappa with quadratic weights straight from the counts: the arithmetic of sklearn's
+        # cohen_kappa_score, step for step (so the figure is the same float as metrics.qwk's), without its
+        # per-call validation and confusion-matrix building (this runs at the end of every run)
+        k = len(labels)
+        confusion = np.zeros((k, k), dtype=np.float64)
+        for (g, p), c in merged.items():
+            confusion[g - lo, p - lo] += c
+        sum0, sum1 = np.sum(confusion, axis=0), np.sum(confusion, axis=1)
+        expected = np.outer(sum0, sum1) / np.sum(sum0)
+        w_mat = np.zeros([k, k], dtype=int) + np.arange(k)
+        w_mat = (w_mat - w_mat.T) ** 2
+        return float(1 - np.sum(w_mat * confusion) / np.sum(w_mat * expected))
 
 
 class ScoringAccumulator:
