@@ -627,8 +627,11 @@ class ModLexicon(StaticAttack):
     expect = "lower"
 
     def prefetch(self, records: Sequence[Record], res: Resources) -> None:
-        """One batched parse of the task's essays (:func:`prefetch_parses`)."""
+        """One batched parse of the task's essays (:func:`prefetch_parses`) and one batched sentence split
+        (``res.prefetch_spans``: the sentence units :meth:`generate` reads; the same spans as one call per
+        essay)."""
         prefetch_parses(records, res)
+        res.prefetch_spans([r.text for r in records if isinstance(r, ScoredResponse)])
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
