@@ -336,3 +336,41 @@ def test_typo_corpus_requirement(monkeypatch, tmp_path: Path) -> None:
     assert REQUIREMENTS["typos"].check() is None
     assert "typos" in DPAEG().requires and "typos" not in DPAEG(typo_files=["x.dat"]).requires
     assert "typos" not in get_attack("NoiseSwap")().requires
+
+
+REAL_PINNED = {
+    "NoiseKeyboard": [[("placed", "poaced"), ("use", "uee")],
+                      [("need", "nsed"), ("pour", "poyr"), ("determine", "determone")],
+                      [("information", "infodmation"), ("replicate", "replixate"), ("material", "naterial")],
+                      [("need", "nsed"), ("vinegar", "vinefar"), ("people", "psople")]],
+    "NoiseReplace": [[("experiment", "expernment"), ("vinegar", "viaegar")],
+                     [("need", "reed"), ("Vinegar", "Vanegar"), ("items", "itebs")],
+                     [("Additional", "Adiitional"), ("equipment", "equipbent"), ("used", "usee")],
+                     [("pour", "pouy"), ("know", "knot")]],
+    "NoiseSwap": [[("additional", "additinoal"), ("experiment", "expreiment"), ("samples", "sapmles")],
+                  [("containers", "cotnainers"), ("mass", "msas"), ("items", "ietms")],
+                  [("replicate", "rpelicate"), ("materials", "mateirals"), ("much", "mcuh")],
+                  [("vinegar", "vineagr"), ("people", "poeple"), ("know", "konw")]],
+}
+"""max_questions=1, seed 0, ASAP-SAS answers 0, 20, 40, 60 of train.tsv.gz taken as questions (the peers
+benchmark's rows): the replacements made before the speed work of issue 15, pinned so that no speed-up may
+change an output."""
+
+
+@pytest.mark.parametrize("name", list(REAL_PINNED))
+def test_real_answers_pinned_and_batch_equals_single(name: str) -> None:
+    import itertools
+
+    from callbluff.datasets import load
+    from callbluff.resources.context import Resources
+
+    ds = load(f"asap-sas:{shared_path('data', 'asap-sas', 'train.tsv.gz')}")
+    qs = [OpenQuestion(a.id, a.text) for a in itertools.islice(ds, 0, 200, 20)]
+    batch, single = Resources(), Resources()
+    a, b = get_attack(name)(max_questions=1), get_attack(name)(max_questions=1)
+    a.prefetch(qs, batch)
+    got = [[(e.id, e.text, e.meta) for e in a.examples(q, record_rng(0, q.id, a.name, a.params_dict), batch)]
+           for q in qs]
+    assert got == [[(e.id, e.text, e.meta) for e in b.examples(q, record_rng(0, q.id, b.name, b.params_dict),
+                                                                 single)] for q in qs]
+    assert [[(r["keyword"], r["word"]) for r in ex[0][2]["replacements"]] for ex in got[:4]] == REAL_PINNED[name]
