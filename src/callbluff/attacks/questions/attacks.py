@@ -24,6 +24,7 @@ counter (per process).
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -166,7 +167,8 @@ class CombinationSpace:
         self.sizes: list[tuple[int, int]] = []  # (size, combinations of that size counted in the limit)
         total = 0
         for size in range(1, top + 1):
-            if not self._table(size):
+            self._build(size)
+            if not any(any(row) for row in self._tables[size]):
                 break  # no combination of this size, hence none larger
             n = min(self._count(0, size, 0), limit - total)
             if n > 0:
@@ -176,8 +178,8 @@ class CombinationSpace:
                 break
         self.total = total
 
-    def _table(self, rem: int) -> bool:
-        """Build the counts for ``rem`` picks left (those for ``rem - 1`` exist); False when all are zero."""
+    def _build(self, rem: int) -> None:
+        """Build the counts for up to ``rem`` picks left."""
         while len(self._tables) <= rem:
             r = len(self._tables)
             prev, n, width = self._tables[r - 1], len(self.slots), self._width
@@ -192,7 +194,6 @@ class CombinationSpace:
                             row[u] += c * below[u + d]
                 table[si] = row
             self._tables.append(table)
-        return any(any(row) for row in self._tables[rem])
 
     def _allowed(self, si: int, rem: int, used: int) -> list[int]:
         """Distances of slot ``si``'s words that may be picked with ``rem`` picks left (this one included),
@@ -211,7 +212,8 @@ class CombinationSpace:
         """Combinations of ``rem`` picks from slots ``start..`` with ``used`` distance spent."""
         if start > len(self.slots):
             return 0
-        self._table(rem)
+        if rem >= len(self._tables):
+            self._build(rem)
         return self._tables[rem][start][used if self._width > 1 else 0]
 
     def __len__(self) -> int:
@@ -289,12 +291,22 @@ def _latin_share(text: str) -> float:
     return sum(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in letters) / len(letters)
 
 
+_ALNUM = re.compile(r"[^\W_]")
+r"""A letter or digit (``str.isalnum``: Python's ``\w`` without the underscore)."""
+
+
 def skip_reason(question: str) -> str | None:
-    """Why a question cannot be attacked before parsing it (``empty``, ``one-word``, ``non-latin``), or None."""
-    words = [w for w in question.split() if any(c.isalnum() for c in w)]
+    """Why a question cannot be attacked before parsing it (``empty``, ``one-word``, ``non-latin``), or None.
+    Words are whitespace-separated pieces with a letter or digit."""
+    words = 0
+    for w in question.split():
+        if _ALNUM.search(w):
+            words += 1
+            if words == 2:
+                break
     if not words:
         return "empty"
-    if len(words) < 2:
+    if words < 2:
         return "one-word"
     if _latin_share(question) < 0.5:
         return "non-latin"

@@ -151,7 +151,7 @@ def spell_similar(keyword: str, pos: str, dic: Dictionary, d: int, pos_mode: str
 
 def _usable(word: str, keyword: str) -> bool:
     return (bool(word) and word.lower() != keyword.lower() and (word.isascii() or not keyword.isascii())
-            and not any(c.isspace() for c in word))
+            and word.split() == [word])  # no whitespace inside or around it
 
 
 def adversarial_words(keyword: str, pos: str, typos: TypoCorpus, dic: Dictionary,
