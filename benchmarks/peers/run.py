@@ -5,8 +5,9 @@ operations run in this interpreter through the engine's generate path (``generat
 wrapped as the record type each attack takes); the peers run in benchmarks/.peers-venv
 (``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py on the very same texts. Every row is
 the median of ``--repeats`` passes over the texts (TextAttack: one pass), each after a warm-up on 5 of them
-(one-time model / WordNet loading is not counted). Before each of our passes the per-text caches are emptied
-(:func:`fresh_resources`), so no pass reuses the parses of another pass or row.
+(one-time model / WordNet loading is not counted). Before each of our passes every cache filled from the texts
+is emptied (:func:`fresh_resources`: parses, spans, per-word memos), so no pass reuses the work of another pass
+or row.
 
 Fairness (like with like):
 
@@ -99,17 +100,27 @@ def records_for(attack: str, answers: list[ScoredResponse]) -> list[Any]:
 
 
 def fresh_resources() -> None:
-    """Empty every per-text cache: a new process-wide ``Resources``, flushed spaCy tokenizer caches and DPAEG's
-    per-keyword cache of Algorithm 2 (the pipelines, WordNet, the typo corpus and the dictionary stay loaded)."""
+    """Empty every cache filled from the texts: a new process-wide ``Resources`` (parses, spans), flushed spaCy
+    tokenizer caches, the attribute ruler's per-token-attributes cache, and callbluff's per-word memos (DPAEG's
+    Algorithm 2 per keyword, the letter positions of the noise baselines, ModLexicon's synonyms and
+    lemminflect lookups). The pipelines, WordNet, the typo corpus and the dictionary stay loaded."""
+    from callbluff.attacks.essay import modify
+    from callbluff.attacks.questions import words
     from callbluff.attacks.questions.attacks import _typo_similar_words
     from callbluff.resources import context
+    from callbluff.resources.attribute_rules import IndexedRules
     from callbluff.resources.spacy_pipeline import load_english
 
-    _typo_similar_words.cache_clear()
+    for memo in (_typo_similar_words, words._ascii_letters, modify._synonym_forms, modify._inflection,
+                 modify._lemma_pos):
+        memo.cache_clear()
     context._DEFAULT = None
     for mode in ("full", "sentences"):
-        tok = load_english(mode).tokenizer
+        nlp = load_english(mode)
+        tok = nlp.tokenizer
         tok.rules = tok.rules  # spaCy flushes the tokenizer's cache when its rules are set
+        if "attribute_ruler" in nlp.pipe_names and isinstance(nlp.get_pipe("attribute_ruler").match, IndexedRules):
+            nlp.get_pipe("attribute_ruler").match.clear()
 
 
 def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: list[ScoredResponse],
@@ -221,7 +232,7 @@ def render(result: dict[str, Any]) -> str:
              f"{result['machine']['cpus']} CPUs (a load above the CPU count means other work shared the CPUs "
              "with every tool alike). Method and fairness: the docstring of benchmarks/peers/run.py.", "",
              "Rates are inputs (texts) per second: the median of the passes over the texts (each after a 5-text "
-             "warm-up and, for callbluff, with emptied per-text caches; TextAttack one pass, each takes minutes; "
+             "warm-up and, for callbluff, with emptied per-text and per-word caches; TextAttack one pass, each takes minutes; "
              "`pass_seconds` in benchmarks/results/peers.json). `compared` rows make one "
              "output per input, like the peers, and are the ones divided by the peers' rates; `as designed` rows "
              "are the attack's own defaults (several outputs per input, or only some inputs), shown for their "

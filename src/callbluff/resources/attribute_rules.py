@@ -143,6 +143,10 @@ class IndexedRules:
                     longer.append(n)
         return singles, longer
 
+    def clear(self) -> None:
+        """Forget the rows seen (the matches stay the same; only the time to find them changes)."""
+        self._starts.clear()
+
     def __call__(self, doc: Doc) -> list[tuple[int, int, int, int]]:
         """``(attr_id, match_id, start, end)`` sorted, as ``AttributeRuler.match`` returns them."""
         rows = [tuple(r) for r in doc.to_array(self.attr_ids).tolist()] if len(doc) and self.attr_ids else \
