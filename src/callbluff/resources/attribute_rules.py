@@ -76,7 +76,7 @@ class IndexedRules:
     and the longer ones whose first token it passes, are computed once per distinct combination of those
     attributes and kept (at most :data:`CACHE_SIZE` combinations; the cache is emptied when full)."""
 
-    CACHE_SIZE = 100_000
+    CACHE_SIZE = 50_000
 
     def __init__(self, ruler: AttributeRuler) -> None:
         strings = ruler.vocab.strings
