@@ -313,6 +313,27 @@ def test_batch_parse_is_the_per_question_parse(typo_files) -> None:
                [e.text for e in b.examples(r, record_rng(0, r.id, b.name, b.params_dict), single)]
 
 
+def test_lemmas_on_demand_equal_the_lemmatizer() -> None:
+    """DPAEG parses without the lemmatizer and reads lemmas through ``Resources.lemma``: every token's lemma
+    equals the one the full pipeline sets, and a doc cached without lemmas gets exactly those lemmas when a
+    caller that needs them (the essay attacks) asks for the same text."""
+    import itertools
+
+    from callbluff.datasets import load
+    from callbluff.resources.context import Resources
+
+    ds = load(f"asap-sas:{shared_path('data', 'asap-sas', 'train.tsv.gz')}")
+    texts = list(KEYWORDS) + [a.text for a in itertools.islice(ds, 0, 1500, 15)] + ["I'm gonna go, y'all."]
+    bare, full = Resources(), Resources()
+    docs = bare.dependency_docs(texts, lemmas=False)
+    assert all(t.lemma == 0 for t in docs[0])  # the lemmatizer did not run
+    for d, f in zip(docs, full.dependency_docs(texts), strict=True):
+        assert [bare.lemma(t) for t in d] == [t.lemma_ for t in f]
+    assert bare.dependency_doc(texts[-1]) is docs[-1]  # asked with lemmas: the cached doc, now lemmatized
+    assert [t.lemma_ for t in docs[-1]] == [t.lemma_ for t in full.dependency_doc(texts[-1])]
+    assert texts[-1] not in bare._unlemmatized and texts[0] in bare._unlemmatized
+
+
 def test_exact_questions_for_a_fixed_seed(res, typo_files) -> None:
     """Pinned outputs (seed 0, the shared typo corpora): any change to keywords, words, enumeration or the
     cap's draw shows here."""

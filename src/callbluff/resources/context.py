@@ -10,11 +10,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Token
 
 
 PARSE_CACHE_SIZE = 256
@@ -38,6 +38,7 @@ class Resources:
         self._words: OrderedDict[str, tuple[tuple[int, int], ...]] = OrderedDict()
         self._docs: OrderedDict[str, Doc] = OrderedDict()
         self._deps: OrderedDict[str, Doc] = OrderedDict()
+        self._unlemmatized: set[str] = set()  # texts in ``_deps`` parsed without the lemmatizer
         self._lock = threading.Lock()
 
     @cached_property
@@ -164,38 +165,70 @@ class Resources:
                     self._docs.popitem(last=False)
         return [self.doc(t) for t in texts]
 
-    def dependency_doc(self, text: str) -> Doc:
+    def dependency_doc(self, text: str, lemmas: bool = True) -> Doc:
         """POS, lemmas and the dependency parse of ``text`` (``nlp`` without NER), cached per text.
 
         The entity recogniser has its own token vectors in the shipped English pipeline, so leaving it out
         changes no tag, lemma or arc; it is two thirds of the parse time of a short question. The last
         :data:`DEPENDENCY_CACHE_SIZE` texts are kept (least recently used dropped first); fill the cache for
         a batch with :meth:`dependency_docs`. Treat the ``Doc`` as read-only. Thread-safe.
+
+        ``lemmas=False``: the lemmatizer (the last pipe run) may be left out, for callers that read lemmas
+        only through :meth:`lemma`; a doc cached without lemmas is lemmatized when a caller asks for them.
         """
         with self._lock:
             hit = self._deps.get(text)
             if hit is not None:
                 self._deps.move_to_end(text)
-                return hit
-        return self._keep_deps([(text, self.nlp(text, disable=["ner"]))])[0]
+                bare = text in self._unlemmatized
+        if hit is not None:
+            if lemmas and bare:
+                self._lemmatize(text, hit)
+            return hit
+        doc = self.nlp(text, disable=["ner"] if lemmas else ["ner", "lemmatizer"])
+        return self._keep_deps([(text, doc)], lemmas)[0]
 
-    def dependency_docs(self, texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
+    def dependency_docs(self, texts: Sequence[str], batch_size: int = 256, lemmas: bool = True) -> list[Doc]:
         """:meth:`dependency_doc` of many texts, the ones not cached parsed in one ``nlp.pipe`` (several times
         faster than one call per text; the parses are the same)."""
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self._deps))
         if todo:
-            self._keep_deps(list(zip(todo, self.nlp.pipe(todo, batch_size=batch_size, disable=["ner"]),
-                                     strict=True)))
-        return [self.dependency_doc(t) for t in texts]
+            disable = ["ner"] if lemmas else ["ner", "lemmatizer"]
+            self._keep_deps(list(zip(todo, self.nlp.pipe(todo, batch_size=batch_size, disable=disable),
+                                     strict=True)), lemmas)
+        return [self.dependency_doc(t, lemmas) for t in texts]
 
-    def _keep_deps(self, parsed: list[tuple[str, Doc]]) -> list[Doc]:
+    def lemma(self, token: Token) -> str:
+        """The lemma the pipeline's lemmatizer gives ``token``, computed for this token alone when its doc was
+        parsed without the lemmatizer (:meth:`dependency_doc` with ``lemmas=False``): the lemmatizer keeps a
+        lemma set earlier in the pipeline (the attribute ruler's exceptions) and otherwise computes it from the
+        token's text, POS and morphology, which do not depend on other tokens' lemmas."""
+        lemmatizer = self._lemmatizer
+        if token.lemma != 0 and not lemmatizer.overwrite:
+            return token.lemma_
+        return lemmatizer.lemmatize(token)[0]
+
+    @cached_property
+    def _lemmatizer(self) -> Any:
+        return self.nlp.get_pipe("lemmatizer")
+
+    def _lemmatize(self, text: str, doc: Doc) -> None:
+        self._lemmatizer(doc)  # the pipe the parse left out, run after the others as in the pipeline
+        with self._lock:
+            self._unlemmatized.discard(text)
+
+    def _keep_deps(self, parsed: list[tuple[str, Doc]], lemmas: bool = True) -> list[Doc]:
         with self._lock:
             for text, doc in parsed:
                 self._deps[text] = doc
                 self._deps.move_to_end(text)
+                if lemmas:
+                    self._unlemmatized.discard(text)
+                else:
+                    self._unlemmatized.add(text)
             while len(self._deps) > DEPENDENCY_CACHE_SIZE:
-                self._deps.popitem(last=False)
+                self._unlemmatized.discard(self._deps.popitem(last=False)[0])
         return [doc for _, doc in parsed]
 
 

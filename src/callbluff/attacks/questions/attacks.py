@@ -358,11 +358,14 @@ class DPAEG(StaticAttack):
         return aw.dictionary(self.params.dictionary_size)
 
     # -- the three stages --------------------------------------------------------------------------
-    def keywords(self, doc: Any, rng: np.random.Generator) -> list[kw.Keyword]:
+    def keywords(self, doc: Any, rng: np.random.Generator, lemma: kw.Lemma | None = None) -> list[kw.Keyword]:
+        """Algorithm 1 (or a Sec. 4.4.1 baseline) on a parsed question; ``lemma`` reads a token's lemma
+        (default ``Token.lemma_``; :meth:`generate` passes ``res.lemma`` for its parse without lemmatizer)."""
         p = self.params
+        lemma = lemma or (lambda t: t.lemma_)
         if p.extraction == "all-content":
-            return kw.content_keywords(doc)
-        found = kw.dependency_keywords(doc, p.relations, p.clauses)
+            return kw.content_keywords(doc, lemma=lemma)
+        found = kw.dependency_keywords(doc, p.relations, p.clauses, lemma=lemma)
         if p.extraction == "random":
             return kw.random_keywords(doc, rng, len(found))
         return found
@@ -374,7 +377,7 @@ class DPAEG(StaticAttack):
         from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 
         texts = [r.question for r in records if isinstance(r, OpenQuestion) and skip_reason(r.question) is None]
-        res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE])
+        res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE], lemmas=False)
 
     def words(self, keyword: kw.Keyword, rng: np.random.Generator) -> list[aw.AdversarialWord]:
         p = self.params
@@ -393,7 +396,8 @@ class DPAEG(StaticAttack):
         if reason is not None:
             self.skipped[reason] += 1
             return []
-        keys = self.keywords(res.dependency_doc(question), rng)
+        # lemmas are read for a few tokens only (Sec. 3.3's be / have / do test): computed for those alone
+        keys = self.keywords(res.dependency_doc(question, lemmas=False), rng, res.lemma)
         if not keys:
             self.skipped["no-keyword"] += 1
             return []

@@ -24,7 +24,7 @@ Keywords are returned in question order, each once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,9 +59,18 @@ class Keyword:
         return {"text": self.text, "start": self.start, "end": self.end, "pos": self.pos}
 
 
-def is_content(tok: Token, content_pos: Sequence[str] = CONTENT_POS) -> bool:
+Lemma = Callable[["Token"], str]
+"""How a token's lemma is read: ``Token.lemma_`` by default; DPAEG passes ``Resources.lemma``, which computes
+it for the few tokens that need it when the parse left the lemmatizer out."""
+
+
+def _lemma_attr(tok: Token) -> str:
+    return tok.lemma_
+
+
+def is_content(tok: Token, content_pos: Sequence[str] = CONTENT_POS, lemma: Lemma = _lemma_attr) -> bool:
     """Sec. 3.3 content word (see the module docstring for the exact rule)."""
-    return (tok.pos_ in content_pos and not tok.tag_.startswith("W") and tok.lemma_.lower() not in LIGHT_LEMMAS
+    return (tok.pos_ in content_pos and not tok.tag_.startswith("W") and lemma(tok).lower() not in LIGHT_LEMMAS
             and any(c.isalnum() for c in tok.text))
 
 
@@ -71,7 +80,7 @@ def _keyword(tok: Token) -> Keyword:
 
 def dependency_keywords(doc: Doc, relations: Iterable[str] = DEFAULT_RELATIONS,
                         clauses: Iterable[str] = CLAUSES,
-                        content_pos: Sequence[str] = CONTENT_POS) -> list[Keyword]:
+                        content_pos: Sequence[str] = CONTENT_POS, lemma: Lemma = _lemma_attr) -> list[Keyword]:
     """Algorithm 1 on a parsed question (one head per sentence; a question of several sentences contributes
     the keywords of each)."""
     rel, cl = frozenset(relations), frozenset(clauses)
@@ -81,7 +90,7 @@ def dependency_keywords(doc: Doc, relations: Iterable[str] = DEFAULT_RELATIONS,
 
     def take(tok: Token) -> None:
         """``tok`` reached through R: add it when a content word, then search its own children."""
-        if is_content(tok, content_pos):
+        if is_content(tok, content_pos, lemma):
             found.setdefault(tok.i, tok)
         visit(tok)
 
@@ -101,15 +110,15 @@ def dependency_keywords(doc: Doc, relations: Iterable[str] = DEFAULT_RELATIONS,
 
     while stack:
         head = stack.pop()
-        if is_content(head, content_pos):
+        if is_content(head, content_pos, lemma):
             found.setdefault(head.i, head)
         visit(head)
     return [_keyword(found[i]) for i in sorted(found)]
 
 
-def content_keywords(doc: Doc, content_pos: Sequence[str] = CONTENT_POS) -> list[Keyword]:
+def content_keywords(doc: Doc, content_pos: Sequence[str] = CONTENT_POS, lemma: Lemma = _lemma_attr) -> list[Keyword]:
     """Sec. 4.4.1 baseline: every content word of the question."""
-    return [_keyword(t) for t in doc if is_content(t, content_pos)]
+    return [_keyword(t) for t in doc if is_content(t, content_pos, lemma)]
 
 
 def random_keywords(doc: Doc, rng: np.random.Generator, n: int) -> list[Keyword]:
