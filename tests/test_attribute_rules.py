@@ -82,3 +82,8 @@ def test_unsupported_patterns_keep_spacys_matcher() -> None:
     doc = nlp2("The cat saw them then")
     assert ruler2.match(doc) == sorted(tuple(m) for m in type(ruler2).match(ruler2, doc))
     assert [t.lemma_ for t in doc] == ["x", "", "", "x", ""]
+    nlp3 = spacy.blank("en")  # one attribute tested: spaCy gives its column as a 1-D array
+    ruler3 = nlp3.add_pipe("attribute_ruler")
+    ruler3.add([[{"LOWER": "the"}]], {"LEMMA": "the!"})
+    assert accelerate(ruler3) is True
+    assert [t.lemma_ for t in nlp3("the cat The")] == ["the!", "", "the!"]

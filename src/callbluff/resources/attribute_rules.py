@@ -149,8 +149,10 @@ class IndexedRules:
 
     def __call__(self, doc: Doc) -> list[tuple[int, int, int, int]]:
         """``(attr_id, match_id, start, end)`` sorted, as ``AttributeRuler.match`` returns them."""
-        rows = [tuple(r) for r in doc.to_array(self.attr_ids).tolist()] if len(doc) and self.attr_ids else \
-            [()] * len(doc)
+        if not len(doc) or not self.attr_ids:
+            rows: list[tuple[int, ...]] = [()] * len(doc)
+        else:  # spaCy returns one column as a 1-D array
+            rows = [tuple(r) for r in doc.to_array(self.attr_ids).reshape(len(doc), -1).tolist()]
         n, cache, out = len(rows), self._starts, []
         for i, row in enumerate(rows):
             hit = cache.get(row)
