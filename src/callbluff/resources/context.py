@@ -205,16 +205,18 @@ class Resources:
         lemma set earlier in the pipeline (the attribute ruler's exceptions) and otherwise computes it from the
         token's text, POS and morphology, which do not depend on other tokens' lemmas."""
         lemmatizer = self._lemmatizer
-        if token.lemma != 0 and not lemmatizer.overwrite:
+        if lemmatizer is None or (token.lemma != 0 and not lemmatizer.overwrite):
             return token.lemma_
         return lemmatizer.lemmatize(token)[0]
 
     @cached_property
     def _lemmatizer(self) -> Any:
-        return self.nlp.get_pipe("lemmatizer")
+        """The pipeline's lemmatizer, None for a pipeline without one (lemmas are then what the doc holds)."""
+        return self.nlp.get_pipe("lemmatizer") if "lemmatizer" in self.nlp.pipe_names else None
 
     def _lemmatize(self, text: str, doc: Doc) -> None:
-        self._lemmatizer(doc)  # the pipe the parse left out, run after the others as in the pipeline
+        if self._lemmatizer is not None:
+            self._lemmatizer(doc)  # the pipe the parse left out, run after the others as in the pipeline
         with self._lock:
             self._unlemmatized.discard(text)
 
