@@ -34,3 +34,26 @@ def keyword_scorer(inp: Input) -> float:
 def length_scorer(text: str) -> float:
     """An essay 'scorer' that looks only at length (the overstable extreme Kumar et al. warn about)."""
     return float(min(12, 2 + len(text.split()) // 60))
+
+
+def toy_reader(inp: Input) -> list[tuple[str, float]]:
+    """A reading-comprehension 'model' for search tests: every alphabetic context word of 4+ letters that is not
+    a question word is a candidate span, scored by how many question words stand among the 3 words before it
+    (later words win ties); the ranked candidates, best first. Words appended after question words attract it,
+    so AddAny can fool it. Logs calls like ``keyword_scorer``."""
+    log = os.environ.get("CALLBLUFF_TEST_CALL_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(inp.key() + "\n")
+            fh.flush()
+    qwords = {w.strip("?.,").lower() for w in inp.text.split()}
+    words = [w.strip("?.,") for w in (inp.context or "").split()]
+    scored = []
+    for i, w in enumerate(words):
+        if len(w) >= 4 and w.isalpha() and w.lower() not in qwords:
+            near = sum(1 for v in words[max(0, i - 3):i] if v.lower() in qwords)
+            scored.append((w, near + i / (10 * (len(words) + 1))))
+    best: dict[str, float] = {}
+    for w, s in sorted(scored, key=lambda x: -x[1]):
+        best.setdefault(w, s)
+    return list(best.items())[:5]

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (scripts/setup.sh installs it)")
@@ -23,6 +24,7 @@ from callbluff.engine.ray_executor import RayExecutor, RemoteTarget  # noqa: E40
 from callbluff.engine.run import Engine  # noqa: E402
 from callbluff.engine.suite import load_suite  # noqa: E402
 from callbluff.targets import CallableTarget, Input  # noqa: E402
+from callbluff.targets.cache import PredictionCache  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -155,3 +157,78 @@ def test_executor_choice_errors_name_the_fix() -> None:
         make_executor("dask", 1)
     with pytest.raises(ValueError, match="--workers must be >= 1"):
         RayExecutor(0)
+
+
+SEARCH_SUITE = """
+name = "ray-search"
+seed = 3
+[dataset]
+spec = "squad:{data}"
+[[target]]
+name = "toy"
+type = "callable"
+function = "scorers:toy_reader"
+pass_input = true
+[[attack]]
+name = "AddAny"
+params = {{ query_budget = 200 }}
+[[attack]]
+name = "AddCommon"
+params = {{ query_budget = 40 }}
+[output]
+chunk_size = 4
+batch_size = 16
+report = false
+cache = "{cache}"
+"""
+CITIES = ("Prague", "Vienna", "Berlin", "Madrid", "Lisbon", "Oslo", "Dublin", "Athens")
+NAMES = ("Tesla", "Curie", "Bohr", "Planck", "Noether", "Fermi", "Dirac", "Pauli")
+
+
+def write_squad(path: Path) -> Path:
+    """Eight one-question paragraphs the toy reader answers correctly ("Which city did X move to in YEAR?")."""
+    paragraphs = []
+    for i, (name, city) in enumerate(zip(NAMES, CITIES)):
+        year = 1880 + i
+        context = f"In January {year}, the physicist {name} moved to {city} for study at the university."  # city: 2
+        q = f"Which city did {name} move to in {year}?"
+        paragraphs.append({"context": context, "qas": [{"id": f"q{i}", "question": q, "answers": [
+            {"text": city, "answer_start": context.index(city)}]}]})
+    path.write_text(json.dumps({"version": "1.1", "data": [{"title": "toy", "paragraphs": paragraphs}]}))
+    return path
+
+
+def test_searches_run_as_ray_tasks_same_bytes_every_query_committed(ray_runtime: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_squad(tmp_path / "squad.json")
+
+    def suite(name: str) -> Path:
+        p = tmp_path / f"{name}.toml"
+        p.write_text(SEARCH_SUITE.format(data=data, cache=tmp_path / f"{name}.sqlite"))
+        return p
+
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("CALLBLUFF_TEST_CALL_LOG", str(log))
+    with LocalExecutor(1) as ex:
+        Engine(load_suite(suite("local")), tmp_path / "local", executor=ex).execute()
+    local_calls = log.read_text().count("\n")
+    log.unlink()
+    ray_suite = suite("ray")
+    with RayExecutor(2) as ex:
+        Engine(load_suite(ray_suite), tmp_path / "ray", executor=ex).execute()
+        assert ex.tasks["map_all"] >= 2  # the searches ran as tasks (pieces of each chunk's records)
+    assert digest(tmp_path / "ray") == digest(tmp_path / "local")
+    examples = pd.read_parquet(tmp_path / "ray" / "examples.parquet")
+    assert set(examples["attack"]) == {"AddAny", "AddCommon"} and (examples["queries"] > 1).all()
+    assert (examples["adv_answer"] != examples["orig_answer"]).any()  # the toy reader was fooled somewhere
+    # the worker-side queries were committed through the cache actor (the workers do not see this test's call
+    # log: they started before it was set): the Ray run's cache holds exactly the local run's predictions, and
+    # the same run from that cache calls the target no more
+    local_cache, ray_cache = PredictionCache(tmp_path / "local.sqlite"), PredictionCache(tmp_path / "ray.sqlite")
+    assert ray_cache.count() == local_cache.count() == local_calls > 0
+    local_cache.close()
+    ray_cache.close()
+    with LocalExecutor(1) as ex:
+        Engine(load_suite(ray_suite), tmp_path / "again", executor=ex).execute()
+    assert not log.exists()
+    assert digest(tmp_path / "again") == digest(tmp_path / "local")

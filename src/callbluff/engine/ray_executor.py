@@ -12,11 +12,16 @@ Who does what (docs/scale-out.md has the diagram):
   parts and, at the end, merges them and computes the metrics. Nothing a task does is written anywhere by
   the task, so a killed driver leaves exactly what a killed local run leaves, and resuming (same ``--out``)
   works the same way: finished chunks are kept, committed predictions come from the cache.
-- Model-in-the-loop searches run as driver threads (``output.search_concurrency`` at once, as locally): each
-  search is a loop of small queries whose answers decide the next query, so it stays where the cache is; the
-  queries' predictions are the Ray tasks (through :class:`RemoteTarget`).
+- **Model-in-the-loop searches** against in-process targets run as Ray tasks over pieces of each chunk's records
+  (:func:`~callbluff.engine.search.run_search_piece`): the search, its candidate generation and the target's
+  predictions all run in the worker, the target loaded once per worker process. Their queries go through the
+  run's prediction cache served by **one cache actor** (:class:`ActorCache`) pinned to the driver's node, which
+  opens the driver's SQLite file: each batch's outputs are committed by the actor before the worker sends the
+  next query, exactly as a local run commits them, so resuming repeats no committed call. The driver merges the
+  cache journal before and after a chunk's searches, so each side sees what the other committed.
 - Targets that stream their outputs (HTTP, command: I/O-bound, already concurrent and committed one output
-  at a time) are called from the driver, as locally.
+  at a time) are called from the driver, as locally, and so are searches against them (driver threads,
+  ``output.search_concurrency`` at once).
 
 Start-up: a local runtime (``ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)``, object
 store 300 MB) takes ~10 s; ``address`` joins a running cluster instead (``ray start --head`` /
@@ -59,7 +64,8 @@ def _predict(target: Any, inputs: list[Input]) -> list[Output]:
 
 class RayExecutor:
     """:class:`~callbluff.engine.executor.Executor` on Ray: ``map`` as Ray tasks (at most ``2 * workers`` in
-    flight, results in input order); ``map_concurrent`` in driver threads (see the module docstring)."""
+    flight, results in input order); ``map_all`` with every task in flight (uneven work such as searches);
+    ``map_concurrent`` in driver threads (see the module docstring)."""
 
     def __init__(self, workers: int = 2, address: str | None = None) -> None:
         if workers < 1:
@@ -80,6 +86,8 @@ class RayExecutor:
         self._call = ray.remote(num_cpus=1, max_retries=2)(_call)
         self._predict = ray.remote(num_cpus=1, max_retries=2)(_predict)
         self._local = LocalExecutor(1)
+        self._caches: dict[str, ActorCache] = {}
+        self.tasks = {"map": 0, "map_all": 0, "predict": 0}  # tasks submitted, by kind (tests, diagnostics)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``items`` as Ray tasks, at most ``2 * workers`` in flight; results in input order."""
@@ -88,13 +96,41 @@ class RayExecutor:
         window: deque[Any] = deque()
         for item in items:
             window.append(self._call.remote(fn_ref, item))
+            self.tasks["map"] += 1
             if len(window) >= 2 * self.workers:
                 yield ray.get(window.popleft())
         while window:
             yield ray.get(window.popleft())
 
+    def map_all(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """``fn`` over ``items`` as Ray tasks, all submitted at once (Ray queues them on free workers, so a long
+        task never holds back the others); results in input order."""
+        ray = self._ray
+        fn_ref = ray.put(fn)
+        refs = [self._call.remote(fn_ref, item) for item in items]
+        self.tasks["map_all"] += len(refs)
+        return list(ray.get(refs))
+
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
         return self._local.map_concurrent(fn, items, concurrency)
+
+    def put(self, obj: Any) -> Any:
+        """``obj`` in the object store (shared by many tasks without being sent with each)."""
+        return self._ray.put(obj)
+
+    def cache_proxy(self, cache: Any) -> ActorCache | None:
+        """The run's prediction cache served to tasks by one actor on this node (one per cache file)."""
+        if cache is None:
+            return None
+        key = str(cache.path)
+        if key not in self._caches:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            here = self._ray.get_runtime_context().get_node_id()
+            actor = self._ray.remote(num_cpus=0)(_CacheActor).options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)).remote(key)
+            self._caches[key] = ActorCache(actor)
+        return self._caches[key]
 
     def remote_target(self, target: Any) -> Any:
         """``target`` with its predictions as Ray tasks (:class:`RemoteTarget`) when it is an in-process
@@ -108,6 +144,13 @@ class RayExecutor:
         return RemoteTarget(target, ref, self)
 
     def close(self) -> None:
+        for proxy in self._caches.values():
+            try:
+                self._ray.get(proxy.actor.close.remote())
+                self._ray.kill(proxy.actor)
+            except Exception:  # noqa: BLE001 - the runtime may already be gone
+                pass
+        self._caches.clear()
         if self._started:
             self._ray.shutdown()
             self._started = False
@@ -132,12 +175,18 @@ class RemoteTarget:
         self.name = getattr(target, "name", target.fingerprint)
         self.config = getattr(target, "config", None)
 
+    @property
+    def ref(self) -> Any:
+        """The wrapped target's object-store reference (search tasks deserialise it once per worker)."""
+        return self._ref
+
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         from callbluff.engine.generate import split_evenly
 
         ex = self._executor
         pieces = split_evenly(list(inputs), ex.workers)
         refs = [ex._predict.remote(self._ref, list(p)) for p in pieces]
+        ex.tasks["predict"] += len(refs)
         return [out for piece in ex._ray.get(refs) for out in piece]
 
     def to_config(self) -> dict[str, Any]:
@@ -148,3 +197,42 @@ class RemoteTarget:
         closer = getattr(self.inner, "close", None)
         if callable(closer):
             closer()
+
+
+class _CacheActor:
+    """The run's :class:`~callbluff.targets.cache.PredictionCache` opened in an actor on the driver's node (the
+    same SQLite file as the driver's; SQLite's WAL mode and busy timeout arbitrate the two connections)."""
+
+    def __init__(self, path: str) -> None:
+        from callbluff.targets.cache import PredictionCache
+
+        self.cache = PredictionCache(path)
+
+    def get_many(self, fingerprint: str, keys: list[str]) -> dict[str, Output]:
+        return self.cache.get_many(fingerprint, keys)
+
+    def put_many(self, fingerprint: str, items: list[tuple[str, Output]]) -> int:
+        return self.cache.put_many(fingerprint, items)
+
+    def close(self) -> None:
+        self.cache.close()
+
+
+class ActorCache:
+    """The prediction-cache interface :class:`~callbluff.targets.wrappers.CachedTarget` uses (``get_many``,
+    ``put_many``), answered by the cache actor; picklable (it holds the actor's handle), so tasks get it. A
+    ``put_many`` returns once the actor has committed the rows."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Output]:
+        import ray
+
+        return ray.get(self.actor.get_many.remote(fingerprint, list(keys)))
+
+    def put_many(self, fingerprint: str, items: Any) -> int:
+        import ray
+
+        pairs = list(items.items()) if isinstance(items, dict) else list(items)
+        return int(ray.get(self.actor.put_many.remote(fingerprint, pairs)))

@@ -34,7 +34,6 @@ from typing import Any
 
 from callbluff import __version__
 from callbluff.attacks.base import PromptGenerator, SearchAttack, StaticAttack, requirements_of
-from callbluff.attacks.oracle import Oracle
 from callbluff.datasets.base import Dataset, load
 from callbluff.engine.executor import Executor, LocalExecutor, make_executor
 from callbluff.engine.generate import (
@@ -48,6 +47,7 @@ from callbluff.engine.generate import (
     split_evenly,
 )
 from callbluff.engine.inputs import adversarial_input, gold_of, original_input
+from callbluff.engine.search import SearchJob, SearchPiece, SearchResult, prefetch, run_search_piece, search_one
 from callbluff.engine.store import (
     GENERATOR_CHUNK0,
     RESTART_HINT,
@@ -60,7 +60,6 @@ from callbluff.engine.suite import Suite, SuiteError
 from callbluff.iterutil import chunked
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
-from callbluff.seeding import record_rng
 from callbluff.targets.base import Input, Output, Target
 from callbluff.targets.cache import PredictionCache
 from callbluff.targets.config import from_config
@@ -443,43 +442,64 @@ class Engine:
     def _search(self, spec: AttackSpec, records: Sequence[Record], prompts: dict[str, Prompt], target: Target,
                 tname: str, originals: dict[str, Output],
                 errors: list[dict[str, Any]], timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
-        """A model-in-the-loop attack on every record, ``output.search_concurrency`` searches at once through
-        the executor; each gets its own :class:`Oracle` (budget ``query_budget``, every query counted) over the
-        shared cached target. Results are in record order, whatever the concurrency. Each search's wall time
-        goes to ``timings`` (timings.json), never into the examples: they stay the same bytes for a seed."""
+        """A model-in-the-loop attack on every record (:func:`~callbluff.engine.search.search_one`): as Ray tasks
+        when the executor can run them against this target (:meth:`_search_tasks`), else
+        ``output.search_concurrency`` searches at once in driver threads over the shared cached target. Results
+        are in record order, whatever runs them. Each search's wall time goes to ``timings`` (timings.json),
+        never into the examples: they stay the same bytes for a seed."""
         attack = instantiate(spec)
         assert isinstance(attack, SearchAttack)
-        budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
-        res = default_resources()
         seed = self.suite.seed
-
-        def one(record: Record) -> tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[str, Any]]:
-            pid = getattr(record, "prompt_id", None)
-            prompt = prompts.get(pid) if pid is not None else None
-            oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record,
-                                                                   attack.task),
-                            budget, original=originals.get(record.id))
-            rng = record_rng(seed, record.id, attack.name, attack.params_dict)
-            t0 = time.perf_counter()
-            try:
-                found = attack.examples(record, oracle, rng, res, prompt, self.states.get((spec, pid)))
-                error = None
-            except Exception as e:  # noqa: BLE001 - recorded per record
-                found, error = [], {"stage": "search", "source_id": record.id, "prompt_id": pid,
-                                    "attack": attack.name, "params": attack.params_dict, "target": tname,
-                                    "cause": f"{type(e).__name__}: {e}"}
-            timing = {"target": tname, "attack": attack.name, "params": canonical_json(attack.params_dict),
-                      "source_id": record.id, "seconds": round(time.perf_counter() - t0, 4),
-                      "queries": oracle.used}
-            return [(ex, oracle.used) for ex in found], error, timing
-
+        results = self._search_tasks(spec, records, prompts, target, tname, originals)
+        if results is None:
+            res = default_resources()
+            prefetch(attack, records, res)
+            results = self.executor.map_concurrent(
+                lambda record: search_one(attack, record, target, tname, seed, prompts, self.states, spec,
+                                          originals.get(record.id), res),
+                records, self.suite.output.search_concurrency)
         out: list[tuple[Perturbed, int]] = []
-        for found, error, timing in self.executor.map_concurrent(one, records, self.suite.output.search_concurrency):
+        for found, error, timing in results:
             out.extend(found)
             timings.append(timing)
             if error is not None:
                 errors.append(error)
         return out
+
+    def _search_tasks(self, spec: AttackSpec, records: Sequence[Record], prompts: dict[str, Prompt], target: Target,
+                      tname: str, originals: dict[str, Output]) -> list[SearchResult] | None:
+        """The searches as Ray tasks, when the executor is Ray and ``target`` is a cached in-process target it
+        ships to workers; None otherwise. Exactly ``workers`` pieces (contiguous runs of records): a task waiting
+        on the cache actor releases its CPU to Ray, which would start any queued piece in a new worker process
+        (importing everything and loading the model again), so none is left queued. The cache journal is merged
+        before (the actor sees what the driver committed) and after (the driver sees the searches' queries)."""
+        from callbluff.engine.ray_executor import RayExecutor, RemoteTarget
+
+        ex = self.executor
+        if not (isinstance(ex, RayExecutor) and isinstance(target, CachedTarget)
+                and isinstance(target.target, RemoteTarget)) or not records:
+            return None
+        cache = target.cache
+        if cache is not None:
+            cache.merge()
+        job = SearchJob(spec=spec, tname=tname, seed=self.suite.seed, prompts=prompts,
+                        states={k: v for k, v in self.states.items() if k[0] == spec},
+                        target_ref=target.target.ref, target_key=target.target.ref.hex(),
+                        cache=ex.cache_proxy(cache), batch_size=target.batch_size, check=target.check)
+        job_ref = ex.put(job)
+        pieces = [SearchPiece(job_ref, part, [originals.get(r.id) for r in part])
+                  for part in split_evenly(list(records), ex.workers) if part]
+        results: list[SearchResult] = []
+        for found, stats in ex.map_all(run_search_piece, pieces):
+            results.extend(found)
+            with target._lock:
+                for k in ("calls", "inputs", "seconds", "errors", "cache_hits"):
+                    setattr(target.stats, k, getattr(target.stats, k) + stats[k])
+            if target.check is not None:
+                target.check.clipped += stats["clipped"]
+        if cache is not None:
+            cache.merge()
+        return results
 
     def _write_chunk(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],
                      example_rows: list[dict[str, Any]], errors: list[dict[str, Any]],

@@ -1,0 +1,127 @@
+"""Model-in-the-loop searches (attack contract v2's :class:`~callbluff.attacks.base.SearchAttack`), one record at
+a time, wherever they run.
+
+:func:`search_one` is the one place a search is run: an :class:`~callbluff.attacks.oracle.Oracle` (budget
+``query_budget``, every query counted, the original output given free) over a cached target, the record's own
+random generator (:func:`~callbluff.seeding.record_rng`), the wall time and queries recorded, an exception turned
+into an error row. The engine calls it
+
+- in driver threads (``output.search_concurrency`` at once) with the run's :class:`CachedTarget`: the local
+  executor, and targets that stream their outputs (HTTP, command: I/O-bound, called from the driver);
+- in Ray tasks (:func:`run_search_piece`, issue 15) for in-process targets on the Ray executor: each task runs the
+  searches of a piece of a chunk's records in a worker, with the target loaded once per worker process and a
+  :class:`CachedTarget` whose cache is the driver's SQLite file served by one cache actor on the driver's node
+  (:class:`~callbluff.engine.ray_executor.ActorCache`). Every query's output is committed through the actor before
+  the next query is sent, exactly as locally, so a killed driver leaves what a killed local run leaves and a
+  resumed run repeats no committed call; the searches' results are the same bytes as with the local executor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from callbluff.attacks.base import SearchAttack
+from callbluff.attacks.oracle import Oracle
+from callbluff.engine.generate import AttackSpec, instantiate
+from callbluff.engine.inputs import adversarial_input
+from callbluff.records import Perturbed, Prompt, Record, canonical_json
+from callbluff.resources.context import Resources, default_resources
+from callbluff.seeding import record_rng
+from callbluff.targets.base import Output, Target
+
+SearchResult = tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[str, Any]]
+"""One record's search: the examples found with the queries spent, an error row or None, the timing row."""
+
+
+def prefetch(attack: SearchAttack, records: Sequence[Record], res: Resources) -> None:
+    """The attack's optional batch work over the records about to be searched (AddSent: one ``nlp.pipe`` of
+    their questions and answer sentences), as the static attacks get in ``generate_examples``. A failure here is
+    left to the per-record searches, which hit the same cause and record it."""
+    hook = getattr(attack, "prefetch", None)
+    if callable(hook):
+        try:
+            hook(records, res)
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
+
+
+def search_one(attack: SearchAttack, record: Record, target: Target, tname: str, seed: int,
+               prompts: Mapping[str, Prompt], states: Mapping[tuple[AttackSpec, str | None], Any],
+               spec: AttackSpec, original: Output | None, res: Resources) -> SearchResult:
+    """Run ``attack``'s search on ``record`` against ``target`` (see the module docstring)."""
+    budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
+    pid = getattr(record, "prompt_id", None)
+    prompt = prompts.get(pid) if pid is not None else None
+    oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, attack.task),
+                    budget, original=original)
+    rng = record_rng(seed, record.id, attack.name, attack.params_dict)
+    t0 = time.perf_counter()
+    try:
+        found = attack.examples(record, oracle, rng, res, prompt, states.get((spec, pid)))
+        error = None
+    except Exception as e:  # noqa: BLE001 - recorded per record
+        found, error = [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
+                            "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
+    timing = {"target": tname, "attack": attack.name, "params": canonical_json(attack.params_dict),
+              "source_id": record.id, "seconds": round(time.perf_counter() - t0, 4), "queries": oracle.used}
+    return [(ex, oracle.used) for ex in found], error, timing
+
+
+@dataclass
+class SearchJob:
+    """What every piece of one (attack, target, chunk) search shares; put once in Ray's object store."""
+
+    spec: AttackSpec
+    tname: str
+    seed: int
+    prompts: Mapping[str, Prompt]
+    states: Mapping[tuple[AttackSpec, str | None], Any]
+    target_ref: Any  # ObjectRef of the in-process target (RemoteTarget's)
+    target_key: str  # the target's object-store id, for the per-worker memo
+    cache: Any  # ActorCache (or None: no prediction cache in this run)
+    batch_size: int
+    check: Any  # the run's OutputCheck for this target (or None)
+
+
+@dataclass
+class SearchPiece:
+    """A few records of a chunk with their original outputs, searched in one Ray task."""
+
+    job: Any  # ObjectRef of the SearchJob
+    records: Sequence[Record]
+    originals: Sequence[Output | None]
+
+
+_WORKER_TARGETS: dict[str, Any] = {}
+"""Targets deserialised in this worker process, by ``SearchJob.target_key``: a model is loaded once per worker,
+not once per task."""
+
+
+def run_search_piece(piece: SearchPiece) -> tuple[list[SearchResult], dict[str, Any]]:
+    """A Ray task: the searches of ``piece.records`` in order, against the worker's copy of the target behind a
+    :class:`CachedTarget` over the actor-served cache. Returns the results and the wrapper's counters (and the
+    check's ``clipped`` count) for the driver to add to its own."""
+    import ray
+
+    from callbluff.targets.wrappers import CachedTarget
+
+    job: SearchJob = ray.get(piece.job) if isinstance(piece.job, ray.ObjectRef) else piece.job
+    inner = _WORKER_TARGETS.get(job.target_key)
+    if inner is None:
+        if len(_WORKER_TARGETS) >= 4:  # a long-lived worker serving many runs keeps only the latest targets
+            _WORKER_TARGETS.pop(next(iter(_WORKER_TARGETS)))
+        inner = _WORKER_TARGETS[job.target_key] = ray.get(job.target_ref)
+    clipped0 = getattr(job.check, "clipped", 0)
+    target = CachedTarget(inner, job.cache, batch_size=job.batch_size, check=job.check)
+    attack = instantiate(job.spec)
+    assert isinstance(attack, SearchAttack)
+    res = default_resources()
+    prefetch(attack, piece.records, res)
+    results = [search_one(attack, r, target, job.tname, job.seed, job.prompts, job.states, job.spec, o, res)
+               for r, o in zip(piece.records, piece.originals)]
+    stats = target.stats.to_dict()
+    stats["clipped"] = getattr(job.check, "clipped", 0) - clipped0
+    return results, stats
