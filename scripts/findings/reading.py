@@ -52,7 +52,7 @@ MODEL = SHARED / "models" / "minilm-l6-squad"
 DOC = REPO / "docs" / "findings" / "reading.md"
 FIGURES = REPO / "docs" / "findings" / "reading"
 SAMPLE_SEED, RUN_SEED = 0, 0
-SIZES = (1000, 1000, 100, 10)
+SIZES = (1000, 1000, 100, 20)
 """Questions per run: AddOneSent/AddSent vs MiniLM, the same vs the sliding window, AddAny/AddCommon vs
 MiniLM, the same vs the sliding window (cost: see ``ANY_BUDGET``)."""
 QUICK = (10, 5, 2, 1)
