@@ -157,3 +157,64 @@ def test_plausibility_filter_on_real_answers_of_prompt_3() -> None:
     lost = f.flag("3", unseen).mean() * 100
     assert arr >= 90, arr
     assert lost <= 6, lost
+
+
+def test_word_trigram_lm_is_a_distribution_and_rewards_seen_order() -> None:
+    from callbluff.defenses.plausibility import EOS, WordTrigramLM
+
+    answers = [w.split() for w in WORDS]
+    lm = WordTrigramLM(answers)
+    vocab = sorted({w for a in answers for w in a}) + [EOS]
+    for ctx in (("<s>", "<s>"), ("pandas", "eat"), ("koalas", "unknownword")):
+        total = sum(lm.prob(*ctx, w) for w in vocab) + lm.prob(*ctx, "<unk>")
+        assert total == pytest.approx(1.0, abs=1e-9), ctx
+    lp, gain = lm.token_scores("pandas eat bamboo".split())
+    _, gain_rev = lm.token_scores("bamboo eat pandas".split())
+    assert len(lp) == 4 and gain.mean() > gain_rev.mean()
+
+
+def _prompt3(n: int) -> list[ScoredResponse]:
+    path = shared_path("data", "asap-sas", "train.tsv.gz")
+    return [r for r in load(f"asap-sas:{path}?prompts=3")][:n]
+
+
+def test_shuffled_real_answers_score_lower_word_order_plausibility() -> None:
+    """ASAP-SAS prompt 3: the prompt's language model and part-of-speech model (fitted on 600 answers) give
+    100 unseen answers a higher context gain and tag log-probability than the same answers shuffled."""
+    from callbluff.defenses.plausibility import FEATURES
+    from callbluff.resources.ngrams import word_tokens
+
+    recs = _prompt3(700)
+    f = PlausibilityFilter(seed=0)
+    state = f._fit_prompt([r.text for r in recs[:600]], [], [])
+    rng = np.random.default_rng(0)
+    unseen = [r.text for r in recs[600:] if len(word_tokens(r.text)) >= 8][:100]
+    shuffled = [" ".join(rng.permutation(word_tokens(t)).tolist()) for t in unseen]
+    a, b = f.features(state, unseen), f.features(state, shuffled)
+    for name in ("lm_gain", "lm_gain_low", "pos_logprob", "pos_low"):
+        k = FEATURES.index(name)
+        assert np.mean(a[:, k] > b[:, k]) >= 0.8, name
+    k = FEATURES.index("lm_negative")  # more tokens placed where the answers never put them
+    assert np.mean(b[:, k] > a[:, k]) >= 0.8
+
+
+def test_plausibility_filter_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    recs = _records(REAL)
+    adv = GIBBERISH + [" ".join(w.split()[::-1]) for w in WORDS] * 4
+    texts = ["pandas eat bamboo", "bamboo eat pandas", "xqzv plomk", "koalas sleep most of the day"]
+    f = PlausibilityFilter(seed=3).fit(recs, {"p": P}, adversarial={"p": adv})
+    g = PlausibilityFilter(seed=3).fit(recs, {"p": P}, adversarial={"p": adv})
+    assert np.array_equal(f.values("p", texts), g.values("p", texts))
+    assert f.summary() == g.summary() and f.fingerprint == g.fingerprint
+    h = load_filter(f.save(tmp_path / "f"))
+    assert np.array_equal(h.values("p", texts), f.values("p", texts))
+
+
+def test_plausibility_filter_saved_by_an_older_version_says_how_to_fix(tmp_path: Path) -> None:
+    f = PlausibilityFilter(seed=0).fit(_records(REAL), {"p": P}, adversarial={"p": GIBBERISH})
+    for st in f.states.values():  # the state of the 8-feature filter had no feature list, LM or tagger model
+        for key in ("features", "lm", "pos_lm"):
+            del st[key]
+    old = load_filter(f.save(tmp_path / "old"))
+    with pytest.raises(ValueError, match=r"older callbluff.*fit it again \(`callbluff filter fit"):
+        old.flag("p", ["pandas eat bamboo"])

@@ -3,7 +3,7 @@ about what the prompt's answers are about?
 
 Ding et al.'s filters each look at one thing (Sec. 5.4): the non-word rate misses adversarials made of real
 words (word n-grams, content burst, shuffle, language-model text), and the unigram perplexity filter rejects
-any unseen word, so it loses half of the real answers. :class:`PlausibilityFilter` combines eight features
+any unseen word, so it loses half of the real answers. :class:`PlausibilityFilter` combines fifteen features
 of an answer's lower-cased word tokens (:func:`callbluff.resources.ngrams.word_tokens`), each measured
 against the prompt's fit-part answers (the development split of :mod:`callbluff.defenses.filters`):
 
@@ -17,16 +17,34 @@ against the prompt's fit-part answers (the development split of :mod:`callbluff.
 ``unseen_prompt``     share of words the prompt's answers never use
 ``similarity``        1 - the highest TF-IDF cosine to one of the prompt's answers (answer space)
 ``log_length``        log(1 + number of words)
+``lm_logprob``        mean log-probability per token (and end of answer) under the prompt's word trigram
+                      model (:class:`WordTrigramLM`, interpolated Kneser-Ney; words shared by fewer than
+                      ``min_answers`` answers are one ``<unk>`` word)
+``lm_gain``           mean *context gain*: log P(word | two words before) - log P(word), i.e. what the
+                      word's place adds to its probability (word order apart from word choice)
+``lm_gain_low``       mean of the 3 lowest context gains (the worst seams of stitched n-grams)
+``lm_negative``       share of tokens with a negative context gain (shuffled answers: most)
+``lm_edges``          mean context gain of the first word and of the end of the answer (an n-gram cut
+                      out of an answer starts and ends where answers do not)
+``pos_logprob``       mean log-probability per tag of the answer's part-of-speech sequence (spaCy's tagger
+                      only, batched) under a Kneser-Ney trigram model of the prompt's answers' tags
+``pos_low``           mean of its 3 lowest tag log-probabilities (a seam that breaks the syntax)
 ====================  ========================================================================================
 
-A classifier (``classifier``: a logistic regression, the default, or scikit-learn's histogram gradient
-boosting; balanced classes, standardised features) is trained on the development split: real held-out
-answers against the generator battery's answers (:mod:`callbluff.defenses.battery`).
+The language-model features skip positions whose word or context holds an unknown word, so a misspelling
+does not make its correctly spelled neighbours look misplaced (the non-word and unseen features see it).
+
+A classifier (``classifier``: scikit-learn's histogram gradient boosting, the default, or a logistic
+regression; balanced classes, standardised features; one thread) is trained on the development split: real
+held-out answers against the generator battery's answers (:mod:`callbluff.defenses.battery`).
 The threshold on its probability is set so that at most ``max_real_flagged`` (2 %) of the development real
 answers are flagged, judged by out-of-fold probabilities (5-fold cross-validation on the development split;
-the classifier used afterwards is refitted on all of it) (the issue's goal: ARR >= 95 % with <= 2 % of real answers lost). The features ignore
-case and punctuation on purpose: the generators write lower-case text without punctuation (as the paper's
-Table 2 shows), which a filter could key on, but a student can write that way too.
+the classifier used afterwards is refitted on all of it) (the issue's goal: ARR >= 95 % with <= 2 % of real
+answers lost). The features ignore case and punctuation on purpose: the generators write lower-case text
+without punctuation (as the paper's Table 2 shows), which a filter could key on, but a student can write that
+way too. The tagger, too, sees the lower-cased tokens without punctuation, whatever the answer.
+
+A filter saved by a version with other features cannot be applied: it says so and asks to fit it again.
 
 Where a prompt has too few answers for a development split, only the non-word rate is used, with the
 configured ``threshold``.
@@ -45,11 +63,84 @@ from callbluff.defenses.filters import AnswerFilter, register_filter
 from callbluff.resources.ngrams import word_tokens
 
 FEATURES: tuple[str, ...] = ("nonword", "bigram_prompt", "bigram_known", "bigram_english", "trigram_prompt",
-                             "unseen_prompt", "similarity", "log_length")
+                             "unseen_prompt", "similarity", "log_length", "lm_logprob", "lm_gain", "lm_gain_low",
+                             "lm_negative", "lm_edges", "pos_logprob", "pos_low")
+LOW_GAINS = 3
+"""How many of an answer's lowest context gains ``lm_gain_low`` averages (the seams of stitched n-grams)."""
 
 
 def _pairs(tokens: Sequence[str], n: int) -> list[str]:
     return [" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+
+
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+KN_DISCOUNT = 0.75
+
+
+class WordTrigramLM:
+    """An interpolated Kneser-Ney word trigram model (Chen and Goodman 1998, Sec. 2.7; one discount 0.75) of
+    lower-cased word tokens, each answer padded with two ``<s>`` and ended by ``</s>``; its unigram level is
+    interpolated with a uniform distribution over the vocabulary plus one unknown word, so no token has
+    probability 0. Plain dictionaries: a prompt's answers (some 60,000 tokens) count in well under a second.
+
+    :meth:`token_scores` gives, per token, the log-probability in context and the *context gain*: that
+    log-probability minus the token's unigram log-probability, i.e. what the two words before it add. The
+    gain separates word order from word choice: a rare but well placed word has a low probability and a
+    positive gain; a common word in a place the answers never put it has a negative gain."""
+
+    def __init__(self, answers: Sequence[Sequence[str]], discount: float = KN_DISCOUNT) -> None:
+        from collections import Counter, defaultdict
+
+        d = discount
+        c3: Counter[tuple[str, str, str]] = Counter()
+        for tk in answers:
+            seq = [BOS, BOS, *tk, EOS]
+            c3.update(zip(seq, seq[1:], seq[2:]))
+        ctx3: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])  # count, types
+        n2: Counter[tuple[str, str]] = Counter()  # continuation count N1+(. v w)
+        for (u, v, w), c in c3.items():
+            s = ctx3[(u, v)]
+            s[0] += c
+            s[1] += 1
+            n2[(v, w)] += 1
+        ctx2: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        n1: Counter[str] = Counter()
+        for (v, w), c in n2.items():
+            s = ctx2[v]
+            s[0] += c
+            s[1] += 1
+            n1[w] += 1
+        self.d = d
+        self.c3, self.ctx3, self.n2, self.ctx2 = dict(c3), dict(ctx3), dict(n2), dict(ctx2)
+        total1 = sum(n1.values())
+        v = len(n1) + 1  # + the unknown word
+        # unigram: continuation counts, discounted, interpolated with uniform over the vocabulary
+        self.p1 = {w: (max(c - d, 0.0) + d * len(n1) / v) / total1 for w, c in n1.items()} if total1 else {}
+        self.p_unk = (d * len(n1) / v) / total1 if total1 else 1.0
+
+    def _p1(self, w: str) -> float:
+        return self.p1.get(w, self.p_unk)
+
+    def _p2(self, v: str, w: str) -> float:
+        p1 = self._p1(w)
+        s = self.ctx2.get(v)
+        if s is None:
+            return p1
+        return (max(self.n2.get((v, w), 0) - self.d, 0.0) + self.d * s[1] * p1) / s[0]
+
+    def prob(self, u: str, v: str, w: str) -> float:
+        p2 = self._p2(v, w)
+        s = self.ctx3.get((u, v))
+        if s is None:
+            return p2
+        return (max(self.c3.get((u, v, w), 0) - self.d, 0.0) + self.d * s[1] * p2) / s[0]
+
+    def token_scores(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(log-probability, context gain) of each token of ``tokens`` and of the closing ``</s>``."""
+        seq = [BOS, BOS, *tokens, EOS]
+        lp = np.array([math.log(self.prob(seq[i - 2], seq[i - 1], seq[i])) for i in range(2, len(seq))])
+        uni = np.array([math.log(self._p1(w)) for w in seq[2:]])
+        return lp, lp - uni
 
 
 @lru_cache(maxsize=4)
@@ -77,7 +168,7 @@ class PlausibilityFilter(AnswerFilter):
     kind = "plausibility"
 
     def __init__(self, *, max_real_flagged: float = 0.02, min_answers: int = 2,
-                 classifier: Literal["boosting", "logistic"] = "logistic", **kw: Any) -> None:
+                 classifier: Literal["boosting", "logistic"] = "boosting", **kw: Any) -> None:
         super().__init__(**kw)
         if not 0 <= max_real_flagged < 1:
             raise ValueError(f"PlausibilityFilter: max_real_flagged={max_real_flagged}; use a value in [0, 1)")
@@ -88,9 +179,13 @@ class PlausibilityFilter(AnswerFilter):
 
     # -- features -------------------------------------------------------------------------------------
     def features(self, state: dict[str, Any], texts: Sequence[str]) -> np.ndarray:
-        """The (len(texts), 8) feature matrix of :data:`FEATURES`."""
+        """The (len(texts), len(FEATURES)) feature matrix of :data:`FEATURES`."""
         from callbluff.defenses.lexicon import hunspell_words, nonword_rate
 
+        if state.get("features") != FEATURES:
+            raise ValueError(f"plausibility filter: fitted with the features {list(state.get('features', FEATURES[:8]))}"
+                             f", this version computes {list(FEATURES)} (a filter saved by an older callbluff); fit "
+                             "it again (`callbluff filter fit --kind plausibility`)")
         words, source = hunspell_words()
         english, fp = generic_bigrams(self.params["corpus"])
         if source != state["dictionary"] or fp != state["corpus"]:
@@ -99,9 +194,15 @@ class PlausibilityFilter(AnswerFilter):
                              "fit the filter again")
         toks = [word_tokens(t) for t in texts]
         sim = self._similarity(state, texts)
+        lm: WordTrigramLM = state["lm"]
+        tags = pos_tags(toks)
         rows = []
         for k, tk in enumerate(toks):
             bi, tri = _pairs(tk, 2), _pairs(tk, 3)
+            lmt = _lm_tokens(tk, state["extra"])
+            lp, gain = lm.token_scores(lmt)
+            known = _known_positions(lmt)
+            kg = gain[known] if known.any() else gain
             rows.append([
                 nonword_rate(tk, words, state["extra"]),
                 _unseen(bi, state["bigrams"]),
@@ -112,6 +213,12 @@ class PlausibilityFilter(AnswerFilter):
                 _unseen(tk, state["vocab"]),
                 1.0 - sim[k],
                 math.log1p(len(tk)),
+                float((lp[known] if known.any() else lp).mean()),
+                float(kg.mean()),
+                float(np.sort(kg)[:LOW_GAINS].mean()),
+                float(np.mean(kg < 0)),
+                _edges(gain, known),
+                *_pos_scores(state["pos_lm"], tags[k]),
             ])
         return np.asarray(rows, dtype=float).reshape(len(texts), len(FEATURES))
 
@@ -129,12 +236,14 @@ class PlausibilityFilter(AnswerFilter):
         _, source = hunspell_words()
         _, fp = generic_bigrams(self.params["corpus"])
         toks = [word_tokens(t) for t in fit_texts]
+        extra = frozenset(shared_words(fit_texts, self.params["min_answers"]))
         state: dict[str, Any] = {
-            "dictionary": source, "corpus": fp,
-            "extra": frozenset(shared_words(fit_texts, self.params["min_answers"])),
+            "features": FEATURES, "dictionary": source, "corpus": fp, "extra": extra,
             "vocab": frozenset(w for tk in toks for w in tk),
             "bigrams": frozenset(b for tk in toks for b in _pairs(tk, 2)),
             "trigrams": frozenset(b for tk in toks for b in _pairs(tk, 3)),
+            "lm": WordTrigramLM([_lm_tokens(tk, extra) for tk in toks]),
+            "pos_lm": WordTrigramLM(pos_tags(toks)),
             "tfidf": None, "space": None, "model": None,
         }
         if any(toks):
@@ -164,8 +273,9 @@ class PlausibilityFilter(AnswerFilter):
         from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
         folds = StratifiedKFold(5, shuffle=True, random_state=self.params["seed"] % 2**32)
-        oof = cross_val_predict(model, X, y, cv=folds, method="predict_proba")[:, 1]
-        model.fit(X, y)
+        with _one_thread():
+            oof = cross_val_predict(model, X, y, cv=folds, method="predict_proba")[:, 1]
+            model.fit(X, y)
         state["model"] = model
         p_real, p_adv = oof[: len(dev_real)], oof[len(dev_real):]
         allowed = int(math.floor(self.params["max_real_flagged"] * len(dev_real)))
@@ -185,7 +295,8 @@ class PlausibilityFilter(AnswerFilter):
         X = self.features(state, texts)
         if state.get("model") is None:
             return X[:, 0]
-        return state["model"].predict_proba(X)[:, 1]
+        with _one_thread():
+            return state["model"].predict_proba(X)[:, 1]
 
     def summary(self) -> dict[str, dict[str, Any]]:
         out = super().summary()
@@ -201,3 +312,53 @@ def _unseen(items: Sequence[str], seen: frozenset[str], of: int | None = None) -
     if total == 0:
         return 0.0
     return sum(x not in seen for x in items) / total
+
+
+POS_BATCH = 512
+
+
+def pos_tags(tokens: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Fine-grained part-of-speech tags (spaCy's tagger only, :func:`callbluff.resources.spacy_pipeline.
+    load_english` ``mode="tagger"``) of each answer's word tokens, tagged as they are: lower-cased, without
+    punctuation, as every answer is seen by the filter. Batched with ``nlp.pipe``."""
+    from spacy.tokens import Doc
+
+    from callbluff.resources.spacy_pipeline import load_english
+
+    nlp = load_english("tagger")
+    docs = (Doc(nlp.vocab, words=list(tk)) if tk else Doc(nlp.vocab, words=[]) for tk in tokens)
+    return [[t.tag_ for t in d] for d in nlp.pipe(docs, batch_size=POS_BATCH)]
+
+
+def _pos_scores(pos_lm: WordTrigramLM, tags: Sequence[str]) -> tuple[float, float]:
+    """(mean, mean of the :data:`LOW_GAINS` lowest) log-probability of an answer's tag sequence."""
+    lp, _ = pos_lm.token_scores(tags)
+    return float(lp.mean()), float(np.sort(lp)[:LOW_GAINS].mean())
+
+
+def _lm_tokens(tokens: Sequence[str], known: frozenset[str]) -> list[str]:
+    """``tokens`` with every word outside ``known`` (the prompt's words shared by answers) as ``<unk>``: a
+    misspelling is one unknown word to the language model, which has seen many in the prompt's answers."""
+    return [w if w in known else UNK for w in tokens]
+
+
+def _one_thread() -> Any:
+    """Limit OpenMP/BLAS to one thread: histogram boosting's threads on a busy shared machine are slower
+    (measured: about 20 times) than one thread, for the small development sets here."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
+def _known_positions(lm_tokens: Sequence[str]) -> np.ndarray:
+    """Per scored position of :meth:`WordTrigramLM.token_scores` (each token, then ``</s>``): True when the
+    token and the two before it are known words (or the padding), so a misspelling (an unknown word) does not
+    lower the word-order figures of its neighbours."""
+    seq = [BOS, BOS, *lm_tokens, EOS]
+    return np.array([UNK not in seq[i - 2:i + 1] for i in range(2, len(seq))], dtype=bool)
+
+
+def _edges(gain: np.ndarray, known: np.ndarray) -> float:
+    """Mean context gain of the answer's first word and of its end (``</s>``), each where known."""
+    ends = [gain[i] for i in (0, len(gain) - 1) if known[i]]
+    return float(np.mean(ends)) if ends else 0.0
