@@ -11,6 +11,10 @@ Stages, each per prompt (so a stopped run keeps what it finished):
   B  countermeasures on the shallow system (Sec. 5.1, 5.2) and the filters (5.4), on the first --tradeoff-count
      answers per configuration, the leaderboard answers and their noisy versions (10/30/50 % of words replaced
      by real misspellings, Birkbeck/Holbrook/Aspell/Wikipedia typo corpora).
+  F  the filters alone (5.4; no scorer): the same adversarial, leaderboard and noisy answers as stage B, plus
+     shuffles of the leaderboard's fully correct answers (answers no filter has seen). Runs on its own
+     (``--stages F``, a few minutes for the 10 prompts); section 3 of the document is rendered from stage F
+     where it ran, else from stage B's filters.
 """
 
 from __future__ import annotations
@@ -276,6 +280,62 @@ def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespac
     return res
 
 
+@timed
+def stage_f(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The filters' own figures (paper Sec. 5.4), without any scorer: the same answers as stage B's filters."""
+    from callbluff.attacks.content import Shuffle
+    from callbluff.defenses import NonWordRateFilter, PlausibilityFilter, UnigramPerplexityFilter, battery
+    from callbluff.defenses.filters import dev_split
+    from callbluff.resources.context import default_resources
+    from callbluff.seeding import record_rng
+
+    prompt = train.prompts[pid]
+    tr = [r for r in train.records() if r.prompt_id == pid]
+    te = [r for r in test.records() if r.prompt_id == pid]
+    adv = battery(tr, prompt, args.tradeoff_count, seed=SEED_TEST)  # the first answers of stage A's set
+    labels, adv_texts = [a.config for a in adv], [a.text for a in adv]
+    real_texts = [r.text for r in te]
+    noisy = noisy_versions(real_texts, [r.id for r in te], typos)
+    # Shuffle of answers the filters never saw: the leaderboard's fully correct answers (battery's Shuffle
+    # shuffles training answers, most of which the filters were fitted on)
+    sh, res_ = Shuffle(), default_resources()
+    unseen_shuffle = [e.text for r in te if r.gold is not None and r.gold >= prompt.score_max
+                      for e in sh.examples(r, record_rng(SEED_TEST, r.id, sh.name, sh.params_dict), res_, prompt, None)]
+    fit_part, _ = dev_split(tr, 0.2, SEED_FILTER, pid)
+    t0 = time.perf_counter()
+    dev_adv = [a.text for a in battery(fit_part, prompt, args.dev_count, seed=SEED_FILTER)]
+    t_dev = time.perf_counter() - t0
+    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(adv), "n_real": len(real_texts),
+                           "n_unseen_shuffle": len(unseen_shuffle), "filters": {},
+                           "noisy_achieved": {k: v["achieved"] for k, v in noisy.items()}}
+    for f in (NonWordRateFilter(seed=SEED_FILTER), UnigramPerplexityFilter(seed=SEED_FILTER),
+              PlausibilityFilter(seed=SEED_FILTER)):
+        t0 = time.perf_counter()
+        f.fit(tr, {pid: prompt}, adversarial={pid: dev_adv})
+        fit_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        fr, fa = f.flag(pid, real_texts), f.flag(pid, adv_texts)
+        fn = {k: f.flag(pid, v["texts"]) for k, v in noisy.items()}
+        fu = f.flag(pid, unseen_shuffle) if unseen_shuffle else np.zeros(0, dtype=bool)
+        apply_s = time.perf_counter() - t1
+        by: dict[str, list[bool]] = {}
+        for flag, lab in zip(fa.tolist(), labels, strict=True):
+            by.setdefault(lab, []).append(flag)
+        res["filters"][f.kind] = {
+            "fit_s": round(fit_s + (t_dev if f.uses_dev else 0.0), 1), "filter_fit_s": round(fit_s, 1),
+            "apply_s": round(apply_s, 1), "n_applied": len(real_texts) + len(adv_texts) + len(fu)
+            + sum(len(v["texts"]) for v in noisy.values()),
+            "real_flagged_pct": float(fr.mean() * 100),
+            "flag_arr_by_config": {lab: float(np.mean(v) * 100) for lab, v in by.items()},
+            "noisy_flagged_pct": {k: float(v.mean() * 100) for k, v in fn.items()},
+            "unseen_shuffle_flagged_pct": float(fu.mean() * 100) if len(fu) else math.nan,
+            "summary": f.summary()[pid], "params": f.params}
+        log(f"F prompt {pid} {f.kind}: real flagged {fr.mean() * 100:.1f} %, flag ARR {fa.mean() * 100:.1f} %, "
+            f"unseen shuffles {res['filters'][f.kind]['unseen_shuffle_flagged_pct']:.1f} % (fit {fit_s:.1f} s, "
+            f"apply {apply_s:.1f} s)")
+    return res
+
+
 # ----------------------------------------------------------------------------------------------------------
 # the document
 # ----------------------------------------------------------------------------------------------------------
@@ -289,13 +349,15 @@ def _fmt(x: float, d: int = 1) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
 
 
-def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict]) -> str:
+def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
+           f_res: dict[str, dict] | None = None) -> str:
     from callbluff.defenses.battery import config_label
 
     from callbluff.attacks.content import ding2020_configurations
 
     configs = [config_label(c) for c in ding2020_configurations(1)]
-    prompts = [p for p in meta["prompts"] if p in a_res]
+    f_res = f_res or {}
+    prompts = [p for p in meta["prompts"] if p in a_res or p in b_res or p in f_res]
     L: list[str] = []
     L += ["# Findings: adversarial answers against content scoring, and countermeasures (Ding et al. 2020)", "",
           "Generated by `scripts/findings/content.py`; do not edit by hand.", "",
@@ -307,10 +369,17 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
           f"wall time in all stages (the invocations above, each computing the stages not yet cached) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
-          f"{meta['machine']['python']}. NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
+          f"{meta['machine']['python']}." + (f" NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
           f"at most {meta['settings']['neural_epochs']} epochs, {meta['settings']['max_words']} words per answer (see the "
-          "notes below).",
+          "notes below)." if a_res else ""),
           ""]
+    if not a_res or not b_res:
+        missing = [s for s, r in (("1 (stages A and N: the scoring systems)", a_res),
+                                  ("2 (stage B: countermeasures on the scorer)", b_res)) if not r]
+        L += [f"**Not computed in the invocations above:** section{'s' if len(missing) > 1 else ''} "
+              f"{' and '.join(missing)}; they need about 100 min on two cores (`python scripts/findings/content.py "
+              "--stages A,B,N`). Their last rendering is in this file's git history (written with the filter of "
+              "its time)." + (" Section 3 (the filters) comes from stage F." if f_res else ""), ""]
     if meta.get("missing_b"):
         L += [f"**Not finished:** the countermeasure stage did not run on prompts {', '.join(meta['missing_b'])} "
               "(time limit); the countermeasure figures are means over the other prompts.", ""]
@@ -323,6 +392,23 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
           "configurations as the test adversarials (different seeds, different fitted answers): the filter figures "
           "are therefore in-distribution for the generator types, which the paper's are too; a new kind of "
           "adversarial answer may pass them more often.", ""]
+    if a_res:
+        L += systems_section(a_res, [p for p in prompts if p in a_res])
+    b_prompts = [p for p in prompts if p in b_res]
+    if b_prompts:
+        L += countermeasure_section(b_res, b_prompts, configs, meta)
+    filt = {p: f_res[p] if p in f_res else b_res[p] for p in prompts if p in f_res or p in b_res}
+    if filt:
+        L += filter_section(filt, list(filt), configs)
+    return "\n".join(L) + "\n"
+
+
+def systems_section(a_res: dict[str, dict], prompts: list[str]) -> list[str]:
+    from callbluff.attacks.content import ding2020_configurations
+    from callbluff.defenses.battery import config_label
+
+    configs = [config_label(c) for c in ding2020_configurations(1)]
+    L: list[str] = []
     # --- systems
     L += ["## 1. ARR of the two scoring systems (paper Sec. 4, Figure 1)", "",
           "ARR = % of adversarial answers scored 0 (`callbluff.metrics.arr`). Mean over prompts, per configuration:",
@@ -367,11 +453,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict])
     L += ["### The paper's findings, checked", ""]
     L += findings_checks(sysmeans, configs)
     L += ["", "![ARR per configuration](content/arr_by_configuration.svg)", ""]
-    # --- countermeasures
-    b_prompts = [p for p in prompts if p in b_res]
-    if b_prompts:
-        L += countermeasure_section(b_res, b_prompts, configs, meta)
-    return "\n".join(L) + "\n"
+    return L
 
 
 def _family(c: str) -> str:
@@ -431,13 +513,25 @@ def countermeasure_section(b_res: dict[str, dict], prompts: list[str], configs: 
     for c in configs:
         L.append(f"| {c} | " + " | ".join(_fmt(_mean([b_res[p]['countermeasures'][n]['arr_by_config'].get(c, math.nan)
                                                        for p in prompts]), 0) for n in names) + " |")
-    # filters
+    L.append("")
+    return L
+
+
+def filter_section(b_res: dict[str, dict], prompts: list[str], configs: list[str]) -> list[str]:
+    """Section 3 from each prompt's stage F result (or stage B's filters where F did not run)."""
     kinds = list(b_res[prompts[0]]["filters"])
-    L += ["", "## 3. Filters (paper Sec. 5.4, Figure 5)", "",
-          "A filter's own figures: ARR = % of adversarial answers it flags; real lost = % of leaderboard answers it "
-          "flags; noisy flagged = % of misspelled leaderboard answers it flags.", "",
-          "| filter | ARR % | real answers lost % | noisy flagged 10 % | 30 % | 50 % | paper |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    src = sorted({"F" if "n_unseen_shuffle" in b_res[p] else "B" for p in prompts})
+    have_unseen = all("unseen_shuffle_flagged_pct" in b_res[p]["filters"][k] for p in prompts for k in kinds)
+    L = ["## 3. Filters (paper Sec. 5.4, Figure 5)", "",
+         f"Stage {' and '.join(src)}, prompts {', '.join(prompts)}. "
+         "A filter's own figures: ARR = % of adversarial answers it flags (mean over the 25 configurations); real "
+         "lost = % of leaderboard answers it flags; noisy flagged = % of misspelled leaderboard answers it flags"
+         + ("; unseen shuffles = % of shuffled fully correct *leaderboard* answers it flags (the battery's Shuffle "
+            "answers shuffle training answers, most of which the filters were fitted on; these it never saw)"
+            if have_unseen else "") + ". Means over prompts.", "",
+         "| filter | ARR % | real answers lost % | noisy flagged 10 % | 30 % | 50 % |"
+         + (" unseen shuffles % |" if have_unseen else "") + " fit s / apply s (all prompts) | paper |",
+         "| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if have_unseen else "") + " ---: | --- |"]
     paper_txt = {"nonword": f"ARR {PAPER['nonword_arr']:.0f} %, {PAPER['nonword_real_lost']} % lost",
                  "unigram-perplexity": "better ARR than non-word, > 50 % lost",
                  "plausibility": "(ours; goal ARR >= 95 %, <= 2 % lost)"}
@@ -445,8 +539,13 @@ def countermeasure_section(b_res: dict[str, dict], prompts: list[str], configs: 
         a = _mean([_mean(list(b_res[p]["filters"][k]["flag_arr_by_config"].values())) for p in prompts])
         lost = _mean([b_res[p]["filters"][k]["real_flagged_pct"] for p in prompts])
         nf = {r: _mean([b_res[p]["filters"][k]["noisy_flagged_pct"][r] for p in prompts]) for r in ("0.1", "0.3", "0.5")}
-        L.append(f"| {k} | {_fmt(a)} | {_fmt(lost)} | {_fmt(nf['0.1'])} | {_fmt(nf['0.3'])} | {_fmt(nf['0.5'])} | "
-                 f"{paper_txt.get(k, '')} |")
+        us = (f" {_fmt(_mean([b_res[p]['filters'][k]['unseen_shuffle_flagged_pct'] for p in prompts]))} |"
+              if have_unseen else "")
+        fit = sum(b_res[p]["filters"][k].get("filter_fit_s", b_res[p]["filters"][k]["fit_s"]) for p in prompts)
+        app = [b_res[p]["filters"][k].get("apply_s") for p in prompts]
+        times = f"{fit:.0f} / " + (f"{sum(app):.0f}" if None not in app else "n/a")
+        L.append(f"| {k} | {_fmt(a)} | {_fmt(lost)} | {_fmt(nf['0.1'])} | {_fmt(nf['0.3'])} | {_fmt(nf['0.5'])} |"
+                 f"{us} {times} | {paper_txt.get(k, '')} |")
     L += ["", "Per configuration (% flagged, mean over prompts):", "",
           "| configuration | " + " | ".join(kinds) + " |", "| --- |" + " ---: |" * len(kinds)]
     for c in configs:
@@ -454,12 +553,31 @@ def countermeasure_section(b_res: dict[str, dict], prompts: list[str], configs: 
                                                        for p in prompts]), 0) for k in kinds) + " |")
     L += ["", "Thresholds chosen per prompt on the development split (non-word rate: max mean(ARR, recall); ours: "
           "<= 2 % of development real answers flagged, out-of-fold):", "",
-          "| prompt | non-word threshold | dev ARR / recall | ours: threshold | dev ARR / recall |",
-          "| --- | ---: | --- | ---: | --- |"]
+          "| prompt | non-word threshold | dev ARR / recall | ours: threshold | dev ARR / recall | ours: test ARR % "
+          "| real lost % | lowest configuration % |",
+          "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |"]
     for p in prompts:
         nw, pl = b_res[p]["filters"].get("nonword", {}).get("summary", {}), b_res[p]["filters"].get("plausibility", {}).get("summary", {})
+        pf = b_res[p]["filters"].get("plausibility")
+        test = "n/a | n/a | n/a"
+        if pf:
+            by = pf["flag_arr_by_config"]
+            low = min(by, key=by.get)
+            test = f"{_fmt(_mean(list(by.values())))} | {_fmt(pf['real_flagged_pct'])} | {low} ({by[low]:.0f})"
         L.append(f"| {p} | {_fmt(nw.get('threshold', math.nan), 3)} | {nw.get('dev_arr', 'n/a')} / {nw.get('dev_recall', 'n/a')} "
-                 f"| {_fmt(pl.get('threshold', math.nan), 3)} | {pl.get('dev_arr', 'n/a')} / {pl.get('dev_recall', 'n/a')} |")
+                 f"| {_fmt(pl.get('threshold', math.nan), 3)} | {pl.get('dev_arr', 'n/a')} / {pl.get('dev_recall', 'n/a')} "
+                 f"| {test} |")
+    if "plausibility" in kinds:
+        pa = _mean([_mean(list(b_res[p]["filters"]["plausibility"]["flag_arr_by_config"].values())) for p in prompts])
+        pl_lost = _mean([b_res[p]["filters"]["plausibility"]["real_flagged_pct"] for p in prompts])
+        weak = [(c, _mean([b_res[p]["filters"]["plausibility"]["flag_arr_by_config"].get(c, math.nan) for p in prompts]))
+                for c in configs]
+        weak = sorted([w for w in weak if w[1] < 95], key=lambda w: w[1])
+        met = pa >= 95 and pl_lost <= 2
+        L += ["", f"**Goal of issue 11 (our filter: ARR >= 95 % over the 25 configurations with <= 2 % of real answers "
+              f"lost, {len(prompts)} prompts): {'met' if met else 'not met'}** (ARR {_fmt(pa)} %, real lost "
+              f"{_fmt(pl_lost)} %). Configurations it flags less than 95 % of (mean over prompts): "
+              + (", ".join(f"{c} {v:.0f} %" for c, v in weak) or "none") + "."]
     return L
 
 
@@ -475,25 +593,26 @@ def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) 
     FIG_DIR.mkdir(parents=True, exist_ok=True)
     configs = [config_label(c) for c in ding2020_configurations(1)]
     pa = [p for p in prompts if p in a_res]
-    fig, ax = plt.subplots(figsize=(11, 4.5))
-    x = np.arange(len(configs))
-    for k, (s, col) in enumerate((("ContentScorer", "#d9a400"), ("NeuralScorer", "#2a6fbb"))):
-        ps = [p for p in pa if s in a_res[p]["systems"]]
-        if not ps:
-            continue
-        means = [_mean([a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for p in ps]) for c in configs]
-        ax.scatter(x + (k - 0.5) * 0.2, means, marker="D", color=col, label=f"{s} (mean over prompts)", zorder=3)
-        for p in ps:
-            ax.scatter(x + (k - 0.5) * 0.2, [a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for c in configs],
-                       s=6, color=col, alpha=0.35)
-    ax.set_xticks(x, configs, rotation=70, fontsize=8)
-    ax.set_ylabel("ARR %")
-    ax.set_ylim(-3, 103)
-    ax.legend(fontsize=8)
-    ax.set_title("Adversarial rejection rate per generator configuration (dots: prompts)")
-    fig.tight_layout()
-    fig.savefig(FIG_DIR / "arr_by_configuration.svg")
-    plt.close(fig)
+    if pa:  # (without stage A the committed figure stays as it is)
+        fig, ax = plt.subplots(figsize=(11, 4.5))
+        x = np.arange(len(configs))
+        for k, (s, col) in enumerate((("ContentScorer", "#d9a400"), ("NeuralScorer", "#2a6fbb"))):
+            ps = [p for p in pa if s in a_res[p]["systems"]]
+            if not ps:
+                continue
+            means = [_mean([a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for p in ps]) for c in configs]
+            ax.scatter(x + (k - 0.5) * 0.2, means, marker="D", color=col, label=f"{s} (mean over prompts)", zorder=3)
+            for p in ps:
+                ax.scatter(x + (k - 0.5) * 0.2, [a_res[p]["systems"][s]["arr_by_config"].get(c, math.nan) for c in configs],
+                           s=6, color=col, alpha=0.35)
+        ax.set_xticks(x, configs, rotation=70, fontsize=8)
+        ax.set_ylabel("ARR %")
+        ax.set_ylim(-3, 103)
+        ax.legend(fontsize=8)
+        ax.set_title("Adversarial rejection rate per generator configuration (dots: prompts)")
+        fig.tight_layout()
+        fig.savefig(FIG_DIR / "arr_by_configuration.svg")
+        plt.close(fig)
     pb = [p for p in prompts if p in b_res]
     if not pb:
         return
@@ -534,13 +653,13 @@ def stage_prompts(progress: Any, label: str, stage: str, prompts: list[str], act
 
 
 STAGE_LABELS = {"A": "stage A (answers + ContentScorer): prompts", "B": "stage B (countermeasures): prompts",
-                "N": "stage N (NeuralScorer): prompts"}
+                "N": "stage N (NeuralScorer): prompts", "F": "stage F (filters alone): prompts"}
 
 
 def run_stages(args: argparse.Namespace, prompts: list[str], train: Any, test: Any,
-               progress: Any) -> tuple[dict[str, dict], dict[str, dict]]:
-    """Stages A, B and N per prompt (computed, or read from the cache), reporting the prompts to ``progress``;
-    returns the per-prompt results of A (with N's systems merged in) and of B."""
+               progress: Any) -> tuple[dict[str, dict], dict[str, dict], dict[str, dict]]:
+    """Stages A, B, N and F per prompt (computed, or read from the cache), reporting the prompts to
+    ``progress``; returns the per-prompt results of A (with N's systems merged in), of B and of F."""
     a_res: dict[str, dict] = {}
     b_res: dict[str, dict] = {}
     stages = args.stages.split(",")
@@ -552,7 +671,7 @@ def run_stages(args: argparse.Namespace, prompts: list[str], train: Any, test: A
             a_res[pid] = cached("A", pid, lambda pid=pid: stage_a(pid, train, test, args))
         elif path.is_file():
             a_res[pid] = json.loads(path.read_text())
-    typos = typo_corpus() if "B" in stages and not args.render_only else None
+    typos = typo_corpus() if ("B" in stages or "F" in stages) and not args.render_only else None
     for pid in stage_prompts(progress, STAGE_LABELS["B"], "B", prompts, runs and "B" in stages, b_only):
         path = CACHE / f"B-{pid}.json"
         late = bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
@@ -575,7 +694,14 @@ def run_stages(args: argparse.Namespace, prompts: list[str], train: Any, test: A
                 a_res[pid]["neural_settings"] = n["settings"]
             a_res[pid]["stage_s"] = a_res[pid].get("stage_s", 0) + n.get("stage_s", 0)
             a_res[pid]["load"] = a_res[pid].get("load", []) + n.get("load", [])
-    return a_res, b_res
+    f_res: dict[str, dict] = {}
+    for pid in stage_prompts(progress, STAGE_LABELS["F"], "F", prompts, runs and "F" in stages):
+        path = CACHE / f"F-{pid}.json"
+        if "F" in stages and not args.render_only:
+            f_res[pid] = cached("F", pid, lambda pid=pid: stage_f(pid, train, test, typos, args))
+        elif path.is_file():
+            f_res[pid] = json.loads(path.read_text())
+    return a_res, b_res, f_res
 
 
 def cached(stage: str, pid: str, fn: Any) -> dict[str, Any] | None:
@@ -600,8 +726,9 @@ def main() -> None:
     ap.add_argument("--embeddings", default="static", choices=["static", "contextual"],
                     help="NeuralScorer word vectors (static: MiniLM input embeddings, no transformer pass)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--stages", default="A,B,N", help="A: answers + ContentScorer, B: countermeasures, "
-                                                        "N: NeuralScorer (run in the order A, B, N)")
+    ap.add_argument("--stages", default="A,B,N,F", help="A: answers + ContentScorer, B: countermeasures, "
+                                                          "N: NeuralScorer, F: the filters alone (needs no other "
+                                                          "stage; run in the order A, B, N, F)")
     ap.add_argument("--b-prompts", default=None, help="run stage B only on these prompts")
     ap.add_argument("--max-words", type=int, default=128, help="NeuralScorer: words per answer")
     ap.add_argument("--deadline", default=None, help="HH:MM (local time): start no new prompt of stage B after it")
@@ -636,10 +763,10 @@ def main() -> None:
     from callbluff.terminal import findings_progress
 
     with findings_progress(overall=STAGE_LABELS.values()) as progress:
-        a_res, b_res = run_stages(args, prompts, train, test, progress)
-    meta["missing_b"] = [p for p in prompts if p not in b_res]
-    meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values()])
-    meta["loads"] = [x for r in [*a_res.values(), *b_res.values()] for x in r.get("load", [])]
+        a_res, b_res, f_res = run_stages(args, prompts, train, test, progress)
+    meta["missing_b"] = [p for p in prompts if p not in b_res] if b_res else []
+    meta["wall_s"] = sum(r.get("stage_s", 0.0) for r in [*a_res.values(), *b_res.values(), *f_res.values()])
+    meta["loads"] = [x for r in [*a_res.values(), *b_res.values(), *f_res.values()] for x in r.get("load", [])]
     meta["machine"]["load_end"] = round(os.getloadavg()[0], 2)
     recorded = {json.dumps(r["neural_settings"], sort_keys=True) for r in a_res.values() if "neural_settings" in r}
     if len(recorded) > 1:
@@ -654,11 +781,11 @@ def main() -> None:
             + meta["command"] + ")"
     if args.no_render:
         return
-    if not a_res:
-        sys.exit("nothing to render: run stage A first")
+    if not a_res and not f_res:
+        sys.exit("nothing to render: run stage A (or F, the filters alone) first")
     figures(a_res, b_res, prompts)
     OUT_MD.parent.mkdir(parents=True, exist_ok=True)
-    OUT_MD.write_text(render(meta, a_res, b_res) + explanations(), encoding="utf-8")
+    OUT_MD.write_text(render(meta, a_res, b_res, f_res) + explanations(), encoding="utf-8")
     log(f"written {OUT_MD} ({meta['wall_s'] / 60:.1f} min)")
 
 
