@@ -74,13 +74,13 @@ on this shared machine (measured 155 ms at load 7), about 2-3 CPU-hours for the 
 it the statistics take ~3 ms per essay. The n-gram ridge, length, word, sentence and spelling statistics and
 the gradient boosting are unchanged."""
 SLICE_PROMPT, SLICE_ESSAYS = "1", 5
-FULL_GRID_PROMPTS: tuple[str, ...] = ("5",)
-"""The full 171-configuration grid runs on this prompt only (cost; the document gives the extrapolation): a
-source-based prompt with short essays (5)."""
+FULL_GRID_PROMPTS: tuple[str, ...] = PROMPTS
+"""The full 171-configuration grid runs on every prompt, on the first ``FULL_GRID_ESSAYS`` attacked essays of each
+(the slice run times it; the document gives the extrapolation)."""
 FULL_GRID_ESSAYS = 20
-SERIES_ESSAYS = 25
+SERIES_ESSAYS = EVAL_PER_PROMPT
 """DelStart / DelEnd make one text per sentence of an essay (k = 1 .. n-1 kept): about half of all adversarial
-texts at 200 essays. They run on the first 25 attacked essays of each prompt (cost; said in the document)."""
+texts. They run on the same 200 attacked essays per prompt as every other test case."""
 BABEL_COUNT = 50
 """BabelGen essays per prompt (the suite default is 15; Table 4 reports a mean, 50 narrow it)."""
 
@@ -616,17 +616,26 @@ def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Seq
     full = per_cfg_essay * 171 * EVAL_PER_PROMPT * len(PROMPTS)
     what = (f"the slice (prompt {SLICE_PROMPT}, {SLICE_ESSAYS} essays, all 171 configurations, both scorers)"
             if "slice" in runs else "the headline run (all its configurations, both scorers)")
+    covered = (SERIES_ESSAYS >= EVAL_PER_PROMPT and FULL_GRID_ESSAYS >= EVAL_PER_PROMPT
+               and set(FULL_GRID_PROMPTS) == set(PROMPTS))
     L += [f"Cost: {what} took {basis['seconds']:.0f} s wall, {per_cfg_essay * 1000:.1f} ms per (essay, "
           f"configuration); the full grid on 8 x {EVAL_PER_PROMPT} essays would take about {full / 60:.0f} min at "
-          "that rate (DelStart / DelEnd make one text per sentence, so the real figure is higher). That is "
-          "beyond the ~60 CPU-minutes this job may take on the shared machine, so every attack ran on all 8 "
-          f"prompts x {EVAL_PER_PROMPT} essays at the headline grid points, except the DelStart / DelEnd series "
-          "(one text per sentence of the essay: as many texts as all other test cases together), which ran on "
-          f"the first {SERIES_ESSAYS} attacked essays (by essay id) of each prompt; and the full grid on prompt"
-          f"{'s' if len(FULL_GRID_PROMPTS) > 1 else ''} {', '.join(FULL_GRID_PROMPTS)} x the first "
-          f"{FULL_GRID_ESSAYS} attacked essays. Before the run, quick slices (prompts 1 and 5, 10 essays, small "
-          "models; `--quick`) took 113 s for 29 configurations x 20 essays and 45 s for 171 configurations x 3 "
-          "essays on this machine.", ""]
+          "that rate (DelStart / DelEnd make one text per sentence, so the real figure is higher). "
+          + ("So every configuration ran on all 8 prompts x "
+             f"{EVAL_PER_PROMPT} essays: the headline run (the tables' grid points and one point of every other "
+             "test case), the DelStart / DelEnd series (one text per sentence of the essay) and the full grid "
+             "(every configuration, the headline ones included: their predictions come from the shared "
+             "prediction cache)."
+             if covered else
+             f"Every attack ran on all 8 prompts x {EVAL_PER_PROMPT} essays at the headline grid points"
+             + (f", the DelStart / DelEnd series on the first {SERIES_ESSAYS} attacked essays (by essay id) of "
+                "each prompt" if SERIES_ESSAYS < EVAL_PER_PROMPT else
+                f", the DelStart / DelEnd series on the same {SERIES_ESSAYS} essays of each prompt")
+             + f", and the full grid on prompt{'s' if len(FULL_GRID_PROMPTS) > 1 else ''} "
+             f"{', '.join(FULL_GRID_PROMPTS)} x the first {FULL_GRID_ESSAYS} attacked essays (by essay id), for "
+             "the CPU time this shared machine allowed.")
+          + " Before the run, quick slices (prompts 1 and 5, 10 essays, small models; `--quick`) took 113 s for 29 "
+          "configurations x 20 essays and 45 s for 171 configurations x 3 essays on this machine.", ""]
     return L
 
 
