@@ -218,3 +218,23 @@ def test_plausibility_filter_saved_by_an_older_version_says_how_to_fix(tmp_path:
     old = load_filter(f.save(tmp_path / "old"))
     with pytest.raises(ValueError, match=r"older callbluff.*fit it again \(`callbluff filter fit"):
         old.flag("p", ["pandas eat bamboo"])
+
+
+def test_glued_words_are_told_from_random_characters() -> None:
+    from callbluff.defenses.plausibility import _splits
+
+    known = frozenset({"transcription", "translation", "protein", "cell"})
+    assert _splits("transcriptiontranslation", frozenset(), known)
+    assert _splits("proteincell", frozenset(), known)
+    assert not _splits("uaxevrxuufcovrq", frozenset(), known)
+    assert not _splits("protein", frozenset(), known)  # one word is not glued
+
+
+def test_plausibility_cross_fit_learns_from_all_training_answers() -> None:
+    recs = _records(REAL)
+    f = PlausibilityFilter(seed=0).fit(recs, {"p": P}, adversarial={"p": GIBBERISH})
+    g = PlausibilityFilter(seed=0, cross_fit=False).fit(recs, {"p": P}, adversarial={"p": GIBBERISH})
+    sf, sg = f.states["p"], g.states["p"]
+    assert sf["n_real_threshold"] == len(REAL) and sg["n_real_threshold"] == sg["n_dev"] == 12
+    assert sf["threshold_from"].startswith("out-of-fold over all training answers")
+    assert f.flag("p", ["xqzv plomk trwa", "pandas eat bamboo and koalas eat eucalyptus"]).tolist() == [True, False]

@@ -3,9 +3,9 @@ about what the prompt's answers are about?
 
 Ding et al.'s filters each look at one thing (Sec. 5.4): the non-word rate misses adversarials made of real
 words (word n-grams, content burst, shuffle, language-model text), and the unigram perplexity filter rejects
-any unseen word, so it loses half of the real answers. :class:`PlausibilityFilter` combines fifteen features
+any unseen word, so it loses half of the real answers. :class:`PlausibilityFilter` combines sixteen features
 of an answer's lower-cased word tokens (:func:`callbluff.resources.ngrams.word_tokens`), each measured
-against the prompt's fit-part answers (the development split of :mod:`callbluff.defenses.filters`):
+against the prompt's training answers (when learning: out-of-fold, see below):
 
 ====================  ========================================================================================
 ``nonword``           non-word rate (Hunspell + the prompt's shared words, :mod:`callbluff.defenses.lexicon`)
@@ -29,20 +29,28 @@ against the prompt's fit-part answers (the development split of :mod:`callbluff.
 ``pos_logprob``       mean log-probability per tag of the answer's part-of-speech sequence (spaCy's tagger
                       only, batched) under a Kneser-Ney trigram model of the prompt's answers' tags
 ``pos_low``           mean of its 3 lowest tag log-probabilities (a seam that breaks the syntax)
+``glued``             share of non-words that are two or more known words run together (a student's missing
+                      spaces, "transcriptiontranslation"; random characters rarely are)
 ====================  ========================================================================================
 
 The language-model features skip positions whose word or context holds an unknown word, so a misspelling
 does not make its correctly spelled neighbours look misplaced (the non-word and unseen features see it).
 
 A classifier (``classifier``: scikit-learn's histogram gradient boosting, the default, or a logistic
-regression; balanced classes, standardised features; one thread) is trained on the development split: real
-held-out answers against the generator battery's answers (:mod:`callbluff.defenses.battery`).
-The threshold on its probability is set so that at most ``max_real_flagged`` (2 %) of the development real
-answers are flagged, judged by out-of-fold probabilities (5-fold cross-validation on the development split;
-the classifier used afterwards is refitted on all of it) (the issue's goal: ARR >= 95 % with <= 2 % of real
-answers lost). The features ignore case and punctuation on purpose: the generators write lower-case text
-without punctuation (as the paper's Table 2 shows), which a filter could key on, but a student can write that
-way too. The tagger, too, sees the lower-cased tokens without punctuation, whatever the answer.
+regression; balanced classes, standardised features; one thread) learns real answers against the generator
+battery's answers (:mod:`callbluff.defenses.battery`, generated from the fit part). The real answers are, by
+default (``cross_fit``), all the prompt's training answers, each measured out-of-fold (5 folds: against
+tables and language models of the other answers), so the classifier and the threshold see five times more
+real answers than the development split holds; the adversarials are measured against the fit part their
+generators saw; the tables kept for applying the filter are those of all the answers. (``cross_fit=False``:
+the development split's real answers against the fit part, as before.) An answer's value is the
+classifier's decision value (log-odds; probabilities saturate at 1 and would tie). The threshold is set so
+that at most ``max_real_flagged`` (2 %) of those real answers are flagged, judged by out-of-fold decision
+values (5-fold cross-validation; the classifier used afterwards is refitted on all of them) (the issue's goal:
+ARR >= 95 % with <= 2 % of real answers lost). The features ignore case and punctuation on purpose: the
+generators write lower-case text without punctuation (as the paper's Table 2 shows), which a filter could
+key on, but a student can write that way too. The tagger, too, sees the lower-cased tokens without
+punctuation, whatever the answer.
 
 A filter saved by a version with other features cannot be applied: it says so and asks to fit it again.
 
@@ -64,7 +72,9 @@ from callbluff.resources.ngrams import word_tokens
 
 FEATURES: tuple[str, ...] = ("nonword", "bigram_prompt", "bigram_known", "bigram_english", "trigram_prompt",
                              "unseen_prompt", "similarity", "log_length", "lm_logprob", "lm_gain", "lm_gain_low",
-                             "lm_negative", "lm_edges", "pos_logprob", "pos_low")
+                             "lm_negative", "lm_edges", "pos_logprob", "pos_low", "glued")
+CROSS_FOLDS = 5
+"""Folds of the out-of-fold real answers (``cross_fit``)."""
 LOW_GAINS = 3
 """How many of an answer's lowest context gains ``lm_gain_low`` averages (the seams of stitched n-grams)."""
 
@@ -161,26 +171,28 @@ def generic_bigrams(corpus: str | None) -> tuple[frozenset[str], str]:
 
 @register_filter
 class PlausibilityFilter(AnswerFilter):
-    """Non-word rate + word-order plausibility + similarity to the prompt's answer space, combined by a
-    classifier trained on a development split (module doc). ``max_real_flagged``: the share of
-    development real answers the threshold may flag (default 0.02)."""
+    """Non-word rate + word-order plausibility (word and part-of-speech language models) + similarity to
+    the prompt's answer space, combined by a classifier (module doc). ``max_real_flagged``: the share of
+    out-of-fold real answers the threshold may flag (default 0.02); ``cross_fit``: learn from all training
+    answers out-of-fold (default) rather than the development split's only."""
 
     kind = "plausibility"
 
     def __init__(self, *, max_real_flagged: float = 0.02, min_answers: int = 2,
-                 classifier: Literal["boosting", "logistic"] = "boosting", **kw: Any) -> None:
+                 classifier: Literal["boosting", "logistic"] = "boosting", cross_fit: bool = True,
+                 **kw: Any) -> None:
         super().__init__(**kw)
         if not 0 <= max_real_flagged < 1:
             raise ValueError(f"PlausibilityFilter: max_real_flagged={max_real_flagged}; use a value in [0, 1)")
         if classifier not in ("boosting", "logistic"):
             raise ValueError(f"PlausibilityFilter: classifier={classifier!r}; use 'boosting' or 'logistic'")
         self.params.update({"max_real_flagged": float(max_real_flagged), "min_answers": int(min_answers),
-                            "classifier": classifier})
+                            "classifier": classifier, "cross_fit": bool(cross_fit)})
 
     # -- features -------------------------------------------------------------------------------------
     def features(self, state: dict[str, Any], texts: Sequence[str]) -> np.ndarray:
         """The (len(texts), len(FEATURES)) feature matrix of :data:`FEATURES`."""
-        from callbluff.defenses.lexicon import hunspell_words, nonword_rate
+        from callbluff.defenses.lexicon import hunspell_words
 
         if state.get("features") != FEATURES:
             raise ValueError(f"plausibility filter: fitted with the features {list(state.get('features', FEATURES[:8]))}"
@@ -193,9 +205,14 @@ class PlausibilityFilter(AnswerFilter):
                              f"fit ({source}, corpus {fp}; fitted with {state['dictionary']}, {state['corpus']}); "
                              "fit the filter again")
         toks = [word_tokens(t) for t in texts]
+        return self._feature_rows(state, texts, toks, pos_tags(toks), words, english)
+
+    def _feature_rows(self, state: dict[str, Any], texts: Sequence[str], toks: Sequence[Sequence[str]],
+                      tags: Sequence[Sequence[str]], words: frozenset[str], english: frozenset[str]) -> np.ndarray:
+        from callbluff.defenses.lexicon import nonword_rate
+
         sim = self._similarity(state, texts)
         lm: WordTrigramLM = state["lm"]
-        tags = pos_tags(toks)
         rows = []
         for k, tk in enumerate(toks):
             bi, tri = _pairs(tk, 2), _pairs(tk, 3)
@@ -219,6 +236,7 @@ class PlausibilityFilter(AnswerFilter):
                 float(np.mean(kg < 0)),
                 _edges(gain, known),
                 *_pos_scores(state["pos_lm"], tags[k]),
+                _glued_rate(tk, words, state["extra"]),
             ])
         return np.asarray(rows, dtype=float).reshape(len(texts), len(FEATURES))
 
@@ -230,39 +248,68 @@ class PlausibilityFilter(AnswerFilter):
         return np.asarray((q @ state["space"].T).max(axis=1).todense()).ravel()
 
     # -- fit / values ---------------------------------------------------------------------------------
-    def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from callbluff.defenses.lexicon import hunspell_words, shared_words
+    def _tables(self, texts: Sequence[str], toks: Sequence[Sequence[str]], tags: Sequence[Sequence[str]],
+                source: str, fp: str) -> dict[str, Any]:
+        """What the features measure an answer against: the answers' words, n-grams, language models and
+        TF-IDF space."""
+        from callbluff.defenses.lexicon import shared_words
 
-        _, source = hunspell_words()
-        _, fp = generic_bigrams(self.params["corpus"])
-        toks = [word_tokens(t) for t in fit_texts]
-        extra = frozenset(shared_words(fit_texts, self.params["min_answers"]))
+        extra = frozenset(shared_words(texts, self.params["min_answers"]))
         state: dict[str, Any] = {
             "features": FEATURES, "dictionary": source, "corpus": fp, "extra": extra,
             "vocab": frozenset(w for tk in toks for w in tk),
             "bigrams": frozenset(b for tk in toks for b in _pairs(tk, 2)),
             "trigrams": frozenset(b for tk in toks for b in _pairs(tk, 3)),
             "lm": WordTrigramLM([_lm_tokens(tk, extra) for tk in toks]),
-            "pos_lm": WordTrigramLM(pos_tags(toks)),
+            "pos_lm": WordTrigramLM(tags),
             "tfidf": None, "space": None, "model": None,
         }
         if any(toks):
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             vec = TfidfVectorizer(analyzer=word_tokens, sublinear_tf=True)
-            state["space"] = vec.fit_transform(fit_texts)
+            state["space"] = vec.fit_transform(list(texts))
             state["tfidf"] = vec
+        return state
+
+    def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
+        from callbluff.defenses.lexicon import hunspell_words
+
+        words, source = hunspell_words()
+        english, fp = generic_bigrams(self.params["corpus"])
+        cross = self.params["cross_fit"] and len(dev_real) >= self.params["min_dev"] and bool(dev_adv)
+        pool = fit_texts + dev_real if cross else fit_texts
+        toks = [word_tokens(t) for t in pool]
+        tags = pos_tags(toks)  # tagged once, shared by every table below
+        state = self._tables(pool, toks, tags, source, fp)
         if len(dev_real) < self.params["min_dev"] or not dev_adv:
             state.update({"threshold": self.params["threshold"], "threshold_from": "configured, non-word rate "
                           "only (too few development answers)"})
             return state
+        if cross:
+            # real answers: out-of-fold over all the prompt's answers (each against tables of the other folds);
+            # adversarials: against the tables of the fit part their generators were fitted on
+            nf = len(fit_texts)
+            fit_state = self._tables(fit_texts, toks[:nf], tags[:nf], source, fp)
+            X_adv = self.features(fit_state, dev_adv)
+            order = np.random.default_rng(self.params["seed"]).permutation(len(pool))
+            X_real = np.zeros((len(pool), len(FEATURES)))
+            for k in range(CROSS_FOLDS):
+                held = np.sort(order[k::CROSS_FOLDS])
+                rest = np.setdiff1d(np.arange(len(pool)), held)
+                st_k = self._tables([pool[i] for i in rest], [toks[i] for i in rest], [tags[i] for i in rest],
+                                    source, fp)
+                X_real[held] = self._feature_rows(st_k, [pool[i] for i in held], [toks[i] for i in held],
+                                                  [tags[i] for i in held], words, english)
+        else:
+            X_real, X_adv = self.features(state, dev_real), self.features(state, dev_adv)
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        X = np.vstack([self.features(state, dev_real), self.features(state, dev_adv)])
-        y = np.r_[np.zeros(len(dev_real)), np.ones(len(dev_adv))]
+        X = np.vstack([X_real, X_adv])
+        y = np.r_[np.zeros(len(X_real)), np.ones(len(X_adv))]
         if self.params["classifier"] == "logistic":
             clf: Any = LogisticRegression(class_weight="balanced", max_iter=1000)
         else:
@@ -274,15 +321,17 @@ class PlausibilityFilter(AnswerFilter):
 
         folds = StratifiedKFold(5, shuffle=True, random_state=self.params["seed"] % 2**32)
         with _one_thread():
-            oof = cross_val_predict(model, X, y, cv=folds, method="predict_proba")[:, 1]
+            oof = cross_val_predict(model, X, y, cv=folds, method="decision_function")
             model.fit(X, y)
         state["model"] = model
-        p_real, p_adv = oof[: len(dev_real)], oof[len(dev_real):]
-        allowed = int(math.floor(self.params["max_real_flagged"] * len(dev_real)))
+        p_real, p_adv = oof[: len(X_real)], oof[len(X_real):]
+        allowed = int(math.floor(self.params["max_real_flagged"] * len(X_real)))
         ordered = np.sort(p_real)[::-1]
         threshold = float(ordered[allowed]) if allowed < len(ordered) else 0.0
-        state.update({"threshold": threshold, "threshold_from": f"development split: at most "
-                      f"{self.params['max_real_flagged']:.0%} of real answers flagged",
+        state.update({"threshold": threshold, "threshold_from": (
+                          "out-of-fold over all training answers" if cross else "development split")
+                      + f": at most {self.params['max_real_flagged']:.0%} of real answers flagged",
+                      "n_real_threshold": len(X_real),
                       "dev_arr": round(float(np.mean(p_adv > threshold)) * 100, 2),
                       "dev_recall": round(float(np.mean(p_real <= threshold)) * 100, 2)})
         if hasattr(clf, "coef_"):
@@ -296,7 +345,7 @@ class PlausibilityFilter(AnswerFilter):
         if state.get("model") is None:
             return X[:, 0]
         with _one_thread():
-            return state["model"].predict_proba(X)[:, 1]
+            return state["model"].decision_function(X)
 
     def summary(self) -> dict[str, dict[str, Any]]:
         out = super().summary()
@@ -362,3 +411,33 @@ def _edges(gain: np.ndarray, known: np.ndarray) -> float:
     """Mean context gain of the answer's first word and of its end (``</s>``), each where known."""
     ends = [gain[i] for i in (0, len(gain) - 1) if known[i]]
     return float(np.mean(ends)) if ends else 0.0
+
+
+def _glued_rate(tokens: Sequence[str], dictionary: frozenset[str], extra: frozenset[str]) -> float:
+    """Share of ``tokens`` that are non-words made of two or more known words run together (a student's
+    missing spaces: "transcriptiontranslation"), which random characters and character n-grams rarely are."""
+    from callbluff.defenses.lexicon import is_known
+
+    if not tokens:
+        return 0.0
+    return sum(not is_known(w, dictionary, extra) and _splits(w, dictionary, extra) for w in tokens) / len(tokens)
+
+
+GLUE_MIN = 3
+"""Shortest piece of a glued word (shorter dictionary entries such as "ab" or "ew" would split nearly anything)."""
+
+
+def _splits(word: str, dictionary: frozenset[str], extra: frozenset[str]) -> bool:
+    """``word`` is two or more known words (each at least :data:`GLUE_MIN` letters) without spaces."""
+    from callbluff.defenses.lexicon import is_known
+
+    n = len(word)
+    if n < 2 * GLUE_MIN or n > 60:
+        return False
+    ok = [0] * (n + 1)  # ok[i]: most pieces a split of word[:i] can have (0: none; -1 marks the start)
+    ok[0] = -1
+    for i in range(GLUE_MIN, n + 1):
+        for j in range(0, i - GLUE_MIN + 1):
+            if ok[j] and is_known(word[j:i], dictionary, extra):
+                ok[i] = max(ok[i], (0 if ok[j] == -1 else ok[j]) + 1)
+    return ok[n] >= 2
