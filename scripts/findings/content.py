@@ -364,9 +364,13 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
           f"Command: `{meta['command']}`. Data: ASAP-SAS (`../shared/data/asap-sas`): the scorers and every "
           "generator are fitted on `train.tsv.gz` per prompt; QWK and the noisy answers use the public leaderboard "
           "answers (`public_leaderboard_rel_2` with the gold scores of `public_leaderboard_solution`). "
-          f"Prompts: {', '.join(prompts)}. Adversarial test answers: {meta['count']} per configuration and prompt "
-          f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
-          f"the first {meta['tradeoff_count']} of them per configuration. Compute: {meta['wall_s'] / 60:.1f} min of "
+          f"Prompts: {', '.join(prompts)}. "
+          + (f"Adversarial test answers: {meta['count']} per configuration and prompt "
+             f"(Shuffle: fewer where a prompt has fewer fully correct training answers); the countermeasure study uses "
+             f"the first {meta['tradeoff_count']} of them per configuration." if a_res else
+             f"Adversarial test answers (stage F): the first {meta['tradeoff_count']} per configuration and prompt of "
+             "stage A's set (the same generators, fitted on the training answers, seed 1).")
+          + f" Compute: {meta['wall_s'] / 60:.1f} min of "
           f"wall time in all stages (the invocations above, each computing the stages not yet cached) on {meta['machine']['cpus']} CPU cores shared with other engineers' jobs: load averages seen "
           f"{min(meta['loads'], default=0):.1f}-{max(meta['loads'], default=0):.1f}, so times are upper bounds; python "
           f"{meta['machine']['python']}." + (f" NeuralScorer settings here: {meta['settings']['embeddings']} word vectors, "
@@ -385,7 +389,8 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
               "(time limit); the countermeasure figures are means over the other prompts.", ""]
     L += ["## Blindness", "",
           "Nothing here is tuned on the leaderboard answers: the scorers' parameters are chosen by cross-validation "
-          "on the training answers, the filters' thresholds on a development split of the training answers, and "
+          "on the training answers, the filters' thresholds on the training answers (non-word rate: a development "
+          "split; our plausibility filter: all training answers, out-of-fold), and "
           "the adversarial test answers come from generators fitted on the training answers with a seed (1) used "
           "nowhere else (adversarial training: seed 2; filter development answers: seed 3, generators fitted on "
           "80 % of the training answers). The filters' development adversarials come from the same 25 generator "
@@ -551,8 +556,10 @@ def filter_section(b_res: dict[str, dict], prompts: list[str], configs: list[str
     for c in configs:
         L.append(f"| {c} | " + " | ".join(_fmt(_mean([b_res[p]['filters'][k]['flag_arr_by_config'].get(c, math.nan)
                                                        for p in prompts]), 0) for k in kinds) + " |")
-    L += ["", "Thresholds chosen per prompt on the development split (non-word rate: max mean(ARR, recall); ours: "
-          "<= 2 % of development real answers flagged, out-of-fold):", "",
+    L += ["", "Thresholds chosen per prompt on the training answers, never on the leaderboard (non-word rate: the "
+          "development split, max mean(ARR, recall); ours: at most 2 % of the real answers it learns from flagged, "
+          "by out-of-fold decision values; its dev ARR / recall are on those answers: all training answers, "
+          "out-of-fold, where the filter's summary says so, else the development split):", "",
           "| prompt | non-word threshold | dev ARR / recall | ours: threshold | dev ARR / recall | ours: test ARR % "
           "| real lost % | lowest configuration % |",
           "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |"]
@@ -576,8 +583,8 @@ def filter_section(b_res: dict[str, dict], prompts: list[str], configs: list[str
         met = pa >= 95 and pl_lost <= 2
         L += ["", f"**Goal of issue 11 (our filter: ARR >= 95 % over the 25 configurations with <= 2 % of real answers "
               f"lost, {len(prompts)} prompts): {'met' if met else 'not met'}** (ARR {_fmt(pa)} %, real lost "
-              f"{_fmt(pl_lost)} %). Configurations it flags less than 95 % of (mean over prompts): "
-              + (", ".join(f"{c} {v:.0f} %" for c, v in weak) or "none") + "."]
+              f"{_fmt(pl_lost, 2)} %). Configurations it flags less than 95 % of (mean over prompts): "
+              + (", ".join(f"{c} {v:.1f} %" for c, v in weak) or "none") + "."]
     return L
 
 
