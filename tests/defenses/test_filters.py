@@ -238,3 +238,11 @@ def test_plausibility_cross_fit_learns_from_all_training_answers() -> None:
     assert sf["n_real_threshold"] == len(REAL) and sg["n_real_threshold"] == sg["n_dev"] == 12
     assert sf["threshold_from"].startswith("out-of-fold over all training answers")
     assert f.flag("p", ["xqzv plomk trwa", "pandas eat bamboo and koalas eat eucalyptus"]).tolist() == [True, False]
+
+
+def test_answers_with_the_same_words_form_one_group() -> None:
+    from callbluff.defenses.plausibility import _groups
+
+    g = _groups([["a", "b"], ["c"], ["a", "b"], [], ["c"], []])
+    assert g.tolist() == [0, 1, 0, 2, 1, 2]
+    assert _groups([]).shape == (0,)

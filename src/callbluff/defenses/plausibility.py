@@ -40,8 +40,9 @@ A classifier (``classifier``: scikit-learn's histogram gradient boosting, the de
 regression; balanced classes, standardised features; one thread) learns real answers against the generator
 battery's answers (:mod:`callbluff.defenses.battery`, generated from the fit part). The real answers are, by
 default (``cross_fit``), all the prompt's training answers, each measured out-of-fold (5 folds: against
-tables and language models of the other answers), so the classifier and the threshold see five times more
-real answers than the development split holds; the adversarials are measured against the fit part their
+tables and language models of the other answers; answers with the same words are held out together, as are
+they in the classifier's folds), so the classifier and the threshold see five times more real answers than
+the development split holds; the adversarials are measured against the fit part their
 generators saw; the tables kept for applying the filter are those of all the answers. (``cross_fit=False``:
 the development split's real answers against the fit part, as before.) An answer's value is the
 classifier's decision value (log-odds; probabilities saturate at 1 and would tie). The threshold is set so
@@ -292,17 +293,23 @@ class PlausibilityFilter(AnswerFilter):
             nf = len(fit_texts)
             fit_state = self._tables(fit_texts, toks[:nf], tags[:nf], source, fp)
             X_adv = self.features(fit_state, dev_adv)
-            order = np.random.default_rng(self.params["seed"]).permutation(len(pool))
+            # answers with the same words are one group, held out together: a copy in another fold would make
+            # an answer look seen (some prompts hold 9 % such answers; the leaderboard's answers have no copy)
+            real_groups = _groups(toks)
+            order = np.random.default_rng(self.params["seed"]).permutation(int(real_groups.max()) + 1)
+            fold_of = np.empty(len(order), dtype=int)
+            fold_of[order] = np.arange(len(order)) % CROSS_FOLDS
             X_real = np.zeros((len(pool), len(FEATURES)))
             for k in range(CROSS_FOLDS):
-                held = np.sort(order[k::CROSS_FOLDS])
-                rest = np.setdiff1d(np.arange(len(pool)), held)
+                held = np.flatnonzero(fold_of[real_groups] == k)
+                rest = np.flatnonzero(fold_of[real_groups] != k)
                 st_k = self._tables([pool[i] for i in rest], [toks[i] for i in rest], [tags[i] for i in rest],
                                     source, fp)
                 X_real[held] = self._feature_rows(st_k, [pool[i] for i in held], [toks[i] for i in held],
                                                   [tags[i] for i in held], words, english)
         else:
             X_real, X_adv = self.features(state, dev_real), self.features(state, dev_adv)
+            real_groups = _groups([word_tokens(t) for t in dev_real])
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
@@ -317,11 +324,12 @@ class PlausibilityFilter(AnswerFilter):
         model = make_pipeline(StandardScaler(), clf)
         # the threshold is set on out-of-fold probabilities (5 folds): in-sample ones of a flexible classifier
         # are overconfident and would put it far too low for unseen real answers
-        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+        from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
-        folds = StratifiedKFold(5, shuffle=True, random_state=self.params["seed"] % 2**32)
+        folds = StratifiedGroupKFold(5, shuffle=True, random_state=self.params["seed"] % 2**32)
+        groups = np.r_[real_groups, _groups([word_tokens(t) for t in dev_adv]) + int(real_groups.max()) + 1]
         with _one_thread():
-            oof = cross_val_predict(model, X, y, cv=folds, method="decision_function")
+            oof = cross_val_predict(model, X, y, groups=groups, cv=folds, method="decision_function")
             model.fit(X, y)
         state["model"] = model
         p_real, p_adv = oof[: len(X_real)], oof[len(X_real):]
@@ -383,6 +391,12 @@ def _pos_scores(pos_lm: WordTrigramLM, tags: Sequence[str]) -> tuple[float, floa
     """(mean, mean of the :data:`LOW_GAINS` lowest) log-probability of an answer's tag sequence."""
     lp, _ = pos_lm.token_scores(tags)
     return float(lp.mean()), float(np.sort(lp)[:LOW_GAINS].mean())
+
+
+def _groups(toks: Sequence[Sequence[str]]) -> np.ndarray:
+    """A group id per answer: answers with the same word tokens share one (in order of first appearance)."""
+    ids: dict[tuple[str, ...], int] = {}
+    return np.array([ids.setdefault(tuple(tk), len(ids)) for tk in toks], dtype=int).reshape(len(toks))
 
 
 def _lm_tokens(tokens: Sequence[str], known: frozenset[str]) -> list[str]:
