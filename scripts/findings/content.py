@@ -381,7 +381,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
         missing = [s for s, r in (("1 (stages A and N: the scoring systems)", a_res),
                                   ("2 (stage B: countermeasures on the scorer)", b_res)) if not r]
         L += [f"**Not computed in the invocations above:** section{'s' if len(missing) > 1 else ''} "
-              f"{' and '.join(missing)}; they need about 100 min on two cores (`python scripts/findings/content.py "
+              f"{' and '.join(missing)}; {'they need' if len(missing) > 1 else 'it needs'} about 100 min on two cores (`python scripts/findings/content.py "
               "--stages A,B,N`). Their last rendering is in this file's git history (written with the filter of "
               "its time)." + (" Section 3 (the filters) comes from stage F." if f_res else ""), ""]
     if meta.get("missing_b"):
@@ -743,9 +743,13 @@ def main() -> None:
     ap.add_argument("--lock", default=None, help="run each (stage, prompt) as its own job under `flock LOCK nice "
                                                  "-n 5` (shared machines), then render")
     ap.add_argument("--fresh", action="store_true", help="drop the cached stage results first")
+    ap.add_argument("--cache", default=None, help="cache directory (default .findings-cache/content; e.g. to "
+                                                  "render from a copy holding only some stages)")
     ap.add_argument("--no-render", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     global CACHE
+    if args.cache:
+        CACHE = Path(args.cache).resolve()
     if args.quick:
         args.prompts = args.prompts or "3,10"
         args.count, args.tradeoff_count, args.dev_count, args.adv_total, args.neural_epochs = 30, 10, 10, 100, 1
@@ -801,7 +805,8 @@ def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
     stages B and N start no new prompt after --deadline."""
     import subprocess
 
-    passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock]
+    # (--fresh was done by this process: the child must not drop the cache again, commands.log included)
+    passthru = [a for a in sys.argv[1:] if not a.startswith("--lock") and a != args.lock and a != "--fresh"]
     passthru = [a for i, a in enumerate(passthru) if not (a == "--prompts" or (i and passthru[i - 1] == "--prompts"))
                 and not a.startswith("--prompts=")]
     cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts", ",".join(prompts),
