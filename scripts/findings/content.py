@@ -757,7 +757,9 @@ def main() -> None:
     if args.fresh and CACHE.exists():
         shutil.rmtree(CACHE)
     prompts = (args.prompts or "1,2,3,4,5,6,7,8,9,10").split(",")
-    if not args.render_only and not args.no_render:  # every computing invocation is listed in the document
+    # every computing invocation is listed in the document (--no-render ones too; not the child that --lock
+    # starts, whose parent logged the command)
+    if not args.render_only and not os.environ.get("CALLBLUFF_FINDINGS_CHILD"):
         CACHE.mkdir(parents=True, exist_ok=True)
         with open(CACHE / "commands.log", "a", encoding="utf-8") as fh:
             fh.write(time.strftime("%Y-%m-%d %H:%M") + "\tpython scripts/findings/content.py "
@@ -812,7 +814,7 @@ def run_under_lock(args: argparse.Namespace, prompts: list[str]) -> None:
     cmd = ["flock", args.lock, "nice", "-n", "5", sys.executable, __file__, *passthru, "--prompts", ",".join(prompts),
            "--no-render"]
     log("run: " + " ".join(cmd))
-    subprocess.run(cmd, check=False)
+    subprocess.run(cmd, check=False, env={**os.environ, "CALLBLUFF_FINDINGS_CHILD": "1"})
 
 
 def explanations() -> str:
