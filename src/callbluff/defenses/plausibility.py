@@ -69,6 +69,7 @@ from typing import Any, Literal
 import numpy as np
 
 from callbluff.defenses.filters import AnswerFilter, register_filter
+from callbluff.resources.ngram_lm import BOS, DISCOUNT, EOS, UNK
 from callbluff.resources.ngrams import word_tokens
 
 FEATURES: tuple[str, ...] = ("nonword", "bigram_prompt", "bigram_known", "bigram_english", "trigram_prompt",
@@ -84,22 +85,23 @@ def _pairs(tokens: Sequence[str], n: int) -> list[str]:
     return [" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
 
 
-BOS, EOS, UNK = "<s>", "</s>", "<unk>"
-KN_DISCOUNT = 0.75
-
-
 class WordTrigramLM:
     """An interpolated Kneser-Ney word trigram model (Chen and Goodman 1998, Sec. 2.7; one discount 0.75) of
     lower-cased word tokens, each answer padded with two ``<s>`` and ended by ``</s>``; its unigram level is
     interpolated with a uniform distribution over the vocabulary plus one unknown word, so no token has
     probability 0. Plain dictionaries: a prompt's answers (some 60,000 tokens) count in well under a second.
 
+    Not :class:`callbluff.resources.ngram_lm.KneserNeyTrigramLM` (LMGenerate's generic model, same smoothing,
+    same markers and discount): that one *samples* from a large corpus split into sentences, with its unigram
+    level undiscounted; this one *scores* already tokenised sequences (words with ``<unk>``, or POS tags) and
+    needs every token's probability, so its unigram level keeps mass for unseen tokens.
+
     :meth:`token_scores` gives, per token, the log-probability in context and the *context gain*: that
     log-probability minus the token's unigram log-probability, i.e. what the two words before it add. The
     gain separates word order from word choice: a rare but well placed word has a low probability and a
     positive gain; a common word in a place the answers never put it has a negative gain."""
 
-    def __init__(self, answers: Sequence[Sequence[str]], discount: float = KN_DISCOUNT) -> None:
+    def __init__(self, answers: Sequence[Sequence[str]], discount: float = DISCOUNT) -> None:
         from collections import Counter, defaultdict
 
         d = discount
@@ -292,7 +294,8 @@ class PlausibilityFilter(AnswerFilter):
             # adversarials: against the tables of the fit part their generators were fitted on
             nf = len(fit_texts)
             fit_state = self._tables(fit_texts, toks[:nf], tags[:nf], source, fp)
-            X_adv = self.features(fit_state, dev_adv)
+            adv_toks = [word_tokens(t) for t in dev_adv]
+            X_adv = self._feature_rows(fit_state, dev_adv, adv_toks, pos_tags(adv_toks), words, english)
             # answers with the same words are one group, held out together: a copy in another fold would make
             # an answer look seen (some prompts hold 9 % such answers; the leaderboard's answers have no copy)
             real_groups = _groups(toks)
@@ -310,6 +313,7 @@ class PlausibilityFilter(AnswerFilter):
         else:
             X_real, X_adv = self.features(state, dev_real), self.features(state, dev_adv)
             real_groups = _groups([word_tokens(t) for t in dev_real])
+            adv_toks = [word_tokens(t) for t in dev_adv]
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
@@ -327,7 +331,7 @@ class PlausibilityFilter(AnswerFilter):
         from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
         folds = StratifiedGroupKFold(5, shuffle=True, random_state=self.params["seed"] % 2**32)
-        groups = np.r_[real_groups, _groups([word_tokens(t) for t in dev_adv]) + int(real_groups.max()) + 1]
+        groups = np.r_[real_groups, _groups(adv_toks) + int(real_groups.max()) + 1]
         with _one_thread():
             oof = cross_val_predict(model, X, y, groups=groups, cv=folds, method="decision_function")
             model.fit(X, y)

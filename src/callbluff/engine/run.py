@@ -490,13 +490,9 @@ class Engine:
         pieces = [SearchPiece(job_ref, part, [originals.get(r.id) for r in part])
                   for part in split_evenly(list(records), ex.workers) if part]
         results: list[SearchResult] = []
-        for found, stats in ex.map_all(run_search_piece, pieces):
+        for found, counts in ex.map_all(run_search_piece, pieces):
             results.extend(found)
-            with target._lock:
-                for k in ("calls", "inputs", "seconds", "errors", "cache_hits"):
-                    setattr(target.stats, k, getattr(target.stats, k) + stats[k])
-            if target.check is not None:
-                target.check.clipped += stats["clipped"]
+            target.add_counts(counts)
         if cache is not None:
             cache.merge()
         return results

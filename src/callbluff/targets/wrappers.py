@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Self
 
@@ -65,6 +65,15 @@ class CachedTarget:
     @property
     def name(self) -> str:
         return str(getattr(self.target, "name", self.fingerprint))
+
+    def add_counts(self, counts: Mapping[str, float]) -> None:
+        """Add the counters of a copy of this wrapper that ran elsewhere (a Ray search task: ``calls``,
+        ``inputs``, ``seconds``, ``errors``, ``cache_hits`` and the check's ``clipped``) to this one's."""
+        with self._lock:
+            for k in ("calls", "inputs", "seconds", "errors", "cache_hits"):
+                setattr(self.stats, k, getattr(self.stats, k) + counts[k])
+            if self.check is not None:
+                self.check.clipped += int(counts.get("clipped", 0))
 
     def __repr__(self) -> str:
         return f"CachedTarget({self.target!r}, cache={self.cache!r}, batch_size={self.batch_size})"
