@@ -193,31 +193,67 @@ def score_systems(res: dict[str, Any], systems: dict[str, Any], pid: str, prompt
 # stage B: countermeasures and the trade-off
 # ----------------------------------------------------------------------------------------------------------
 
-@timed
-def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from callbluff.defenses import (
-        FEATURE_VARIANTS,
-        NonWordRateFilter,
-        PlausibilityFilter,
-        UnigramPerplexityFilter,
-        adversarial_training_set,
-        battery,
-        feature_variant,
-        same_score_pct,
-    )
-    from callbluff.defenses.filters import dev_split
-    from callbluff.metrics import qwk
+def filter_test_answers(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """What stages B and F measure the filters on: the prompt's training and leaderboard records, the first
+    ``--tradeoff-count`` adversarial answers per configuration (the first answers of stage A's set) with their
+    configuration labels, the leaderboard texts and their noisy versions."""
+    from callbluff.defenses import battery
 
     prompt = train.prompts[pid]
     tr = [r for r in train.records() if r.prompt_id == pid]
     te = [r for r in test.records() if r.prompt_id == pid]
+    adv = battery(tr, prompt, args.tradeoff_count, seed=SEED_TEST)
+    real_texts = [r.text for r in te]
+    return {"prompt": prompt, "tr": tr, "te": te, "labels": [a.config for a in adv],
+            "adv_texts": [a.text for a in adv], "real_texts": real_texts,
+            "noisy": noisy_versions(real_texts, [r.id for r in te], typos)}
+
+
+def filter_dev_adversarials(pid: str, t: dict[str, Any], args: argparse.Namespace) -> tuple[list[str], float]:
+    """The filters' development adversarials (generators fitted on 80 % of the training answers, seed
+    ``SEED_FILTER``), shared by the filters that use them, and the seconds they took."""
+    from callbluff.defenses import battery
+    from callbluff.defenses.filters import dev_split
+
+    fit_part, _ = dev_split(t["tr"], 0.2, SEED_FILTER, pid)
+    t0 = time.perf_counter()
+    dev_adv = [a.text for a in battery(fit_part, t["prompt"], args.dev_count, seed=SEED_FILTER)]
+    return dev_adv, time.perf_counter() - t0
+
+
+def the_filters() -> list[Any]:
+    """Ding et al.'s two filters and ours (Sec. 5.4), as stages B and F fit them."""
+    from callbluff.defenses import NonWordRateFilter, PlausibilityFilter, UnigramPerplexityFilter
+
+    return [NonWordRateFilter(seed=SEED_FILTER), UnigramPerplexityFilter(seed=SEED_FILTER),
+            PlausibilityFilter(seed=SEED_FILTER)]
+
+
+def flag_figures(f: Any, pid: str, t: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray],
+                                                                dict[str, Any]]:
+    """A fitted filter's flags on the leaderboard, adversarial and noisy answers of ``t``, and its figures: %
+    of real answers flagged, % flagged per adversarial configuration, % of noisy answers flagged per rate."""
+    fr, fa = f.flag(pid, t["real_texts"]), f.flag(pid, t["adv_texts"])
+    fn = {k: f.flag(pid, v["texts"]) for k, v in t["noisy"].items()}
+    by: dict[str, list[bool]] = {}
+    for flag, lab in zip(fa.tolist(), t["labels"], strict=True):
+        by.setdefault(lab, []).append(flag)
+    return fr, fa, fn, {"real_flagged_pct": float(fr.mean() * 100),
+                        "flag_arr_by_config": {lab: float(np.mean(v) * 100) for lab, v in by.items()},
+                        "noisy_flagged_pct": {k: float(v.mean() * 100) for k, v in fn.items()}}
+
+
+@timed
+def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from callbluff.defenses import FEATURE_VARIANTS, adversarial_training_set, feature_variant, same_score_pct
+    from callbluff.metrics import qwk
+
+    t = filter_test_answers(pid, train, test, typos, args)
+    prompt, tr, te, labels = t["prompt"], t["tr"], t["te"], t["labels"]
+    adv_texts, real_texts, noisy = t["adv_texts"], t["real_texts"], t["noisy"]
     gold = [r.gold for r in te]
     lo, hi = prompt.score_min, prompt.score_max
-    adv = battery(tr, prompt, args.tradeoff_count, seed=SEED_TEST)  # the first answers of stage A's set
-    labels, adv_texts = [a.config for a in adv], [a.text for a in adv]
-    real_texts = [r.text for r in te]
-    noisy = noisy_versions(real_texts, [r.id for r in te], typos)
-    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(adv), "countermeasures": {}, "filters": {},
+    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(adv_texts), "countermeasures": {}, "filters": {},
                            "noisy_achieved": {k: v["achieved"] for k, v in noisy.items()}}
 
     def measure(name: str, model: Any, fit_s: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -247,29 +283,17 @@ def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespac
 
     # filters in front of the paper's scorer; the development adversarials are shared by the filters that use them
     assert base is not None
-    fit_part, _ = dev_split(tr, 0.2, SEED_FILTER, pid)
-    t0 = time.perf_counter()
-    dev_adv = [a.text for a in battery(fit_part, prompt, args.dev_count, seed=SEED_FILTER)]
-    t_dev = time.perf_counter() - t0
+    dev_adv, t_dev = filter_dev_adversarials(pid, t, args)
     base_real = np.asarray(base.score_texts(pid, real_texts), dtype=float)
     base_adv = np.asarray(base.score_texts(pid, adv_texts), dtype=float)
     base_noisy = {k: np.asarray(base.score_texts(pid, v["texts"]), dtype=float) for k, v in noisy.items()}
-    for f in (NonWordRateFilter(seed=SEED_FILTER), UnigramPerplexityFilter(seed=SEED_FILTER),
-              PlausibilityFilter(seed=SEED_FILTER)):
+    for f in the_filters():
         t0 = time.perf_counter()
         f.fit(tr, {pid: prompt}, adversarial={pid: dev_adv})
         fit_s = time.perf_counter() - t0 + (t_dev if f.uses_dev else 0.0)
-        fr, fa = f.flag(pid, real_texts), f.flag(pid, adv_texts)
-        fn = {k: f.flag(pid, v["texts"]) for k, v in noisy.items()}
+        fr, fa, fn, figures = flag_figures(f, pid, t)
         sys_real = np.where(fr, lo, base_real)
-        by: dict[str, list[bool]] = {}
-        for flag, lab in zip(fa.tolist(), labels, strict=True):
-            by.setdefault(lab, []).append(flag)
-        res["filters"][f.kind] = {
-            "fit_s": round(fit_s, 1), "real_flagged_pct": float(fr.mean() * 100),
-            "flag_arr_by_config": {lab: float(np.mean(v) * 100) for lab, v in by.items()},
-            "noisy_flagged_pct": {k: float(v.mean() * 100) for k, v in fn.items()},
-            "summary": f.summary()[pid]}
+        res["filters"][f.kind] = {"fit_s": round(fit_s, 1), **figures, "summary": f.summary()[pid]}
         name = f"filter:{f.kind}"
         system_adv = np.where(fa, lo, base_adv)
         res["countermeasures"][name] = {
@@ -284,53 +308,36 @@ def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespac
 def stage_f(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The filters' own figures (paper Sec. 5.4), without any scorer: the same answers as stage B's filters."""
     from callbluff.attacks.content import Shuffle
-    from callbluff.defenses import NonWordRateFilter, PlausibilityFilter, UnigramPerplexityFilter, battery
-    from callbluff.defenses.filters import dev_split
     from callbluff.resources.context import default_resources
     from callbluff.seeding import record_rng
 
-    prompt = train.prompts[pid]
-    tr = [r for r in train.records() if r.prompt_id == pid]
-    te = [r for r in test.records() if r.prompt_id == pid]
-    adv = battery(tr, prompt, args.tradeoff_count, seed=SEED_TEST)  # the first answers of stage A's set
-    labels, adv_texts = [a.config for a in adv], [a.text for a in adv]
-    real_texts = [r.text for r in te]
-    noisy = noisy_versions(real_texts, [r.id for r in te], typos)
+    t = filter_test_answers(pid, train, test, typos, args)
+    prompt, tr, te = t["prompt"], t["tr"], t["te"]
     # Shuffle of answers the filters never saw: the leaderboard's fully correct answers (battery's Shuffle
     # shuffles training answers, most of which the filters were fitted on)
     sh, res_ = Shuffle(), default_resources()
     unseen_shuffle = [e.text for r in te if r.gold is not None and r.gold >= prompt.score_max
                       for e in sh.examples(r, record_rng(SEED_TEST, r.id, sh.name, sh.params_dict), res_, prompt, None)]
-    fit_part, _ = dev_split(tr, 0.2, SEED_FILTER, pid)
-    t0 = time.perf_counter()
-    dev_adv = [a.text for a in battery(fit_part, prompt, args.dev_count, seed=SEED_FILTER)]
-    t_dev = time.perf_counter() - t0
-    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(adv), "n_real": len(real_texts),
+    dev_adv, t_dev = filter_dev_adversarials(pid, t, args)
+    res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(t["adv_texts"]), "n_real": len(t["real_texts"]),
                            "n_unseen_shuffle": len(unseen_shuffle), "filters": {},
-                           "noisy_achieved": {k: v["achieved"] for k, v in noisy.items()}}
-    for f in (NonWordRateFilter(seed=SEED_FILTER), UnigramPerplexityFilter(seed=SEED_FILTER),
-              PlausibilityFilter(seed=SEED_FILTER)):
+                           "noisy_achieved": {k: v["achieved"] for k, v in t["noisy"].items()}}
+    for f in the_filters():
         t0 = time.perf_counter()
         f.fit(tr, {pid: prompt}, adversarial={pid: dev_adv})
         fit_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        fr, fa = f.flag(pid, real_texts), f.flag(pid, adv_texts)
-        fn = {k: f.flag(pid, v["texts"]) for k, v in noisy.items()}
+        _, fa, _, figures = flag_figures(f, pid, t)
         fu = f.flag(pid, unseen_shuffle) if unseen_shuffle else np.zeros(0, dtype=bool)
         apply_s = time.perf_counter() - t1
-        by: dict[str, list[bool]] = {}
-        for flag, lab in zip(fa.tolist(), labels, strict=True):
-            by.setdefault(lab, []).append(flag)
         res["filters"][f.kind] = {
             "fit_s": round(fit_s + (t_dev if f.uses_dev else 0.0), 1), "filter_fit_s": round(fit_s, 1),
-            "apply_s": round(apply_s, 1), "n_applied": len(real_texts) + len(adv_texts) + len(fu)
-            + sum(len(v["texts"]) for v in noisy.values()),
-            "real_flagged_pct": float(fr.mean() * 100),
-            "flag_arr_by_config": {lab: float(np.mean(v) * 100) for lab, v in by.items()},
-            "noisy_flagged_pct": {k: float(v.mean() * 100) for k, v in fn.items()},
+            "apply_s": round(apply_s, 1), "n_applied": len(t["real_texts"]) + len(t["adv_texts"]) + len(fu)
+            + sum(len(v["texts"]) for v in t["noisy"].values()),
+            **figures,
             "unseen_shuffle_flagged_pct": float(fu.mean() * 100) if len(fu) else math.nan,
             "summary": f.summary()[pid], "params": f.params}
-        log(f"F prompt {pid} {f.kind}: real flagged {fr.mean() * 100:.1f} %, flag ARR {fa.mean() * 100:.1f} %, "
+        log(f"F prompt {pid} {f.kind}: real flagged {figures['real_flagged_pct']:.1f} %, flag ARR {fa.mean() * 100:.1f} %, "
             f"unseen shuffles {res['filters'][f.kind]['unseen_shuffle_flagged_pct']:.1f} % (fit {fit_s:.1f} s, "
             f"apply {apply_s:.1f} s)")
     return res
