@@ -139,11 +139,12 @@ def runs(sizes: tuple[int, int, int, int]) -> dict[str, tuple[tuple[str, ...], l
 
 
 def run(cache: Path, subset: Path, sizes: tuple[int, int, int, int], deadline: str | None = None,
-        after_each: Any = None, progress: Progress | None = None) -> list[str]:
+        after_each: Any = None, progress: Progress | None = None, only: set[str] | None = None) -> list[str]:
     """Run what is not finished, most important first; a run is not started after ``deadline`` (HH:MM, machine
     time), so a shared machine's deadline cuts the least important runs. ``after_each()`` is called after each
     run (the document is rewritten, so a cut job still leaves a consistent document). ``progress`` hears the
-    runs done (stage ``runs``) and each run's questions. Returns skipped runs."""
+    runs done (stage ``runs``) and each run's questions. ``only``: the run keys to compute in this invocation
+    (None: all). Returns skipped runs."""
     timing_path = cache / "timings.json"
     timings = json.loads(timing_path.read_text()) if timing_path.exists() else {}
     skipped = []
@@ -153,6 +154,8 @@ def run(cache: Path, subset: Path, sizes: tuple[int, int, int, int], deadline: s
             progress("runs", k, len(plan))
         out = cache / f"run-{key}"
         if (out / "metrics.json").exists() and key in timings:
+            continue
+        if only is not None and key not in only:
             continue
         if deadline and time.strftime("%H:%M") >= deadline:
             print(f"[reading] past the deadline {deadline}: run {key} not started", flush=True)
@@ -354,6 +357,12 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
     w("")
     w(f"- Command: `.venv/bin/python scripts/findings/reading.py{' --quick' if quick else ''}` (from a fresh clone; "
       "the AddSent lexicon is built on first use and cached)")
+    log = cache / "commands.log"
+    invocations = [ln.split("\t") for ln in log.read_text().splitlines() if ln.count("\t") >= 2] \
+        if log.is_file() else []
+    if invocations:
+        w(f"- Invocations that computed runs into this cache ({len(invocations)}; the script resumes, each run is "
+          "computed once): " + "; ".join(f"`{cmd}` at {when} UTC (runs {runs_})" for when, cmd, runs_ in invocations))
     w(f"- Data: SQuAD v1.1 dev (`{DEV.relative_to(SHARED.parent) if DEV.is_relative_to(SHARED.parent) else DEV}`), "
       f"a seeded random sample (seed {SAMPLE_SEED}) of {N_SENT} questions. AddOneSent/AddSent: the first "
       f"{sizes[0]} against MiniLM, the first {sizes[1]} against the sliding window; AddAny/AddCommon: the first "
@@ -525,7 +534,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke test: a few questions")
     ap.add_argument("--stage", choices=("all", "prepare", "run", "write"), default="all")
     ap.add_argument("--deadline", default=None, help="HH:MM machine time after which no new run starts")
+    ap.add_argument("--runs", default=None, help=f"comma-separated runs to compute now (of {', '.join(ALL_RUNS)}; "
+                    "default all): the others are left for a later invocation")
     args = ap.parse_args()
+    only = set(args.runs.split(",")) if args.runs else None
+    if only is not None and (bad := only - set(ALL_RUNS)):
+        ap.error(f"--runs: unknown run(s) {', '.join(sorted(bad))}; choose among {', '.join(ALL_RUNS)}")
     t0 = time.time()
     sizes = QUICK if args.quick else SIZES
     cache = REPO / ".findings-cache" / ("reading-quick" if args.quick else "reading")
@@ -534,8 +548,13 @@ def main() -> None:
     if args.stage in ("all", "run"):
         after = (lambda: write(cache, info["subset"], sizes, args.quick, time.time() - t0, [])) \
             if args.stage == "all" else None
+        cache.mkdir(parents=True, exist_ok=True)
+        with open(cache / "commands.log", "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())}\t"
+                     f"scripts/findings/reading.py {' '.join(sys.argv[1:])}".rstrip() +
+                     f"\t{args.runs or 'all not finished'}\n")
         with findings_progress(overall=("runs",)) as progress:
-            skipped = run(cache, info["subset"], sizes, args.deadline, after, progress)
+            skipped = run(cache, info["subset"], sizes, args.deadline, after, progress, only)
     if args.stage in ("all", "write"):
         write(cache, info["subset"], sizes, args.quick, time.time() - t0, skipped)
 
