@@ -34,10 +34,16 @@ class ToyReader:
         self.calls.append(len(inputs))
         out = []
         for inp in inputs:
-            c = inp.context.lower().split().count("zyzzyva")
+            c = [w.strip(".") for w in inp.context.lower().split()].count("zyzzyva")
             cands = sorted([Candidate("Prague", 10.0 - 2 * c), Candidate("nowhere", 2.0 * c)], key=lambda x: -x.score)
             out.append(Output(answer=cands[0].text, candidates=tuple(cands)))
         return out
+
+
+def _words(distractor: str) -> list[str]:
+    """The added words (the distractor ends with a period, as the authors' implementation appends it)."""
+    assert distractor.endswith(".")
+    return distractor[:-1].split()
 
 
 def _run(attack, target: ToyReader, seed: int = 0):
@@ -50,7 +56,7 @@ def _run(attack, target: ToyReader, seed: int = 0):
 def test_addany_finds_the_toy_optimum() -> None:
     target = ToyReader()
     [ex], oracle = _run(AddAny(early_stop=False, restarts=0, query_budget=100_000), target)
-    assert ex.meta["distractor"] == " ".join(["zyzzyva"] * 10)
+    assert ex.meta["distractor"] == " ".join(["zyzzyva"] * 10) + "."  # ended by a period, as the authors' code
     assert ex.text == RECORD.context + " " + ex.meta["distractor"]
     assert ex.meta["f1"] == 0.0
     # one initial query, then one batched call per index: 3 epochs x 10 indices
@@ -62,7 +68,7 @@ def test_addany_finds_the_toy_optimum() -> None:
 def test_addany_stops_at_f1_zero() -> None:
     target = ToyReader()
     [ex], oracle = _run(AddAny(restarts=0, query_budget=100_000), target)
-    assert ex.meta["distractor"].split().count("zyzzyva") == 3  # 10 - 2c < 2c first at c = 3
+    assert _words(ex.meta["distractor"]).count("zyzzyva") == 3  # 10 - 2c < 2c first at c = 3
     assert ex.meta["f1"] == 0.0
     assert oracle.calls < 1 + 3 * 10
     assert ex.meta["history"][-1] == [oracle.used, 0.0]
@@ -73,7 +79,7 @@ def test_addcommon_cannot_use_question_words() -> None:
     [ex], _ = _run(AddCommon(restarts=1, query_budget=100_000), target)
     assert "zyzzyva" not in ex.meta["distractor"]
     assert ex.meta["f1"] == 1.0
-    assert set(ex.meta["distractor"].split()) <= set(common_words(1000))
+    assert set(_words(ex.meta["distractor"])) <= set(common_words(1000))
     assert ex.meta["mega_epochs"] == 2  # not fooled: one restart from fresh words
 
 
@@ -99,7 +105,7 @@ def test_gold_answer_never_added() -> None:
     oracle = Oracle(target, lambda text: Input(task="reading", text=rec.question, context=text), 2000)
     att = AddAny(early_stop=False, restarts=0)
     [ex] = att.examples(rec, oracle, record_rng(0, rec.id, att.name, att.params_dict), Resources())
-    assert "year" not in ex.meta["distractor"].split()
+    assert "year" not in _words(ex.meta["distractor"])
 
 
 @pytest.mark.parametrize("position", ["start", "random"])
@@ -155,7 +161,7 @@ def test_a_fooled_candidate_ends_the_search_even_if_the_objective_prefers_anothe
     oracle = Oracle(target, lambda text: Input(task="reading", text=rec.question, context=text), 100_000)
     att = AddAny(restarts=0, query_budget=100_000)
     [ex] = att.examples(rec, oracle, record_rng(0, rec.id, att.name, att.params_dict), Resources())
-    assert "decoy" in ex.meta["distractor"].split()
+    assert "decoy" in _words(ex.meta["distractor"])
     assert ex.meta["f1"] == 0.0
     assert oracle.calls == 2  # the first word's batch already fooled the reader: the search is over
     assert ex.meta["history"][-1] == [oracle.used, 0.0]
@@ -169,3 +175,26 @@ def test_a_stalled_epoch_starts_the_next_mega_epoch(stuck: bool, calls: int) -> 
     [ex], oracle = _run(AddCommon(restarts=1, restart_when_stuck=stuck, query_budget=100_000), target)
     assert oracle.calls == len(target.calls) == calls
     assert ex.meta["mega_epochs"] == 2
+
+
+def test_margin_objective_is_the_gold_spans_lead_over_the_best_wrong_span() -> None:
+    golds = ("Prague",)
+    ranked = Output(answer="Prague", candidates=(Candidate("Prague", 10.0), Candidate("in Prague", 8.0),
+                                                 Candidate("Gospic", 4.0)))
+    assert objective(ranked, golds, "margin") == (6.0, 1.0)
+    # no wrong span listed: the lead over the lowest listed score (a bound on any unlisted wrong span)
+    only_gold = Output(answer="Prague", candidates=(Candidate("Prague", 10.0), Candidate("in Prague", 7.0)))
+    assert objective(only_gold, golds, "margin") == (3.0, 1.0)
+    # fooled exactly when negative
+    fooled = Output(answer="Gospic", candidates=(Candidate("Gospic", 11.0), Candidate("Prague", 10.0)))
+    assert objective(fooled, golds, "margin") == (-1.0, 0.0)
+    # scores missing: the prediction's F1, as the other objectives
+    assert objective(Output(answer="Prague"), golds, "margin") == (1.0, 1.0)
+
+
+def test_addany_with_the_margin_objective_fools_the_toy_reader() -> None:
+    target = ToyReader()
+    [ex], oracle = _run(AddAny(objective="margin", restarts=0, query_budget=100_000), target)
+    assert _words(ex.meta["distractor"]).count("zyzzyva") == 3  # margin 10 - 4c < 0 first at c = 3
+    assert ex.meta["f1"] == 0.0 and ex.meta["objective"] < 0
+    assert oracle.calls < 1 + 3 * 10

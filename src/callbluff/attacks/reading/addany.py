@@ -3,7 +3,8 @@ Search on Albert model", Sec. 3): append ``d`` words chosen by querying the mode
 
 The search (talk slides 34-40; Lopez Crespo Sec. 3, "megaepoch" pseudo-code):
 
-* ``d = n_words`` (10) words are initialised at random from common English words (the ``common_words``
+* ``d = n_words`` (10) words, ended by a period (``period``, as the authors' implementation appends
+  ``"w1 ... wd."``), are initialised at random from common English words (the ``common_words``
   most frequent words of ``wordfreq``, 1,000 in the paper) and placed at ``position`` (``end``: appended to
   the paragraph, as the paper; ``start``; ``random``: at a sentence boundary drawn once per record);
 * an *epoch* visits every index of ``d`` in random order; at each index the candidates are
@@ -25,7 +26,15 @@ The search (talk slides 34-40; Lopez Crespo Sec. 3, "megaepoch" pseudo-code):
 
 Objective (``objective``): ``"expected_f1"`` (default, the authors' implementation: the expected F1 over the
 model's ranked spans, weights a softmax of their scores; a target without ranked candidates falls back to the
-prediction's F1) or ``"f1"`` (the F1 of the prediction against the gold answers, Lopez Crespo). Failed
+prediction's F1), ``"f1"`` (the F1 of the prediction against the gold answers, Lopez Crespo) or
+``"margin"`` (*ours*, not the papers'): the best score of a ranked span that overlaps a gold answer (F1 > 0)
+minus the best score of one that does not (F1 = 0), or minus the lowest listed score when no wrong span is
+listed; the model is fooled exactly when it is negative. Why it exists: against a confident transformer reader
+the expected F1 is flat. Its top spans are all variants of the gold span (a reader lists spans from its 20 best
+start and end tokens), so the added words enter the list only once they nearly win, and until then the greedy
+step follows noise among the gold variants (on a SQuAD dev question the objective moved 0.69 -> 0.68 over 834
+queries while "when did newcastle first indoor market open in september." fools the reader outright). The
+margin moves as soon as a wrong span gains on the gold one, e.g. when question words are placed. Failed
 predictions never win. A candidate word that would make the distractor contain a gold answer
 (SQuAD-normalised tokens) is skipped, so no distractor ever states the answer.
 """
@@ -59,8 +68,10 @@ class AddAnyParams(SearchParams):
                                      "changes no word (a local minimum), instead of finishing the epochs")
     common_words: int = Field(1000, ge=10, le=100_000, description="size of the common-word list (wordfreq)")
     position: Literal["end", "start", "random"] = "end"
-    objective: Literal["expected_f1", "f1"] = "expected_f1"
+    objective: Literal["expected_f1", "f1", "margin"] = "expected_f1"
     early_stop: bool = Field(True, description="stop once the prediction's F1 is 0")
+    period: bool = Field(True, description="end the added words with a period, as the authors' implementation "
+                         "appends them (\"w1 ... wd.\")")
 
 
 @lru_cache(maxsize=8)
@@ -87,8 +98,15 @@ def objective(out: Output, golds: tuple[str, ...], kind: str) -> tuple[float, fl
     if not out.ok or out.answer is None:
         return float("inf"), float("inf")
     f1 = f1_score(out.answer, golds)
-    if kind == "f1" or not out.candidates:
+    if kind == "f1" or not out.candidates or any(c.score is None for c in out.candidates):
         return f1, f1
+    if kind == "margin":
+        scores = [float(c.score) for c in out.candidates]
+        right = [s for c, s in zip(out.candidates, scores) if f1_score(c.text, golds) > 0]
+        wrong = [s for c, s in zip(out.candidates, scores) if f1_score(c.text, golds) == 0]
+        if not right:
+            return -float("inf") if f1 == 0 else f1, f1
+        return max(right) - (max(wrong) if wrong else min(scores)), f1
     scores = np.array([c.score if c.score is not None else 0.0 for c in out.candidates[:10]], dtype=float)
     p = np.exp(scores - scores.max())
     p /= p.sum()
@@ -118,9 +136,8 @@ class _WordSearch(SearchAttack):
         bounds = sorted({0, len(record.context)} | {e for _, e in res.sentence_spans(record.context)})
         return int(bounds[int(rng.integers(len(bounds)))])
 
-    @staticmethod
-    def _text(context: str, at: int, words: list[str]) -> tuple[str, int]:
-        added = " ".join(words)
+    def _text(self, context: str, at: int, words: list[str]) -> tuple[str, int]:
+        added = " ".join(words) + ("." if self.params.period else "")
         left, right = context[:at], context[at:]
         pre = "" if not left or left[-1].isspace() else " "
         post = "" if not right or right[0].isspace() else " "
@@ -202,7 +219,7 @@ class _WordSearch(SearchAttack):
         if best is None or not np.isfinite(best[0]):
             return []
         text, start = self._text(record.context, at, best[2])
-        distractor = " ".join(best[2])
+        distractor = " ".join(best[2]) + ("." if p.period else "")
         check_no_gold(record, distractor, self.name)
         return [self.perturbed(record, text, distractor=distractor, distractor_start=start,
                                objective=round(float(best[1]), 6), f1=round(float(best[0]), 6),
