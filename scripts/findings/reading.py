@@ -127,15 +127,19 @@ ANY_BUDGET = 600
 Chosen on the tuning questions (``TUNING``), not on the findings sample: there, budgets of 600 and 1,000 gave
 the same F1, and the reader answers ~10-20 queries/s on this machine, so 1,000-query searches on the unbroken
 questions would cost most of the run's time for nothing."""
-TUNING = ("20 SQuAD dev questions disjoint from the findings sample (a seed-1 sample with the seed-0 sample "
-          "removed), AddAny only, against the same reader with top-10 spans")
+MARGIN_BUDGET = 1000
+"""Query budget per question of the AddAny-margin run (the attack's default). Chosen on the tuning questions:
+there the margin objective at 600 queries did no better than the authors' objective (F1 13.9 vs 13.2), and 1,000
+queries fooled 4 of its 16 unfooled questions (F1 9.9, mean 272 queries)."""
+TUNING = ("SQuAD dev questions disjoint from the findings sample (a seed-1 sample with the seed-0 sample "
+          "removed), against the same reader with top-10 spans")
 """Where the AddAny search settings were chosen (disclosed in the document)."""
 
 
 def runs(sizes: tuple[int, int, int, int]) -> dict[str, tuple[tuple[str, ...], list[dict[str, Any]], int]]:
     """The runs: (targets, attack tables, questions)."""
     any_attacks = [{"name": "AddAny", "query_budget": ANY_BUDGET}, {"name": "AddCommon", "query_budget": ANY_BUDGET}]
-    margin = [{"name": "AddAny", "query_budget": ANY_BUDGET, "objective": "margin"}]
+    margin = [{"name": "AddAny", "query_budget": MARGIN_BUDGET, "objective": "margin"}]
     return {  # in order of importance: a run cut short by the deadline loses the least
         "sent": (("minilm",), [{"name": "AddOneSent"}, {"name": "AddSent"}], sizes[0]),
         "any-margin": (("minilm",), margin, sizes[2]),
@@ -376,7 +380,7 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
       f"a seeded random sample (seed {SAMPLE_SEED}) of {N_SENT} questions. AddOneSent/AddSent: the first "
       f"{sizes[0]} against MiniLM, the first {sizes[1]} against the sliding window; AddAny/AddCommon: the first "
       f"{sizes[2]} against MiniLM, the first {sizes[3]} against the sliding window (budget {ANY_BUDGET} queries "
-      "per question).")
+      f"per question; {MARGIN_BUDGET} for AddAny with the margin objective).")
     w(f"- Systems: TransformerQA over `{MODEL.name}` (shared reader, 6-layer MiniLM fine-tuned on SQuAD; "
       f"ranked top-{TOP_K} spans) and SlidingWindowQA (Rajpurkar et al. 2016 baseline).")
     w(f"- Machine: {platform.machine()}, {os.cpu_count()} cores shared with other jobs; load average at write "
@@ -515,17 +519,37 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
     w("- Parameters are the paper's where it gives them (d = 10 words, 20 random common words + question "
       "words per index, 3 epochs, 1,000 common words, stop at F1 = 0). Our choices: AddSent makes at most 4 "
       "candidates (2 perturbed questions x 2 fake answers; the paper's crowd gave a few verified sentences per "
-      f"question); AddAny's objective is the expected F1 over the reader's top-{TOP_K} spans (as the authors' "
-      "implementation).")
-    w(f"- **Tuned, on other questions:** three AddAny settings were chosen after a tuning run on {TUNING}: (1) a "
-      "search ends as soon as any queried candidate fools the reader (F1 = 0), and returns the lowest-F1 words "
-      "it queried, where it used to follow the objective only and could pass over a fooling candidate; (2) "
-      "`restart_when_stuck`: a mega-epoch whose whole epoch did not lower the objective gives way to a fresh "
-      f"one; (3) the budget of {ANY_BUDGET} queries per question (the attack's default is 1,000). On those 20 "
-      "tuning questions AddAny F1 went from 11.4 (1, budget 1,000) to 5.7 (1 + 2, budget 600; mean 169 "
-      "queries). The earlier version of this document (budget 300, top-5 spans, neither change, its first 10 "
-      "questions) reported AddAny F1 20.0. AddCommon was not tuned; none of this was measured on the findings "
-      "sample before this run.")
+      f"question); AddAny's and AddCommon's objective is the expected F1 over the reader's top-{TOP_K} spans "
+      "(as the authors' implementation), except in the `AddAny, margin (ours)` column (below).")
+    w(f"- **Tuned, on other questions** ({TUNING}; harness `scripts/findings/reading_tuning.py`, questions "
+      "numbered in its order). Earlier sessions chose, on its first 20 questions: (1) a search ends as soon as any "
+      "queried candidate fools the reader (F1 = 0) and returns the lowest-F1 words it queried; (2) "
+      "`restart_when_stuck`: a mega-epoch whose whole epoch did not lower the objective gives way to a fresh one; "
+      f"(3) the budget of {ANY_BUDGET} queries for AddAny and AddCommon with the authors' objective. That version "
+      "of this document reported AddAny F1 17.8 on these 100 findings questions (mean 244.7 queries; about 18 "
+      "questions not fooled), against 5.7 on the 20 tuning questions.")
+    w("- **This version, also chosen on tuning questions only** (100 of them, questions 0-99):")
+    w("  - The added words end with a period (`period`), as the authors' implementation appends them. On "
+      "tuning questions 0-29 (authors' objective, budget 600): F1 8.3 either way, mean queries 179 -> 172.")
+    w("  - A second objective, `margin` (ours; the attack's docstring): the gold span's score lead over the best "
+      "wrong span. Why: the authors' expected F1 over a confident transformer's top spans is flat. Its top-10 "
+      "spans are all variants of the gold one (a reader lists spans from its 20 best start and end tokens), so "
+      "the added words show up only once they nearly win. Traced on tuning question 96 (\"When did Newcastle's "
+      "first indoor market open?\"), the objective moved 0.69 -> 0.68 in 834 queries while \"when did newcastle "
+      "first indoor market open in september.\" fools the reader outright.")
+    w("  - What the tuning questions said (all budget 600 unless stated): authors' objective F1 13.2, 15 of 100 "
+      "not fooled, mean 208 queries (questions 30-99 of this figure ran under an earlier copy of the harness whose "
+      "per-question seeds were offset by 30, so they are not reproduced byte for byte by the committed one); margin "
+      "F1 13.9, 16 not fooled, mean 216. So at 600 queries the margin objective is no better overall: it fools "
+      "different questions (8 of the 15 the authors' objective left), and most failures of either are searches "
+      "that run out of queries.")
+    w(f"  - Margin at budget {MARGIN_BUDGET} (its 16 unfooled questions re-run; a search is deterministic per seed, "
+      "so its first 600 queries are the same): 4 more fooled, F1 9.9, mean 272 queries. That is the `AddAny, "
+      f"margin (ours)` column, budget {MARGIN_BUDGET}. It meets the issue's AddAny goals on the tuning questions by "
+      "a hair; the findings sample above was never run with it before this run.")
+    w("  - Tried and dropped on 15 hard tuning questions: top-20 spans in the objective (2 of 15 fooled) and 10 "
+      "random words per index instead of 20 (3 of 15).")
+    w("  - AddCommon keeps the authors' objective and was not tuned.")
     w("- The shared reader was fine-tuned on SQuAD train only; the lexicon is built from SQuAD train "
       "paragraphs, so no dev question or answer informs the attacks. The AddSent fake answers and "
       "alterations are rules, not learnt.")
