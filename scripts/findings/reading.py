@@ -139,7 +139,7 @@ TUNING = ("SQuAD dev questions disjoint from the findings sample (a seed-1 sampl
 def runs(sizes: tuple[int, int, int, int]) -> dict[str, tuple[tuple[str, ...], list[dict[str, Any]], int]]:
     """The runs: (targets, attack tables, questions)."""
     any_attacks = [{"name": "AddAny", "query_budget": ANY_BUDGET}, {"name": "AddCommon", "query_budget": ANY_BUDGET}]
-    margin = [{"name": "AddAny", "query_budget": MARGIN_BUDGET, "objective": "margin"}]
+    margin = [{"name": "AddAny", "query_budget": MARGIN_BUDGET, "params": {"objective": "margin"}}]
     return {  # in order of importance: a run cut short by the deadline loses the least
         "sent": (("minilm",), [{"name": "AddOneSent"}, {"name": "AddSent"}], sizes[0]),
         "any-margin": (("minilm",), margin, sizes[2]),
