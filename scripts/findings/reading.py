@@ -374,8 +374,9 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
     invocations = [ln.split("\t") for ln in log.read_text().splitlines() if ln.count("\t") >= 2] \
         if log.is_file() else []
     if invocations:
-        w(f"- Invocations that computed runs into this cache ({len(invocations)}; the script resumes, each run is "
-          "computed once): " + "; ".join(f"`{cmd}` at {when} UTC (runs {runs_})" for when, cmd, runs_ in invocations))
+        w(f"- Invocations of the script on this cache ({len(invocations)}; the script resumes, each run is "
+          "computed once by the first invocation that finishes it): "
+          + "; ".join(f"`{cmd}` at {when} UTC (runs {runs_})" for when, cmd, runs_ in invocations))
     w(f"- Data: SQuAD v1.1 dev (`{DEV.relative_to(SHARED.parent) if DEV.is_relative_to(SHARED.parent) else DEV}`), "
       f"a seeded random sample (seed {SAMPLE_SEED}) of {N_SENT} questions. AddOneSent/AddSent: the first "
       f"{sizes[0]} against MiniLM, the first {sizes[1]} against the sliding window; AddAny/AddCommon: the first "
@@ -585,7 +586,7 @@ def main() -> None:
         after = (lambda: write(cache, info["subset"], sizes, args.quick, time.time() - t0, [])) \
             if args.stage == "all" else None
         cache.mkdir(parents=True, exist_ok=True)
-        with open(cache / "commands.log", "a", encoding="utf-8") as fh:
+        with open(cache / "commands.log", "a", encoding="utf-8") as fh:  # before the runs: a failed start shows too
             fh.write(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())}\t"
                      f"scripts/findings/reading.py {' '.join(sys.argv[1:])}".rstrip() +
                      f"\t{args.runs or 'all not finished'}\n")
