@@ -68,7 +68,10 @@ class AddAnyParams(SearchParams):
                                      "changes no word (a local minimum), instead of finishing the epochs")
     common_words: int = Field(1000, ge=10, le=100_000, description="size of the common-word list (wordfreq)")
     position: Literal["end", "start", "random"] = "end"
-    objective: Literal["expected_f1", "f1", "margin"] = "expected_f1"
+    objective: Literal["expected_f1", "f1", "margin"] = Field(
+        "expected_f1", description="what the greedy step lowers: expected_f1 (the authors': expected F1 over the "
+        "ranked spans), f1 (the prediction's F1), margin (ours: the gold span's score lead over the best wrong "
+        "span; stronger against confident readers, see the module docstring)")
     early_stop: bool = Field(True, description="stop once the prediction's F1 is 0")
     period: bool = Field(True, description="end the added words with a period, as the authors' implementation "
                          "appends them (\"w1 ... wd.\")")
