@@ -128,6 +128,8 @@ Chosen on the tuning questions (``TUNING``), not on the findings sample: there, 
 the same F1, and the reader answers ~10-20 queries/s on this machine, so 1,000-query searches on the unbroken
 questions would cost most of the run's time for nothing."""
 MARGIN_BUDGET = 1000
+TUNING_N, TUNING_MARGIN_F1, TUNING_AUTHORS_F1 = 100, 9.9, 13.2
+"""Tuning-question figures (``scripts/findings/reading_tuning.py``; see the disclosure section)."""
 """Query budget per question of the AddAny-margin run (the attack's default). Chosen on the tuning questions:
 there the margin objective at 600 queries did no better than the authors' objective (F1 13.9 vs 13.2), and 1,000
 queries fooled 4 of its 16 unfooled questions (F1 9.9, mean 272 queries)."""
@@ -443,6 +445,15 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
                   {}).get("queries_mean")
         w(f"- {label} mean target queries per question <= 300: ours {_fmt(qm)} -> "
           f"**{'met' if qm is not None and qm <= 300 else 'NOT met'}**")
+    got_m, got_a = headline.get(("minilm", MARGIN)), headline.get(("minilm", "AddAny"))
+    if got_m is not None and np.isfinite(got_m):
+        w("")
+        w(f"The margin setting was chosen on {TUNING_N} tuning questions, where it gave F1 {TUNING_MARGIN_F1} "
+          f"(the authors' objective at {ANY_BUDGET} queries: {TUNING_AUTHORS_F1}); on this sample it gives "
+          f"{_fmt(got_m)} (the authors' objective: {_fmt(got_a)}). The same gap showed in an earlier session "
+          "(5.7 on 20 tuning questions, 17.8 here): this sample holds more questions the search does not fool "
+          "within its budget, so the tuning figures flatter. "
+          + ("The AddAny goal is not met by either objective." if got_m > TARGETS[MARGIN] else ""))
     w("")
     w("## Metric rows (metrics.json of each run)")
     w("")
