@@ -555,7 +555,7 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
       "not fooled, mean 208 queries (questions 30-99 of this figure ran under an earlier copy of the harness whose "
       "per-question seeds were offset by 30, so they are not reproduced byte for byte by the committed one); margin "
       "F1 13.9, 16 not fooled, mean 216. So at 600 queries the margin objective is no better overall: it fools "
-      "different questions (8 of the 15 the authors' objective left), and most failures of either are searches "
+      "different questions (7 of the 15 the authors' objective left), and most failures of either are searches "
       "that run out of queries.")
     w(f"  - Margin at budget {MARGIN_BUDGET} (its 16 unfooled questions re-run; a search is deterministic per seed, "
       "so its first 600 queries are the same): 4 more fooled, F1 9.9, mean 272 queries. That is the `AddAny, "
