@@ -105,7 +105,8 @@ def section_search() -> list[str]:
         out += [f"Command: `{a.get('command', r['command'])}`; load {a.get('load_before', r.get('load_before'))} -> "
                 f"{a.get('load_after', r.get('load_after'))}; details: benchmarks/addonesent.md.", "",
                 f"- AddAny: **{a['queries_per_question']:,.0f} target queries and {a['seconds_per_question']:.1f} s per "
-                f"question** ({len(a['questions'])} questions, {a['queries_per_second']:.1f} queries/s).",
+                f"question** ({len(a['questions'])} questions, {a['queries_per_second']:.1f} queries/s; "
+                f"{a.get('settings', 'default parameters')}; the 100-question figures are in docs/findings/reading.md).",
                 *([f"- AddOneSent: {one['questions']:,} questions in {one['seconds']} s ({one['ms_per_question']} ms "
                    f"per question; goal {one.get('goal_seconds')} s: {'met' if one.get('goal_met') else 'NOT met'})"
                    + (f"; command `{r['command']}`, load {r.get('load_before')} -> {r.get('load_after')}." if kept
