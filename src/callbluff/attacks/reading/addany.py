@@ -71,7 +71,7 @@ class AddAnyParams(SearchParams):
     objective: Literal["expected_f1", "f1", "margin"] = Field(
         "expected_f1", description="what the greedy step lowers: expected_f1 (the authors': expected F1 over the "
         "ranked spans), f1 (the prediction's F1), margin (ours: the gold span's score lead over the best wrong "
-        "span; stronger against confident readers, see the module docstring)")
+        "span; it moves where the expected F1 over a confident reader's spans is flat, see the module docstring)")
     early_stop: bool = Field(True, description="stop once the prediction's F1 is 0")
     period: bool = Field(True, description="end the added words with a period, as the authors' implementation "
                          "appends them (\"w1 ... wd.\")")
@@ -101,15 +101,17 @@ def objective(out: Output, golds: tuple[str, ...], kind: str) -> tuple[float, fl
     if not out.ok or out.answer is None:
         return float("inf"), float("inf")
     f1 = f1_score(out.answer, golds)
-    if kind == "f1" or not out.candidates or any(c.score is None for c in out.candidates):
+    if kind == "f1" or not out.candidates:
         return f1, f1
     if kind == "margin":
-        scores = [float(c.score) for c in out.candidates]
-        right = [s for c, s in zip(out.candidates, scores) if f1_score(c.text, golds) > 0]
-        wrong = [s for c, s in zip(out.candidates, scores) if f1_score(c.text, golds) == 0]
+        if any(c.score is None for c in out.candidates):
+            return f1, f1
+        right, wrong = [], []
+        for c in out.candidates:
+            (right if f1_score(c.text, golds) > 0 else wrong).append(float(c.score))
         if not right:
             return -float("inf") if f1 == 0 else f1, f1
-        return max(right) - (max(wrong) if wrong else min(scores)), f1
+        return max(right) - (max(wrong) if wrong else min(right)), f1
     scores = np.array([c.score if c.score is not None else 0.0 for c in out.candidates[:10]], dtype=float)
     p = np.exp(scores - scores.max())
     p /= p.sum()
@@ -139,8 +141,12 @@ class _WordSearch(SearchAttack):
         bounds = sorted({0, len(record.context)} | {e for _, e in res.sentence_spans(record.context)})
         return int(bounds[int(rng.integers(len(bounds)))])
 
+    def _added(self, words: list[str]) -> str:
+        """The distractor: the words, ended by a period when ``period``."""
+        return " ".join(words) + ("." if self.params.period else "")
+
     def _text(self, context: str, at: int, words: list[str]) -> tuple[str, int]:
-        added = " ".join(words) + ("." if self.params.period else "")
+        added = self._added(words)
         left, right = context[:at], context[at:]
         pre = "" if not left or left[-1].isspace() else " "
         post = "" if not right or right[0].isspace() else " "
@@ -222,7 +228,7 @@ class _WordSearch(SearchAttack):
         if best is None or not np.isfinite(best[0]):
             return []
         text, start = self._text(record.context, at, best[2])
-        distractor = " ".join(best[2]) + ("." if p.period else "")
+        distractor = self._added(best[2])
         check_no_gold(record, distractor, self.name)
         return [self.perturbed(record, text, distractor=distractor, distractor_start=start,
                                objective=round(float(best[1]), 6), f1=round(float(best[0]), 6),
