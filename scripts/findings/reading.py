@@ -271,6 +271,7 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
+    matplotlib.rcParams["svg.hashsalt"] = "callbluff-reading"  # the same figure gives the same bytes
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     max_q = int(ex["queries"].max()) if len(ex) else 0
     drawn = False
