@@ -1,5 +1,5 @@
 """AddAny / AddCommon tuning questions for ``scripts/findings/reading.py``: SQuAD v1.1 dev questions *disjoint
-from the findings sample*, searched one by one against the shared MiniLM reader (top-10 spans, as the findings).
+from the findings sample*, searched one by one against the shared MiniLM reader (top-10 spans by default, ``--top-k``).
 
 The findings sample is a seed-0 draw of 1,000 questions; the tuning questions are a seed-1 draw of 400 with
 those removed, in draw order. The settings the findings document calls "tuned" were compared here, never on
@@ -61,6 +61,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100, help="tuning questions")
     ap.add_argument("--attack", default="AddAny", choices=("AddAny", "AddCommon"))
     ap.add_argument("--params", default='{"query_budget": 600}', help="attack parameters (JSON)")
+    ap.add_argument("--top-k", type=int, default=10, help="ranked spans the reader lists (the findings: 10; "
+                    "50 for the margin run)")
     args = ap.parse_args()
     if not DEV.exists() or not (MODEL / "config.json").exists():
         sys.exit(f"needs {DEV} and {MODEL} (the shared data and reader); set CALLBLUFF_SHARED")
@@ -73,7 +75,7 @@ def main() -> None:
 
     params = json.loads(args.params)
     attack = make_attack(args.attack, **params)
-    reader = TransformerQA(MODEL, num_threads=2, top_k=10)
+    reader = TransformerQA(MODEL, num_threads=2, top_k=args.top_k)
     f1s, queries, secs = [], [], []
     for k, rec in enumerate(tuning_questions(args.start, args.n)):
         def to_input(text: str, rec=rec) -> Input:
@@ -90,7 +92,7 @@ def main() -> None:
         print(f"{args.start + k:3d} clean={f1_score(clean.answer or '', rec.answers):.2f} f1={f1s[-1]:.2f} "
               f"q={oracle.used:4d} {secs[-1]:5.1f}s | {rec.question[:60]} | gold={rec.answers[0][:25]!r} "
               f"pred={(adv.answer or '')[:25]!r} | +{found[0].meta['distractor'] if found else ''!r}", flush=True)
-    print(f"SUMMARY {args.attack} {params} questions {args.start}..{args.start + len(f1s) - 1}: "
+    print(f"SUMMARY {args.attack} {params} top-{args.top_k} questions {args.start}..{args.start + len(f1s) - 1}: "
           f"F1 {100 * np.mean(f1s):.1f}, queries mean {np.mean(queries):.1f} median {np.median(queries):.0f}, "
           f"not fooled {sum(f > 0 for f in f1s)}, {np.mean(secs):.1f} s per question", flush=True)
 
