@@ -16,8 +16,9 @@ out-of-vocabulary words) are timed separately. The out-of-vocabulary word vector
 earlier runs (the slow test and the findings share the same sample). ``--profile N`` profiles the same
 generation on the next N questions of the seeded sample (cProfile; slower than the timed run) and writes where
 the time goes. AddAny: ``--any`` questions searched against TransformerQA over
-../shared/models/minilm-l6-squad with the findings' settings (top-10 spans; ``--any-budget``, 600, and
-``--any-objective``, the authors' expected F1, as ``scripts/findings/reading.py``), queries and seconds per question;
+../shared/models/minilm-l6-squad (by default the findings' AddAny run: top-10 spans, ``--any-budget`` 600, the
+authors' expected F1; the findings' margin run is ``--any-budget 1200 --any-objective margin --any-candidates 10
+--any-top-k 50``), queries and seconds per question;
 ``--any 0`` skips it and keeps the AddAny figures of the previous results file, with that run's command.
 """
 
@@ -104,6 +105,10 @@ def main() -> None:
     ap.add_argument("--any", type=int, default=3, help="AddAny questions against the shared reader (0: skip)")
     ap.add_argument("--any-budget", type=int, default=600, help="AddAny query budget per question (findings: 600)")
     ap.add_argument("--any-objective", default="expected_f1", choices=("expected_f1", "f1", "margin"))
+    ap.add_argument("--any-candidates", type=int, default=20, help="random common words per index (the findings' "
+                    "margin search: 10)")
+    ap.add_argument("--any-top-k", type=int, default=10, help="ranked spans the reader lists (the findings' margin "
+                    "search: 50)")
     ap.add_argument("--chunk", type=int, default=1000,
                     help="records per prefetch batch, as the engine's chunks (0: one record at a time, no batch)")
     ap.add_argument("--profile", type=int, default=200, help="questions profiled after the timed run (0: none)")
@@ -138,7 +143,8 @@ def main() -> None:
     result = {
         "command": "flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/addonesent.py "
                    f"--questions {args.questions} --any {args.any} --any-budget {args.any_budget} "
-                   f"--any-objective {args.any_objective} --chunk {args.chunk} --profile {args.profile}",
+                   f"--any-objective {args.any_objective} --any-candidates {args.any_candidates} "
+                   f"--any-top-k {args.any_top_k} --chunk {args.chunk} --profile {args.profile}",
         "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
         "load_before": load_before, "load_after": load_avg(),
         "addonesent": {"questions": len(recs), "examples": made, "seconds": round(gen, 2),
@@ -155,8 +161,8 @@ def main() -> None:
         from callbluff.seeding import record_rng
         from callbluff.targets.base import Input
 
-        qa = TransformerQA(MODEL, num_threads=2, top_k=10)
-        any_att = AddAny(query_budget=args.any_budget, objective=args.any_objective)
+        qa = TransformerQA(MODEL, num_threads=2, top_k=args.any_top_k)
+        any_att = AddAny(query_budget=args.any_budget, objective=args.any_objective, candidates=args.any_candidates)
         rows = []
         for r in recs[:args.any]:
             def to_input(text: str, r=r) -> Input:
@@ -169,7 +175,8 @@ def main() -> None:
                          "f1": ex.meta["f1"], "clean_f1": f1_score(qa.predict([to_input(r.context)])[0].answer or "",
                                                                   r.answers)})
         result["addany"] = {
-            "settings": f"top-10 spans, budget {args.any_budget}, objective {args.any_objective}",
+            "settings": f"top-{args.any_top_k} spans, budget {args.any_budget}, objective {args.any_objective}, "
+                        f"{args.any_candidates} random words per index",
             "questions": rows, "queries_per_question": float(np.mean([x["queries"] for x in rows])),
             "seconds_per_question": float(np.mean([x["seconds"] for x in rows])),
             "queries_per_second": float(sum(x["queries"] for x in rows) / max(sum(x["seconds"] for x in rows), 1e-9)),
