@@ -8,7 +8,8 @@ The search (talk slides 34-40; Lopez Crespo Sec. 3, "megaepoch" pseudo-code):
   most frequent words of ``wordfreq``, 1,000 in the paper) and placed at ``position`` (``end``: appended to
   the paragraph, as the paper; ``start``; ``random``: at a sentence boundary drawn once per record);
 * an *epoch* visits every index of ``d`` in random order; at each index the candidates are
-  ``candidates`` (20) random common words plus, for AddAny only, the question's words; **all candidates of
+  ``candidates`` random common words (20, as Lopez Crespo's pseudo-code; the authors' implementation samples 10,
+  its ``--sample-num`` default) plus, for AddAny only, the question's words; **all candidates of
   one index are scored in one batched target call** (:meth:`~callbluff.attacks.oracle.Oracle.ask`); the
   word that lowers the objective most replaces the current one (none is kept if none lowers it);
 * ``epochs`` (3) epochs make a *mega-epoch*; when the model is still not fooled, a new mega-epoch restarts
@@ -34,7 +35,9 @@ the expected F1 is flat. Its top spans are all variants of the gold span (a read
 start and end tokens), so the added words enter the list only once they nearly win, and until then the greedy
 step follows noise among the gold variants (on a SQuAD dev question the objective moved 0.69 -> 0.68 over 834
 queries while "when did newcastle first indoor market open in september." fools the reader outright). The
-margin moves as soon as a wrong span gains on the gold one, e.g. when question words are placed. Failed
+margin moves as soon as a wrong span gains on the gold one, e.g. when question words are placed; it needs a
+wrong span among the ranked ones, so a reader that lists more of them (e.g. ``top_k = 50``) guides it better
+(docs/findings/reading.md: with 50 spans and 10 random words per index, F1 9.5 on the shared reader). Failed
 predictions never win. A candidate word that would make the distractor contain a gold answer
 (SQuAD-normalised tokens) is skipped, so no distractor ever states the answer.
 """
@@ -61,7 +64,8 @@ _WORD = re.compile(r"[a-z]+")
 class AddAnyParams(SearchParams):
     query_budget: int = Field(1000, ge=1)
     n_words: int = Field(10, ge=1, le=100, description="d: words added to the paragraph")
-    candidates: int = Field(20, ge=1, le=1000, description="random common words tried per index")
+    candidates: int = Field(20, ge=1, le=1000, description="random common words tried per index (20: Lopez "
+                            "Crespo's pseudo-code; 10: the authors' implementation's default)")
     epochs: int = Field(3, ge=1, le=50)
     restarts: int = Field(2, ge=0, le=50, description="extra mega-epochs from fresh words when not fooled")
     restart_when_stuck: bool = Field(True, description="start the next mega-epoch as soon as a whole epoch "
