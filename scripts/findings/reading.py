@@ -146,17 +146,18 @@ MARGIN_PARAMS = {"objective": "margin", "candidates": 10}
 objective, and 10 random common words per index, the authors' implementation's default (``--sample-num 10``;
 the report's pseudo-code and the issue say 20), with the readers listing ``MARGIN_TOP_K`` spans."""
 TUNING_N, TUNING_MARGIN_F1, TUNING_MARGIN_QUERIES, TUNING_AUTHORS_F1 = 100, 4.5, 196.3, 13.2
+"""Tuning-question figures (``scripts/findings/reading_tuning.py``; see the disclosure section)."""
 MARGIN_BUDGETS = ((1000, 5.9, 184.7, 7), (1200, 4.5, 196.3, 5), (1500, 4.5, 209.8, 5), (2000, 3.5, 218.3, 4))
 """The margin search (``MARGIN_PARAMS``) on the 100 tuning questions by budget: (budget, F1, mean queries, not
 fooled). Measured at 1,000 on all of them, then its 7 unfooled questions re-run at 2,500 (a search is
 deterministic per seed, so a smaller budget is a prefix of it; the searches of 3 ended before 2,500, their
 mega-epochs spent); a question not fooled within a budget keeps its F1 at 1,000."""
-"""Tuning-question figures (``scripts/findings/reading_tuning.py``; see the disclosure section)."""
 TUNING_DROPPED = (
     "a fresh mega-epoch after every epoch (epochs 1, restarts 20; margin objective, 20 random words, top-10 spans, "
     "budget 1,000): on the first 45 tuning questions 11 not fooled, where 3 epochs per mega-epoch left 7 with "
-    "only 600 queries (stopped there: progress builds up over epochs, and a restart throws it away); with the authors' objective on 15 hard tuning questions, top-20 "
-    "spans in the objective (2 of 15 fooled) and 10 random words per index (3 of 15).")
+    "only 600 queries (stopped there: progress builds up over epochs, and a restart throws it away); with the "
+    "authors' objective on 15 hard tuning questions, top-20 spans in the objective (2 of 15 fooled) and 10 "
+    "random words per index (3 of 15).")
 """Settings tried on the tuning questions and not kept (disclosed in the document)."""
 TUNING = ("SQuAD dev questions disjoint from the findings sample (a seed-1 sample with the seed-0 sample "
           "removed), against the same reader (top-10 spans; top-50 for the margin search)")
@@ -491,11 +492,11 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
           "5.7 on 20 tuning questions and 17.8 here. "
           + ("The AddAny goal is not met by either objective." if got_m > TARGETS[MARGIN] else
              "Read the margin column's pass with care: it is thin, the tuning figures flattered again, and this "
-             "is the second margin setting run on this sample (its runs `any-margin` and `any-margin-sw` were deleted from "
-             "this cache by hand, then recomputed with the new setting by the last invocation listed at the top). "
-             "The first setting (above) missed the goal here, which is "
-             "why a better search was looked for; the new setting and its budget were then fixed on the tuning "
-             "questions alone, before this sample ran with them, and nothing was chosen between runs on it."))
+             "is the second margin setting run on this sample (its runs `any-margin` and `any-margin-sw` were "
+             "deleted from this cache by hand, then recomputed with the new setting by the last invocation listed "
+             "at the top). The first setting (above) missed the goal here, which is why a better search was "
+             "looked for; the new setting and its budget were then fixed on the tuning questions alone, before "
+             "this sample ran with them, and nothing was chosen between runs on it."))
     w("")
     w("## Metric rows (metrics.json of each run)")
     w("")
