@@ -105,18 +105,13 @@ def prepare(cache: Path, n_sent: int) -> dict[str, Any]:
         subset.write_text(json.dumps(out), encoding="utf-8")
     from callbluff.models.qa import SlidingWindowQA, TransformerQA
 
-    minilm = TransformerQA(MODEL, num_threads=2, top_k=TOP_K)
-    meta = cache / "minilm" / "model.json"
-    if not meta.exists() or json.loads(meta.read_text()).get("fingerprint") != minilm.fingerprint:
-        minilm.save(cache / "minilm")
-    if not (cache / "sliding" / "model.json").exists():
-        SlidingWindowQA().save(cache / "sliding")
-    wide = TransformerQA(MODEL, num_threads=2, top_k=MARGIN_TOP_K)
-    meta = cache / "minilm-top50" / "model.json"
-    if not meta.exists() or json.loads(meta.read_text()).get("fingerprint") != wide.fingerprint:
-        wide.save(cache / "minilm-top50")
-    if not (cache / "sliding-top50" / "model.json").exists():
-        SlidingWindowQA(top_k=MARGIN_TOP_K).save(cache / "sliding-top50")
+    readers = {"minilm": TransformerQA(MODEL, num_threads=2, top_k=TOP_K), "sliding": SlidingWindowQA(),
+               "minilm-top50": TransformerQA(MODEL, num_threads=2, top_k=MARGIN_TOP_K),
+               "sliding-top50": SlidingWindowQA(top_k=MARGIN_TOP_K)}
+    for folder, reader in readers.items():  # saved once; again when the reader's settings change
+        meta = cache / folder / "model.json"
+        if not meta.exists() or json.loads(meta.read_text()).get("fingerprint") != reader.fingerprint:
+            reader.save(cache / folder)
     return {"subset": subset}
 
 

@@ -125,8 +125,9 @@ def numeric_inputs(records: list[QAExample], res: Resources) -> dict[str, Any]:
     noise is tolerated (``VECTOR_ATOL``)."""
     lex = load_lexicon()
     oov = []
+    variants = AddOneSent().params.question_variants
     for r in records:
-        for w in nearby_lookups(res.doc(r.question), AddOneSent().params.question_variants):
+        for w in nearby_lookups(res.doc(r.question), variants):
             v = lex.vector(w) if w not in lex.index else None
             if v is not None:
                 oov.append((w, v))
