@@ -1,6 +1,6 @@
-"""The end of a run in one pass over its chunk parts (issue 8 overhead, issue 15 streaming).
+"""The end of a run in one pass over its chunk parts.
 
-:meth:`callbluff.engine.run.Engine.finalize` merges the parts into examples.parquet / originals.parquet; as each
+:func:`finalize` merges the parts into examples.parquet / originals.parquet; as each
 part goes by, a :class:`RunTally` takes from it everything else the run directory needs, so each part is read
 from disk and converted once (not once for the merge, once for the counts, once for errors.jsonl and once for
 the metrics):
@@ -18,11 +18,19 @@ Only the columns these need are converted to pandas (never the texts), so memory
 from __future__ import annotations
 
 import json
+import os
+import statistics
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
 import pyarrow as pa
+
+from callbluff.engine.manifest import json_default
+from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics
+from callbluff.engine.store import RunDir, write_atomic
 
 from callbluff.engine.sufficient_stats import (
     EXAMPLE_METRIC_COLUMNS,
@@ -116,3 +124,88 @@ class RunTally:
             "chunks": chunks,
             "per_target": per_target,
         }
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    metrics: list[dict[str, Any]]
+    counts: dict[str, Any]
+    target_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def failed_targets(self, max_error_rate: float = 0.5) -> list[str]:
+        """Why the run should exit non-zero: targets all of whose calls failed, or whose share of failed
+        predictions (original + adversarial) exceeds ``max_error_rate``. Empty when the run is fine."""
+        problems = []
+        for name, c in self.counts.get("per_target", {}).items():
+            total = c["original_inputs"] + c["adversarial_inputs"]
+            failed = c["n_errors_original"] + c["n_errors_adversarial"]
+            if total and failed == total:
+                problems.append(f"target {name}: all {total} predictions failed (see errors.jsonl)")
+            elif total and failed / total > max_error_rate:
+                problems.append(f"target {name}: {failed} of {total} predictions failed "
+                                f"({failed / total:.0%} > --max-error-rate {max_error_rate:.0%}; see errors.jsonl)")
+        return problems
+
+
+def finalize(run: RunDir, task: Task, prompts: Mapping[str, Prompt], expectations: Mapping[str, str]) -> RunResult:
+    """Merge the chunk parts into examples.parquet / originals.parquet, write errors.jsonl and metrics.json,
+    count every input; all in one pass that reads each part once (:class:`RunTally`) and holds one part at a
+    time, so memory does not grow with the number of records.
+
+    Invariant: for each target, every original and every adversarial input is exactly one of a valid
+    prediction or an error row; ``counts`` says so and the numbers add up.
+    """
+    gen_errors = generation_errors(run)
+    tmp = run.errors.with_name(run.errors.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for e in gen_errors:  # attack failures first, then failed predictions (originals, adversarial)
+            fh.write(json.dumps(e, sort_keys=True, default=str) + "\n")
+        tally = RunTally(task, prompts, fh)
+        run.write_merged("originals", run.originals, tally.add_originals)
+        run.write_merged("examples", run.examples, tally.add_examples)
+    os.replace(tmp, run.errors)
+    if tally.accumulator is not None:
+        metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, dict(expectations))
+    else:
+        metrics = qa_metrics(run, task, tally.targets, gen_errors, dict(expectations))
+    write_atomic(run.metrics, json.dumps(metrics, indent=2, default=json_default))
+    write_timings(run)
+    counts = tally.counts(gen_errors, len(run.done_chunks()))
+    counts["errors"] = len(gen_errors) + tally.n_error_lines
+    return RunResult(run.path, metrics, counts)
+
+
+def write_timings(run: RunDir) -> None:
+    """timings.json: per (target, attack, params), the searches' wall time per attacked record (Jia & Liang's
+    cost per question: ``seconds_mean`` / ``seconds_median`` / ``seconds_max`` / ``seconds_total``) and their
+    target queries. Wall-clock figures depend on the machine, so they live here and not in metrics.json.
+    Absent when the run has no search attack."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for idx in run.done_chunks():
+        p = run.timings_path(idx)
+        if p.exists():
+            for t in json.loads(p.read_text(encoding="utf-8")):
+                groups.setdefault((t["target"], t["attack"], t["params"]), []).append(t)
+    if not groups:
+        run.timings.unlink(missing_ok=True)
+        return
+    rows = []
+    for (tname, attack, params), ts in sorted(groups.items()):
+        secs = [float(t["seconds"]) for t in ts]
+        rows.append({"target": tname, "attack": attack, "params": params, "n": len(secs),
+                     "seconds_mean": statistics.fmean(secs), "seconds_median": statistics.median(secs),
+                     "seconds_max": max(secs), "seconds_total": round(sum(secs), 4),
+                     "queries_total": int(sum(int(t["queries"]) for t in ts))})
+    write_atomic(run.timings, json.dumps(rows, indent=2))
+
+
+def generation_errors(run: RunDir) -> list[dict[str, Any]]:
+    """The attack failures of every finished chunk, in chunk order."""
+    out: list[dict[str, Any]] = []
+    for idx in run.done_chunks():
+        p = run.generr_path(idx)
+        if p.exists():
+            out.extend(json.loads(p.read_text(encoding="utf-8")))
+    return out

@@ -1,175 +1,251 @@
-"""Pure generation of adversarial examples (runs inside executor workers).
+"""The one generation path: attack configurations x records -> adversarial examples, in chunks.
 
-Two kinds of work (attack contract v2): :class:`GenerationTask` runs the static attacks over a batch of records;
-:class:`GeneratorTask` makes answers ``start .. stop-1`` of one prompt-level generator for one prompt. Both
-take the fit states the engine computed once per (attack configuration, prompt), and both are pure given the
-seed, so any split of the work over chunks, workers or executors gives the same bytes.
+:func:`generate` (and :class:`Generation`, its parts for the engine) is the only place that instantiates attack
+configurations, checks the resources their *instances* need, fits each configuration once per prompt, cuts the
+records into chunks, runs the static attacks over each chunk on the executor (one chunk ahead on a background
+thread), cuts prompt-level generators' answers into pieces, and applies the failure policy (an attack failing on
+one record, or a generator piece failing, is an error entry naming the record and cause, never a crash). The
+engine, ``callbluff generate``, ``augment``, the defence battery, the conformance kit, the benchmarks and the
+findings scripts all generate through it; model-in-the-loop searches run through the engine's one search
+runner (:func:`callbluff.engine.search.search_one`), never here.
+
+The work units an executor runs are :class:`GenerationTask` (the static attacks over a batch of records) and
+:class:`GeneratorTask` (answers ``start .. stop-1`` of one prompt-level generator for one prompt). Both take the
+fit states computed once per (attack configuration, prompt), and both are pure given the seed, so any split of
+the work over chunks, workers or executors gives the same bytes.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
-from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
-from callbluff.iterutil import chunked  # noqa: F401  (the engine's chunking, re-exported)
-from callbluff.records import Perturbed, Prompt, Record, canonical_json
+from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, StaticAttack
+from callbluff.engine.executor import Executor, LocalExecutor
+from callbluff.engine.work import (
+    AttackSpec,
+    FitStates,
+    GenerationResult,
+    GenerationTask,
+    GeneratorTask,
+    fit_states,
+    generate_examples,
+    generate_prompt_examples,
+    instantiate,
+    split_evenly,
+)
+from callbluff.iterutil import chunked
+from callbluff.records import Perturbed, Prompt, Record
 from callbluff.resources.context import default_resources
-from callbluff.seeding import record_rng
+from callbluff.resources.requirements import check_requirements
+
+__all__ = ["GENERATOR_CHUNK0", "AttackSpec", "Chunk", "Generation", "GenerationResult", "MissingResources",
+           "fit_states", "generate", "instantiate", "split_evenly"]
+
+GENERATOR_CHUNK0 = 900_000
+"""Prompt-level generator answers are numbered as chunks from here (after the record chunks, whose numbers count
+up from 0), so that both kinds resume the same way in a run directory."""
 
 
 @dataclass(frozen=True)
-class AttackSpec:
-    """One attack configuration of a plan: a registered name and one point of its parameter grid (for search
-    attacks the grid point includes ``query_budget``, so it is part of every example id and metrics row)."""
+class Chunk:
+    """One piece of generated work, in the order :meth:`Generation.chunks` yields them.
 
-    name: str
-    params_json: str  # canonical JSON of the user-given params (hashable, picklable)
+    ``index`` counts record chunks from 0 and prompt-level generator pieces from :data:`GENERATOR_CHUNK0`;
+    ``records`` are the chunk's records (empty for a generator piece); ``skipped`` chunks were not generated
+    because the caller's ``skip`` said they are done (their records are still given, for counting)."""
 
-    @classmethod
-    def make(cls, name: str, params: Mapping[str, Any]) -> AttackSpec:
-        return cls(name, canonical_json(dict(params)))
-
-
-@lru_cache(maxsize=256)
-def instantiate(spec: AttackSpec) -> Attack:
-    return get_attack(spec.name)(**json.loads(spec.params_json))
-
-
-FitStates = Mapping[tuple[AttackSpec, str | None], Any]
-"""Fit states by (attack configuration, prompt id); ``None`` keys a dataset without prompts."""
-
-
-@dataclass(frozen=True)
-class GenerationTask:
-    """A unit of work for an executor: records (with their prompts) x static attack configurations."""
-
-    records: Sequence[Record]
-    prompts: Mapping[str, Prompt]
-    attacks: Sequence[AttackSpec]
-    seed: int
-    states: FitStates = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class GeneratorTask:
-    """Answers ``start .. stop-1`` of the prompt-level generator ``spec`` for ``prompt``."""
-
-    spec: AttackSpec
-    prompt: Prompt
-    state: Any
-    seed: int
-    start: int
-    stop: int
-
-
-@dataclass(frozen=True)
-class GenerationResult:
+    index: int
+    records: list[Record]
     examples: list[Perturbed]
     errors: list[dict[str, Any]]
+    skipped: bool = False
+
+    @property
+    def is_generator(self) -> bool:
+        return self.index >= GENERATOR_CHUNK0
 
 
-def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Mapping[str, Prompt],
-               res: Any = None,
-               on_error: Callable[[AttackSpec, str | None, Exception], None] | None = None,
-               ) -> dict[tuple[AttackSpec, str | None], Any]:
-    """The fit step (attack contract v2) for the configurations that need it: each attack's ``fit`` once per
-    prompt, on that prompt's ``records`` (prompts with no records are fitted on none). Keys: (spec, prompt id).
-    With ``on_error``, a prompt an attack cannot learn from is reported there and left out; else it raises."""
-    fitting = [s for s in specs if instantiate(s).needs_fit]
-    if not fitting:
-        return {}
-    by_prompt: dict[str | None, list[Record]] = {}
-    for r in records:
-        by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
-    res = res if res is not None else default_resources()
-    pids: list[str | None] = sorted(prompts) if prompts else sorted(by_prompt, key=str)
-    states: dict[tuple[AttackSpec, str | None], Any] = {}
-    for spec in fitting:
-        for pid in pids:
-            try:
-                states[(spec, pid)] = _fit(spec, by_prompt.get(pid, []), prompts.get(pid) if pid is not None else None,
-                                           res)
-            except Exception as e:
-                if on_error is None:
-                    raise
-                on_error(spec, pid, e)
-    return states
+class MissingResources(ValueError):
+    """Attack configurations need resources that are not usable here (one line per problem, with the fix)."""
 
 
-def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
-    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.engine.fit_cache` when the
-    attack opts in (``fit_fingerprint``) and the cache is on."""
-    from callbluff.engine import fit_cache
+class Generation:
+    """Attack configurations prepared for generation over one dataset's prompts (see the module docstring).
 
-    attack = instantiate(spec)
-    fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None
-    if fingerprint is None:
-        return attack.fit(records, prompt, res)
-    key = fit_cache.fit_key(spec.name, spec.params_json, fingerprint, type(attack).__module__, prompt, records)
-    state = fit_cache.load(key)
-    if fit_cache.is_missing(state):
-        state = attack.fit(records, prompt, res)
-        fit_cache.store(key, state)
-    return state
+    ``specs`` may include search attacks: they are instantiated, checked and fitted here (the engine's search
+    runner reads :attr:`states`), but only static attacks and prompt-level generators make examples here.
+    ``chunk_size`` is the number of records per record chunk and of answers per generator piece."""
+
+    def __init__(self, specs: Sequence[AttackSpec], prompts: Mapping[str, Prompt], *, seed: int,
+                 executor: Executor | None = None, res: Any = None, chunk_size: int = 256,
+                 allow_search: bool = True) -> None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        self.specs = list(dict.fromkeys(specs))
+        self.prompts = prompts
+        self.seed = seed
+        self.executor: Executor = executor if executor is not None else LocalExecutor(1)
+        self.res = res
+        self.chunk_size = chunk_size
+        self.attacks: dict[AttackSpec, Attack] = {s: instantiate(s) for s in self.specs}
+        searches = [a.name for a in self.attacks.values() if isinstance(a, SearchAttack)]
+        if searches and not allow_search:
+            raise ValueError(f"{', '.join(dict.fromkeys(searches))} is model-in-the-loop: it needs a target; use "
+                             "`callbluff run` with a suite")
+        self.static = [s for s, a in self.attacks.items() if isinstance(a, StaticAttack)]
+        self.search = [s for s, a in self.attacks.items() if isinstance(a, SearchAttack)]
+        self.generators = [s for s, a in self.attacks.items() if isinstance(a, PromptGenerator)]
+        self.states: dict[tuple[AttackSpec, str | None], Any] = {}
+
+    def missing_resources(self) -> list[str]:
+        """One line per resource the configurations' *instances* need and cannot use here (an instance may need
+        less than its class, e.g. DPAEG without typos), naming the attacks that need it; [] when all are
+        usable."""
+        needed: dict[str, list[str]] = {}
+        for a in self.attacks.values():
+            for name in a.requires:
+                needed.setdefault(name, [])
+                if a.name not in needed[name]:
+                    needed[name].append(a.name)
+        return [f"{problem} (needed by {', '.join(sorted(users))})"
+                for name, users in needed.items() for problem in check_requirements([name])]
+
+    def check_resources(self) -> None:
+        """Raise :class:`MissingResources` listing every missing resource (before any work)."""
+        lines = self.missing_resources()
+        if lines:
+            raise MissingResources("the attacks need resources that are missing here:\n"
+                                   + "\n".join(f"  - {line}" for line in lines))
+
+    def fit(self, records: Iterable[Record], *, sources: Mapping[AttackSpec, Iterable[Record]] | None = None,
+            on_error: Callable[[AttackSpec, str | None, Exception], None] | None = None) -> None:
+        """The fit step (attack contract v2): every configuration that needs it, once per prompt, on that
+        prompt's ``records`` (or on ``sources[spec]`` for a configuration given its own corpus). With
+        ``on_error`` a prompt a configuration cannot learn from is reported and left out (its generator makes
+        nothing there); else the exception propagates."""
+        sources = sources or {}
+        fitting = [s for s in self.specs if self.attacks[s].needs_fit]
+        own = [s for s in fitting if s not in sources]
+        res = self.res if self.res is not None else default_resources()
+        if own:
+            self.states.update(fit_states(own, records, self.prompts, res, on_error=on_error))
+        by_source: dict[int, tuple[Iterable[Record], list[AttackSpec]]] = {}
+        for s in fitting:
+            if s in sources:
+                by_source.setdefault(id(sources[s]), (sources[s], []))[1].append(s)
+        for corpus, specs in by_source.values():
+            self.states.update(fit_states(specs, corpus, self.prompts, res, on_error=on_error))
+
+    def _states_for(self, specs: Sequence[AttackSpec], pids: set[str | None]) -> FitStates:
+        return {k: v for k, v in self.states.items() if k[1] in pids and k[0] in specs}
+
+    def generate_records(self, records: Sequence[Record]) -> tuple[list[Perturbed], list[dict[str, Any]]]:
+        """The static attacks on ``records``, split over the executor's workers; examples in (record, attack)
+        order whatever the split."""
+        if not self.static or not records:
+            return [], []
+        work = []
+        for part in split_evenly(records, self.executor.workers * 2):
+            pids = {getattr(r, "prompt_id", None) for r in part}
+            work.append(GenerationTask(part, {p: self.prompts[p] for p in pids if p in self.prompts}, self.static,
+                                       self.seed, self._states_for(self.static, pids)))
+        examples: list[Perturbed] = []
+        errors: list[dict[str, Any]] = []
+        for result in self.executor.map(generate_examples, work):
+            examples.extend(result.examples)
+            errors.extend(result.errors)
+        return examples, errors
+
+    def record_chunks(self, records: Iterable[Record], *, limit: int | None = None,
+                      skip: Callable[[int], bool] | None = None, ahead: bool = True) -> Iterator[Chunk]:
+        """The first ``limit`` records in chunks of ``chunk_size``, each with its static examples; a chunk for
+        which ``skip(index)`` is true is yielded unread by the attacks (``skipped``). With ``ahead`` the next
+        chunk is read and generated on a background thread while the caller works on this one."""
+        chunks = enumerate(chunked(records, self.chunk_size, limit))
+
+        def prepare() -> Chunk | None:
+            item = next(chunks, None)
+            if item is None:
+                return None
+            idx, recs = item
+            if skip is not None and skip(idx):
+                return Chunk(idx, recs, [], [], skipped=True)
+            examples, errors = self.generate_records(recs)
+            return Chunk(idx, recs, examples, errors)
+
+        if not ahead:
+            while (chunk := prepare()) is not None:
+                yield chunk
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-prefetch") as pool:
+            future = pool.submit(prepare)
+            while (chunk := future.result()) is not None:
+                future = pool.submit(prepare)
+                yield chunk
+
+    def generator_work(self, prompt_ids: Iterable[str] | None = None) -> list[GeneratorTask]:
+        """The prompt-level generators' answers cut into pieces of at most ``chunk_size`` (deterministic order:
+        configuration, prompt, answer index); a (configuration, prompt) that could not fit is left out."""
+        pids = sorted(self.prompts) if prompt_ids is None else sorted(set(prompt_ids) & set(self.prompts))
+        work = []
+        for spec in self.generators:
+            count = int(self.attacks[spec].params.count)  # type: ignore[attr-defined]
+            for pid in pids:
+                if (spec, pid) not in self.states:
+                    continue
+                for start in range(0, count, self.chunk_size):
+                    work.append(GeneratorTask(spec, self.prompts[pid], self.states[(spec, pid)], self.seed, start,
+                                              min(count, start + self.chunk_size)))
+        return work
+
+    def generator_chunks(self, *, prompt_ids: Iterable[str] | None = None,
+                         skip: Callable[[int], bool] | None = None) -> Iterator[Chunk]:
+        """The generator pieces as chunks numbered from :data:`GENERATOR_CHUNK0` (``skip`` as for records);
+        up to ``workers`` pieces run at once, yielded in order."""
+        work = list(enumerate(self.generator_work(prompt_ids)))
+        todo = [(k, piece) for k, piece in work if not (skip is not None and skip(GENERATOR_CHUNK0 + k))]
+        results = dict(zip((k for k, _ in todo), self.executor.map(generate_prompt_examples, [p for _, p in todo])))
+        for k, _ in work:
+            result = results.get(k)
+            if result is None:
+                yield Chunk(GENERATOR_CHUNK0 + k, [], [], [], skipped=True)
+            else:
+                yield Chunk(GENERATOR_CHUNK0 + k, [], result.examples, list(result.errors))
+
+    def chunks(self, records: Iterable[Record], *, limit: int | None = None,
+               skip: Callable[[int], bool] | None = None, ahead: bool = True,
+               prompt_ids: Iterable[str] | None = None) -> Iterator[Chunk]:
+        """Record chunks (with the static attacks' examples; a run without static attacks still reads its
+        records: the engine predicts their originals and searches them), then generator pieces."""
+        yield from self.record_chunks(records, limit=limit, skip=skip, ahead=ahead)
+        if self.generators:
+            yield from self.generator_chunks(prompt_ids=prompt_ids, skip=skip)
 
 
-def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
-    return {"stage": stage, "source_id": source_id, "prompt_id": prompt_id, "attack": attack.name,
-            "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"}
+def generate(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Mapping[str, Prompt], *,
+             seed: int, executor: Executor | None = None, limit: int | None = None, res: Any = None,
+             chunk_size: int = 256, fit_on: Iterable[Record] | None = None, states: FitStates | None = None,
+             prompt_ids: Iterable[str] | None = None,
+             on_fit_error: Callable[[AttackSpec, str | None, Exception], None] | None = None,
+             ahead: bool = True) -> Iterator[Chunk]:
+    """The adversarial examples of the static attacks and prompt-level generators ``specs`` on ``records``
+    (``records`` is read twice when a configuration fits: pass a re-iterable dataset or a list).
 
-
-def generate_examples(task: GenerationTask) -> GenerationResult:
-    """Every static attack on every record, in (record, attack) order. Pure given the seed.
-
-    An attack that fails on one record becomes an error entry (record, attack, cause), never a crash.
+    Checks every instance's resources (:class:`MissingResources`) and refuses search attacks before any work;
+    fits once per (configuration, prompt) on the first ``limit`` records (or ``fit_on``) unless ``states`` are
+    given; then yields :class:`Chunk` s: record chunks of ``chunk_size`` records, then generator pieces (for
+    ``prompt_ids``, default every prompt). Same seed, same bytes, whatever the executor, workers or chunk size.
     """
-    res = default_resources()
-    examples: list[Perturbed] = []
-    errors: list[dict[str, Any]] = []
-    for spec in task.attacks:  # optional batch work shared by the records (DPAEG: one nlp.pipe of the questions)
-        prefetch = getattr(instantiate(spec), "prefetch", None)
-        if callable(prefetch):
-            try:
-                prefetch(task.records, res)
-            except Exception:  # noqa: BLE001 - the per-record calls below hit the same cause and record it
-                pass
-    for record in task.records:
-        pid = getattr(record, "prompt_id", None)
-        prompt = task.prompts.get(pid) if pid is not None else None
-        for spec in task.attacks:
-            attack = instantiate(spec)
-            if not isinstance(attack, StaticAttack):
-                continue
-            rng = record_rng(task.seed, record.id, attack.name, attack.params_dict)
-            try:
-                examples.extend(attack.examples(record, rng, res, prompt, task.states.get((spec, pid))))
-            except Exception as e:  # noqa: BLE001 - recorded, not swallowed
-                errors.append(_error("generate", attack, record.id, pid, e))
-    return GenerationResult(examples, errors)
+    g = Generation(specs, prompts, seed=seed, executor=executor, res=res, chunk_size=chunk_size, allow_search=False)
+    g.check_resources()
+    if states is not None:
+        g.states = dict(states)
+    else:
+        g.fit(islice(records, limit) if fit_on is None else fit_on, on_error=on_fit_error)
+    return g.chunks(records, limit=limit, prompt_ids=prompt_ids, ahead=ahead)
 
 
-def generate_prompt_examples(task: GeneratorTask) -> GenerationResult:
-    """Answers ``start .. stop-1`` of one prompt-level generator for one prompt (pure given the seed)."""
-    attack = instantiate(task.spec)
-    assert isinstance(attack, PromptGenerator)
-    try:
-        ex = attack.examples_for(task.prompt, task.state, task.seed, default_resources(), task.start, task.stop)
-    except Exception as e:  # noqa: BLE001 - recorded, not swallowed
-        return GenerationResult([], [_error("generate", attack, f"prompt:{task.prompt.id}", task.prompt.id, e)])
-    return GenerationResult(ex, [])
-
-
-def split_evenly(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
-    """``items`` cut into at most ``parts`` contiguous slices of near-equal size (order kept)."""
-    parts = max(1, min(parts, len(items)))
-    size, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for i in range(parts):
-        stop = start + size + (1 if i < extra else 0)
-        out.append(items[start:stop])
-        start = stop
-    return [s for s in out if len(s)]

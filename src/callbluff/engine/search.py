@@ -25,12 +25,15 @@ from typing import Any
 
 from callbluff.attacks.base import SearchAttack
 from callbluff.attacks.oracle import Oracle
-from callbluff.engine.generate import AttackSpec, instantiate
+from callbluff.engine.executor import Executor
+from callbluff.engine.ray_executor import RayExecutor, RemoteTarget
 from callbluff.engine.inputs import adversarial_input
+from callbluff.engine.work import AttackSpec, instantiate, split_evenly
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import Resources, default_resources
 from callbluff.seeding import record_rng
 from callbluff.targets.base import Output, Target
+from callbluff.targets.wrappers import CachedTarget
 
 SearchResult = tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[str, Any]]
 """One record's search: the examples found with the queries spent, an error row or None, the timing row."""
@@ -106,8 +109,6 @@ def run_search_piece(piece: SearchPiece) -> tuple[list[SearchResult], dict[str, 
     check's ``clipped`` count) for the driver to add to its own."""
     import ray
 
-    from callbluff.targets.wrappers import CachedTarget
-
     job: SearchJob = ray.get(piece.job) if isinstance(piece.job, ray.ObjectRef) else piece.job
     inner = _WORKER_TARGETS.get(job.target_key)
     if inner is None:
@@ -125,3 +126,79 @@ def run_search_piece(piece: SearchPiece) -> tuple[list[SearchResult], dict[str, 
     stats = target.stats.to_dict()
     stats["clipped"] = getattr(job.check, "clipped", 0) - clipped0
     return results, stats
+
+
+class SearchRunner:
+    """The run's model-in-the-loop attacks over one chunk of records, for one target at a time: as Ray tasks
+    when the executor can run them against that target (:meth:`_ray_results`), else
+    ``concurrency`` searches at once in driver threads over the shared cached target. Results are in record
+    order, whatever runs them; each search's wall time goes to ``timings`` (timings.json), never into the
+    examples, which stay the same bytes for a seed."""
+
+    def __init__(self, specs: Sequence[AttackSpec], *, seed: int, prompts: Mapping[str, Prompt],
+                 states: Mapping[tuple[AttackSpec, str | None], Any], executor: Executor, concurrency: int) -> None:
+        self.specs = list(specs)
+        self.seed = seed
+        self.prompts = prompts
+        self.states = states
+        self.executor = executor
+        self.concurrency = concurrency
+
+    def run(self, records: Sequence[Record], target: Target, tname: str, originals: dict[str, Output],
+            errors: list[dict[str, Any]], timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
+        """Every search configuration on every record of the chunk: the examples found with their queries;
+        failed searches appended to ``errors``."""
+        out: list[tuple[Perturbed, int]] = []
+        for spec in self.specs:
+            out.extend(self._one_spec(spec, records, target, tname, originals, errors, timings))
+        return out
+
+    def _one_spec(self, spec: AttackSpec, records: Sequence[Record], target: Target, tname: str,
+                  originals: dict[str, Output], errors: list[dict[str, Any]],
+                  timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
+        attack = instantiate(spec)
+        assert isinstance(attack, SearchAttack)
+        results = self._ray_results(spec, records, target, tname, originals)
+        if results is None:
+            res = default_resources()
+            prefetch(attack, records, res)
+            results = self.executor.map_concurrent(
+                lambda record: search_one(attack, record, target, tname, self.seed, self.prompts, self.states, spec,
+                                          originals.get(record.id), res),
+                records, self.concurrency)
+        out: list[tuple[Perturbed, int]] = []
+        for found, error, timing in results:
+            out.extend(found)
+            timings.append(timing)
+            if error is not None:
+                errors.append(error)
+        return out
+
+    def _ray_results(self, spec: AttackSpec, records: Sequence[Record], target: Target, tname: str,
+                     originals: dict[str, Output]) -> list[SearchResult] | None:
+        """The searches as Ray tasks, when the executor is Ray and ``target`` is a cached in-process target it
+        ships to workers; None otherwise. Exactly ``workers`` pieces (contiguous runs of records): a task waiting
+        on the cache actor releases its CPU to Ray, which would start any queued piece in a new worker process
+        (importing everything and loading the model again), so none is left queued. The cache journal is merged
+        before (the actor sees what the driver committed) and after (the driver sees the searches' queries)."""
+        ex = self.executor
+        if not (isinstance(ex, RayExecutor) and isinstance(target, CachedTarget)
+                and isinstance(target.target, RemoteTarget)) or not records:
+            return None
+        cache = target.cache
+        if cache is not None:
+            cache.merge()
+        job = SearchJob(spec=spec, tname=tname, seed=self.seed, prompts=self.prompts,
+                        states={k: v for k, v in self.states.items() if k[0] == spec},
+                        target_ref=target.target.ref, target_key=target.target.ref.hex(),
+                        cache=ex.cache_proxy(cache), batch_size=target.batch_size, check=target.check)
+        job_ref = ex.put(job)
+        pieces = [SearchPiece(job_ref, part, [originals.get(r.id) for r in part])
+                  for part in split_evenly(list(records), ex.workers) if part]
+        results: list[SearchResult] = []
+        for found, counts in ex.map_all(run_search_piece, pieces):
+            results.extend(found)
+            target.add_counts(counts)
+        if cache is not None:
+            cache.merge()
+        return results

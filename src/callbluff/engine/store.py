@@ -27,31 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-_FLOAT = ("gold", "orig_score", "adv_score", "score")
-_INT = ("index", "queries", "chunk")
-
-
-def _schema(columns: list[str]) -> pa.Schema:
-    return pa.schema([(c, pa.float64() if c in _FLOAT else pa.int64() if c in _INT else pa.string())
-                      for c in columns])
-
-
-EXAMPLE_COLUMNS = [
-    "example_id", "source_id", "prompt_id", "task", "attack", "params", "index", "field", "original_text",
-    "adversarial_text", "meta", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
-    "adv_answer", "orig_candidates", "adv_candidates", "orig_error", "adv_error", "queries", "chunk",
-]
-ORIGINAL_COLUMNS = [
-    "source_id", "prompt_id", "task", "gold", "gold_answers", "answer_type", "target", "score", "answer",
-    "candidates", "error", "chunk",
-]
-SCHEMAS = {"examples": _schema(EXAMPLE_COLUMNS), "originals": _schema(ORIGINAL_COLUMNS)}
-
-
-GENERATOR_CHUNK0 = 900_000
-"""Prompt-level generator answers are written as chunks numbered from here (after the record chunks, whose
-numbers count up from 0), so both kinds resume the same way."""
-
+from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, SCHEMAS  # noqa: F401  (one definition: rows.py)
 
 class RunDirError(ValueError):
     """A run directory that cannot be used as it is: the message names the file and the fix."""

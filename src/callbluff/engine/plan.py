@@ -1,0 +1,82 @@
+"""What a suite asks for, before anything runs: its attack configurations (every grid point of every
+``[[attack]]``, each with its fit corpus), its fingerprint (what a run directory was made with), and its
+targets built behind the prediction cache with their output checks."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from callbluff.datasets.base import Dataset
+from callbluff.engine.suite import Suite, SuiteError
+from callbluff.engine.work import AttackSpec, instantiate
+from callbluff.targets.base import Target
+from callbluff.targets.cache import PredictionCache
+from callbluff.targets.config import from_config
+from callbluff.targets.validate import OutputCheck, secret_values
+from callbluff.targets.wrappers import CachedTarget
+
+
+@dataclass
+class Plan:
+    """The attack configurations of ``suite`` in suite order, and each one's ``fit_on`` dataset spec (None:
+    the run's own records)."""
+
+    suite: Suite
+    limit: int | None
+    specs: list[AttackSpec] = field(default_factory=list)
+    fit_on: dict[AttackSpec, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, suite: Suite, limit: int | None) -> Plan:
+        plan = cls(suite, limit)
+        for a in suite.attack:
+            for point in a.expand():
+                spec = AttackSpec.make(a.name, point)
+                plan.specs.append(spec)
+                plan.fit_on[spec] = a.fit_on
+        return plan
+
+    def fingerprint(self) -> str:
+        """What identifies the run a directory holds: the suite's fingerprint and the record limit."""
+        return hashlib.sha256(f"{self.suite.fingerprint()}|limit={self.limit}".encode()).hexdigest()[:16]
+
+    def expectations(self) -> dict[str, str]:
+        return {s.name: instantiate(s).expect for s in self.specs}
+
+    def check_tasks(self, dataset: Dataset) -> None:
+        """Every attack is for the dataset's task (else a :class:`SuiteError` naming both)."""
+        for s in self.specs:
+            attack = instantiate(s)
+            if attack.task != dataset.task:
+                raise SuiteError(
+                    f"attack {attack.name} is for task {attack.task!r} but dataset {self.suite.dataset.spec} "
+                    f"is {dataset.task!r}; pick attacks listed for {dataset.task!r} by `callbluff list`"
+                )
+
+
+def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
+                  given: dict[str, Target] | None = None) -> dict[str, CachedTarget]:
+    """The suite's targets (or ``given`` Python targets), each behind the prediction cache with its output check.
+
+    The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
+    declared kind and the prompt's scale and scrubs the secrets its settings reference through ``${VAR}``.
+    """
+    out: dict[str, CachedTarget] = {}
+    batch = suite.output.batch_size
+    if given:
+        for name, t in given.items():
+            cfg = getattr(t, "config", None)
+            check = OutputCheck(dataset.task, kind=getattr(cfg, "output", "auto"),
+                                out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
+            out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
+        return out
+    for i, cfg in enumerate(suite.target):
+        try:
+            inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
+        except Exception as e:
+            raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
+        check = OutputCheck(dataset.task, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
+                            secrets=secret_values(cfg.model_dump()))
+        out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
+    return out

@@ -1,0 +1,117 @@
+"""The rows of a run directory's Parquet files: one dataclass per file, whose fields are its columns and whose
+annotations give its Parquet types (the one place the columns are defined; :data:`SCHEMAS` derives from them).
+
+``examples.parquet`` holds one :class:`ExampleRow` per (adversarial example, target); ``originals.parquet`` one
+:class:`OriginalRow` per (source record, target). Prompt-level generator answers have no source: their
+``original_*`` and ``orig_*`` fields are empty.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+import pyarrow as pa
+
+from callbluff.engine.inputs import gold_of
+from callbluff.records import Perturbed, Record, canonical_json
+from callbluff.targets.base import Output
+
+
+@dataclass
+class ExampleRow:
+    """One adversarial example as one target saw it (examples.parquet)."""
+
+    example_id: str
+    source_id: str
+    prompt_id: str | None
+    task: str
+    attack: str
+    params: str  # canonical JSON
+    index: int
+    field: str
+    original_text: str | None
+    adversarial_text: str
+    meta: str  # canonical JSON
+    gold: float | None
+    gold_answers: str | None  # JSON list
+    target: str
+    orig_score: float | None
+    adv_score: float | None
+    orig_answer: str | None
+    adv_answer: str | None
+    orig_candidates: str | None  # JSON [[text, score], ...]
+    adv_candidates: str | None
+    orig_error: str | None
+    adv_error: str | None
+    queries: int
+    chunk: int
+
+
+@dataclass
+class OriginalRow:
+    """One source record as one target saw it (originals.parquet)."""
+
+    source_id: str
+    prompt_id: str | None
+    task: str
+    gold: float | None
+    gold_answers: str | None  # JSON list
+    answer_type: str
+    target: str
+    score: float | None
+    answer: str | None
+    candidates: str | None  # JSON [[text, score], ...]
+    error: str | None
+    chunk: int
+
+
+_ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64()}
+
+
+def _schema(row: type) -> pa.Schema:
+    return pa.schema([(f.name, _ARROW[str(f.type).split(" |")[0]]) for f in fields(row)])
+
+
+EXAMPLE_COLUMNS: list[str] = [f.name for f in fields(ExampleRow)]
+ORIGINAL_COLUMNS: list[str] = [f.name for f in fields(OriginalRow)]
+SCHEMAS: dict[str, pa.Schema] = {"examples": _schema(ExampleRow), "originals": _schema(OriginalRow)}
+
+
+def output_fields(out: Output | None) -> dict[str, Any]:
+    """The score / answer / candidates / error of one output (all None for no output)."""
+    if out is None:
+        return {"score": None, "answer": None, "candidates": None, "error": None}
+    return {
+        "score": out.score,
+        "answer": out.answer,
+        "candidates": json.dumps([[c.text, c.score] for c in out.candidates]) if out.candidates else None,
+        "error": out.error,
+    }
+
+
+def original_row(record: Record, task: str, target: str, out: Output, chunk: int) -> dict[str, Any]:
+    """One originals.parquet row (as a dict in column order)."""
+    gold, answers, answer_type = gold_of(record)
+    o = output_fields(out)
+    return vars(OriginalRow(
+        source_id=record.id, prompt_id=getattr(record, "prompt_id", None), task=task, gold=gold,
+        gold_answers=json.dumps(answers) if answers else None, answer_type=answer_type, target=target,
+        score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=chunk))
+
+
+def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
+                queries: int, chunk: int) -> dict[str, Any]:
+    """One examples.parquet row (as a dict in column order). ``src``/``orig`` are None for prompt-level generator
+    answers (no source)."""
+    gold, answers, _ = gold_of(src) if src is not None else (None, [], "score")
+    o, a = output_fields(orig), output_fields(adv)
+    return vars(ExampleRow(
+        example_id=ex.id, source_id=ex.source_id, prompt_id=ex.prompt_id, task=task, attack=ex.attack,
+        params=canonical_json(dict(ex.params)), index=ex.index, field=ex.field,
+        original_text=getattr(src, ex.field) if src is not None else None, adversarial_text=ex.text,
+        meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=json.dumps(answers) if answers else None,
+        target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
+        orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
+        adv_error=a["error"], queries=queries, chunk=chunk))

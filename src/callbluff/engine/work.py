@@ -1,0 +1,174 @@
+"""The work units of generation, pure and picklable, as an executor runs them (see :mod:`callbluff.engine.generate`,
+the one generation path that makes and orders them).
+
+:class:`GenerationTask` runs the static attacks over a batch of records; :class:`GeneratorTask` makes answers
+``start .. stop-1`` of one prompt-level generator for one prompt. Both take the fit states computed once per
+(attack configuration, prompt) by :func:`fit_states`, and both are pure given the seed, so any split of the work
+over chunks, workers or executors gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
+from callbluff.engine import fit_cache
+from callbluff.records import Perturbed, Prompt, Record, canonical_json
+from callbluff.resources.context import default_resources
+from callbluff.seeding import record_rng
+
+
+@dataclass(frozen=True)
+class AttackSpec:
+    """One attack configuration of a plan: a registered name and one point of its parameter grid (for search
+    attacks the grid point includes ``query_budget``, so it is part of every example id and metrics row)."""
+
+    name: str
+    params_json: str  # canonical JSON of the user-given params (hashable, picklable)
+
+    @classmethod
+    def make(cls, name: str, params: Mapping[str, Any]) -> AttackSpec:
+        return cls(name, canonical_json(dict(params)))
+
+
+@lru_cache(maxsize=256)
+def instantiate(spec: AttackSpec) -> Attack:
+    return get_attack(spec.name)(**json.loads(spec.params_json))
+
+
+FitStates = Mapping[tuple[AttackSpec, str | None], Any]
+"""Fit states by (attack configuration, prompt id); ``None`` keys a dataset without prompts."""
+
+
+@dataclass(frozen=True)
+class GenerationTask:
+    """A unit of work for an executor: records (with their prompts) x static attack configurations."""
+
+    records: Sequence[Record]
+    prompts: Mapping[str, Prompt]
+    attacks: Sequence[AttackSpec]
+    seed: int
+    states: FitStates = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GeneratorTask:
+    """Answers ``start .. stop-1`` of the prompt-level generator ``spec`` for ``prompt``."""
+
+    spec: AttackSpec
+    prompt: Prompt
+    state: Any
+    seed: int
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    examples: list[Perturbed]
+    errors: list[dict[str, Any]]
+
+
+def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Mapping[str, Prompt],
+               res: Any = None,
+               on_error: Callable[[AttackSpec, str | None, Exception], None] | None = None,
+               ) -> dict[tuple[AttackSpec, str | None], Any]:
+    """The fit step (attack contract v2) for the configurations that need it: each attack's ``fit`` once per
+    prompt, on that prompt's ``records`` (prompts with no records are fitted on none). Keys: (spec, prompt id).
+    With ``on_error``, a prompt an attack cannot learn from is reported there and left out; else it raises."""
+    fitting = [s for s in specs if instantiate(s).needs_fit]
+    if not fitting:
+        return {}
+    by_prompt: dict[str | None, list[Record]] = {}
+    for r in records:
+        by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
+    res = res if res is not None else default_resources()
+    pids: list[str | None] = sorted(prompts) if prompts else sorted(by_prompt, key=str)
+    states: dict[tuple[AttackSpec, str | None], Any] = {}
+    for spec in fitting:
+        for pid in pids:
+            try:
+                states[(spec, pid)] = _fit(spec, by_prompt.get(pid, []), prompts.get(pid) if pid is not None else None,
+                                           res)
+            except Exception as e:
+                if on_error is None:
+                    raise
+                on_error(spec, pid, e)
+    return states
+
+
+def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
+    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.engine.fit_cache` when the
+    attack opts in (``fit_fingerprint``) and the cache is on."""
+    attack = instantiate(spec)
+    fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None
+    if fingerprint is None:
+        return attack.fit(records, prompt, res)
+    key = fit_cache.fit_key(spec.name, spec.params_json, fingerprint, type(attack).__module__, prompt, records)
+    state = fit_cache.load(key)
+    if fit_cache.is_missing(state):
+        state = attack.fit(records, prompt, res)
+        fit_cache.store(key, state)
+    return state
+
+
+def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
+    return {"stage": stage, "source_id": source_id, "prompt_id": prompt_id, "attack": attack.name,
+            "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"}
+
+
+def generate_examples(task: GenerationTask) -> GenerationResult:
+    """Every static attack on every record, in (record, attack) order. Pure given the seed.
+
+    An attack that fails on one record becomes an error entry (record, attack, cause), never a crash.
+    """
+    res = default_resources()
+    examples: list[Perturbed] = []
+    errors: list[dict[str, Any]] = []
+    for spec in task.attacks:  # optional batch work shared by the records (DPAEG: one nlp.pipe of the questions)
+        prefetch = getattr(instantiate(spec), "prefetch", None)
+        if callable(prefetch):
+            try:
+                prefetch(task.records, res)
+            except Exception:  # noqa: BLE001 - the per-record calls below hit the same cause and record it
+                pass
+    for record in task.records:
+        pid = getattr(record, "prompt_id", None)
+        prompt = task.prompts.get(pid) if pid is not None else None
+        for spec in task.attacks:
+            attack = instantiate(spec)
+            if not isinstance(attack, StaticAttack):
+                continue
+            rng = record_rng(task.seed, record.id, attack.name, attack.params_dict)
+            try:
+                examples.extend(attack.examples(record, rng, res, prompt, task.states.get((spec, pid))))
+            except Exception as e:  # noqa: BLE001 - recorded, not swallowed
+                errors.append(_error("generate", attack, record.id, pid, e))
+    return GenerationResult(examples, errors)
+
+
+def generate_prompt_examples(task: GeneratorTask) -> GenerationResult:
+    """Answers ``start .. stop-1`` of one prompt-level generator for one prompt (pure given the seed)."""
+    attack = instantiate(task.spec)
+    assert isinstance(attack, PromptGenerator)
+    try:
+        ex = attack.examples_for(task.prompt, task.state, task.seed, default_resources(), task.start, task.stop)
+    except Exception as e:  # noqa: BLE001 - recorded, not swallowed
+        return GenerationResult([], [_error("generate", attack, f"prompt:{task.prompt.id}", task.prompt.id, e)])
+    return GenerationResult(ex, [])
+
+
+def split_evenly(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
+    """``items`` cut into at most ``parts`` contiguous slices of near-equal size (order kept)."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        stop = start + size + (1 if i < extra else 0)
+        out.append(items[start:stop])
+        start = stop
+    return [s for s in out if len(s)]
