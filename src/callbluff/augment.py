@@ -4,9 +4,9 @@
 between original and human annotated scores. For example [...] for the ModGrammar case, the mean difference
 was 2 points below the original score, so all the samples were scored as original scores minus 2 points."
 
-:func:`augment_rows` makes the examples of chosen attack configurations with the engine's pure generation
-(:class:`~callbluff.engine.generate.GenerationTask` / :class:`~callbluff.engine.generate.GeneratorTask`, so
-the bytes do not depend on the number of workers) and gives each a training ``score``:
+:func:`augment_rows` makes the examples of chosen attack configurations through the engine's one generation path
+(:func:`callbluff.engine.generate.generate`, so the bytes do not depend on the number of workers) and gives each a
+training ``score``:
 
 - ``lower`` attacks (Add/Del/Mod): the source's gold score minus the attack's penalty, clipped to the
   prompt's scale; the penalty is in score ``points`` (the paper's unit) or ``percent`` of the prompt's range
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack
+from callbluff.attacks.base import Attack, SearchAttack
 from callbluff.datasets.base import Dataset
 from callbluff.records import Perturbed, Prompt, ScoredResponse, canonical_json
 
@@ -110,17 +110,7 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
     task other than essay/content scoring, or an attack without a penalty (checked before any work)."""
     from callbluff.attacks.base import get_attack
     from callbluff.engine.executor import LocalExecutor
-    from callbluff.engine.generate import (
-        AttackSpec,
-        GenerationTask,
-        GeneratorTask,
-        chunked,
-        fit_states,
-        generate_examples,
-        generate_prompt_examples,
-        split_evenly,
-    )
-    from callbluff.resources.requirements import check_requirements
+    from callbluff.engine.generate import AttackSpec, MissingResources, generate
 
     if ds.task not in ("essay", "content"):
         raise ValueError(f"augment writes scored training rows: {ds.spec} is task {ds.task!r}, not essay/content")
@@ -139,17 +129,9 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
         spec = AttackSpec.make(cls.name, params)
         specs.append(spec)
         instances[spec] = inst
-    problems = check_requirements(tuple(dict.fromkeys(r for a in instances.values() for r in a.requires)))
-    if problems:
-        raise ValueError("attacks need resources that are missing: " + "; ".join(problems))
     records = [r for i, r in enumerate(ds) if limit is None or i < limit]
     gold = {r.id: (r.gold if isinstance(r, ScoredResponse) else None) for r in records}
-    by_prompt: dict[str, list[Any]] = {}
-    for r in records:
-        by_prompt.setdefault(r.prompt_id, []).append(r)
-    states = fit_states(specs, records, ds.prompts)
-    static = [s for s in specs if not isinstance(instances[s], PromptGenerator)]
-
+    with_records = {r.prompt_id for r in records}
     by_params = {(i.name, canonical_json(i.params_dict)): i for i in instances.values()}
 
     def rows_of(examples: Sequence[Perturbed]) -> Iterator[dict[str, Any]]:
@@ -163,29 +145,22 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
             pen = penalties.points(inst.name, prompt) if inst.expect == "lower" else None
             yield _row(ex, score, original, pen)
 
-    if with_originals:
-        for r in records:
-            if r.gold is not None:
-                yield {"id": r.id, "prompt_id": r.prompt_id, "text": r.text, "score": float(r.gold),
-                       "source_id": r.id, "attack": "original", "params": {}, "original_score": float(r.gold),
-                       "penalty": None}
     with LocalExecutor(workers) as ex:
-        if static:
-            for chunk in chunked(records, chunk_size, None):
-                tasks = [GenerationTask(part, ds.prompts, static, seed, states)
-                         for part in split_evenly(chunk, workers * 2)]
-                for result in ex.map(generate_examples, tasks):
-                    if errors is not None:
-                        errors.extend(result.errors)
-                    yield from rows_of(result.examples)
-        gen_tasks = [GeneratorTask(spec, ds.prompts[pid], states[(spec, pid)], seed, 0,
-                                   int(instances[spec].params.count))  # type: ignore[attr-defined]
-                     for spec in specs if isinstance(instances[spec], PromptGenerator)
-                     for pid in sorted(by_prompt) if pid in ds.prompts]
-        for result in ex.map(generate_prompt_examples, gen_tasks):
+        try:  # resources are checked and every configuration fitted before the first row
+            chunks = generate(specs, records, ds.prompts, seed=seed, executor=ex, chunk_size=chunk_size,
+                              prompt_ids=with_records, ahead=False)
+        except MissingResources as e:
+            raise ValueError(str(e)) from None
+        if with_originals:
+            for r in records:
+                if r.gold is not None:
+                    yield {"id": r.id, "prompt_id": r.prompt_id, "text": r.text, "score": float(r.gold),
+                           "source_id": r.id, "attack": "original", "params": {}, "original_score": float(r.gold),
+                           "penalty": None}
+        for chunk in chunks:
             if errors is not None:
-                errors.extend(result.errors)
-            yield from rows_of(result.examples)
+                errors.extend(chunk.errors)
+            yield from rows_of(chunk.examples)
 
 
 def configs_from(source: str) -> list[tuple[str, dict[str, Any]]]:

@@ -67,33 +67,21 @@ def generate(
     ray_address: Annotated[str | None, typer.Option(help="with --executor ray: join this Ray cluster (e.g. auto)")] = None,
 ) -> None:
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
-    from callbluff.attacks.base import SearchAttack, get_attack
+    from callbluff.attacks.base import get_attack
     from callbluff.datasets import DataError, load
-    from callbluff.resources.requirements import check_requirements
     from callbluff.engine.executor import make_executor
-    from callbluff.engine.generate import (
-        AttackSpec,
-        GenerationTask,
-        GeneratorTask,
-        chunked,
-        fit_states,
-        generate_examples,
-        generate_prompt_examples,
-        split_evenly,
-    )
+    from callbluff.engine.generate import AttackSpec, MissingResources
+    from callbluff.engine.generate import generate as generate_chunks
+    from callbluff.terminal import counted
 
     params = _parse_params(param)
     try:
         cls = get_attack(attack)
-        instance = cls(**params)
+        spec = AttackSpec.make(cls.name, params)
+        cls(**params)  # the parameters are checked before the data is read
     except (KeyError, ValueError) as e:
         fail(str(e.args[0]))
         raise
-    if isinstance(instance, SearchAttack):
-        fail(f"{cls.name} is model-in-the-loop: it needs a target; use `callbluff run` with a suite")
-    problems = check_requirements(cls.requires)
-    if problems:
-        fail(f"{cls.name} needs resources that are missing: " + "; ".join(problems))
     try:
         ds = load(data)
     except (DataError, FileNotFoundError) as e:
@@ -101,46 +89,30 @@ def generate(
         raise
     if ds.task != cls.task:
         fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
-    spec = AttackSpec.make(cls.name, params)
-    from itertools import islice
-
-    states = fit_states([spec], islice(ds, limit), ds.prompts)  # the fit step, once per prompt
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_file.with_name(out_file.name + ".tmp")
-    n_ex = n_err = n_rec = 0
-
-    def write(res: Any) -> None:
-        nonlocal n_ex, n_err
-        for p in res.examples:
-            fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
-            n_ex += 1
-        for err in res.errors:
-            console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
-            n_err += 1
-
     try:
         pool = make_executor(executor, workers, ray_address)
     except ValueError as e:
         fail(str(e))
         raise
-    from callbluff.terminal import counted
-
-    with (pool as ex, open(tmp, "w", encoding="utf-8") as fh,  # type: ignore[attr-defined]
-          counted(console, f"{cls.name}: records", limit) as advance):
-        if instance.kind == "generator":  # count answers per prompt, no source records
-            tasks = [GeneratorTask(spec, ds.prompts[pid], st, seed, 0, int(instance.params.count))  # type: ignore[attr-defined]
-                     for (_, pid), st in states.items() if pid is not None]
-            for res in ex.map(generate_prompt_examples, tasks):
-                write(res)
-            n_rec = sum(1 for _ in ds) if limit is None else min(limit, sum(1 for _ in ds))
-        else:
-            for records in chunked(ds, 256, limit):
-                n_rec += len(records)
-                advance(len(records))
-                tasks = [GenerationTask(part, ds.prompts, [spec], seed, states)
-                         for part in split_evenly(records, workers * 2)]
-                for res in ex.map(generate_examples, tasks):
-                    write(res)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_file.with_name(out_file.name + ".tmp")
+    n_ex = n_err = n_rec = 0
+    with pool as ex:  # type: ignore[attr-defined]
+        try:
+            chunks = generate_chunks([spec], ds, ds.prompts, seed=seed, executor=ex, limit=limit)
+        except (MissingResources, ValueError) as e:  # missing resources, a search attack: before any work
+            fail(str(e))
+            raise
+        with open(tmp, "w", encoding="utf-8") as fh, counted(console, f"{cls.name}: records", limit) as advance:
+            for chunk in chunks:
+                n_rec += len(chunk.records)
+                advance(len(chunk.records))
+                for p in chunk.examples:
+                    fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
+                    n_ex += 1
+                for err in chunk.errors:
+                    console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
+                    n_err += 1
     os.replace(tmp, out_file)
     console.print(f"{n_ex} adversarial examples from {n_rec} records -> {out_file}"
                   + (f" ({n_err} records failed, listed above)" if n_err else ""))

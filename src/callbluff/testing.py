@@ -47,11 +47,12 @@ from callbluff.attacks.base import (
     unregister,
     validate_attack_class,
 )
-from callbluff.attacks.oracle import Oracle
 from callbluff.records import OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, record_to_dict
 from callbluff.resources.context import Resources, default_resources
 from callbluff.resources.requirements import check_requirements
-from callbluff.seeding import record_rng
+from callbluff.engine.generate import Generation
+from callbluff.engine.search import search_one
+from callbluff.engine.work import AttackSpec
 from callbluff.targets.base import Candidate, Input, Output
 
 __all__ = [
@@ -209,37 +210,34 @@ def _fit(attack: Attack, ctx: _Context) -> dict[str | None, Any]:
     return states
 
 
-def _to_input(attack: Attack, record: Record) -> Callable[[str], Input]:
-    from callbluff.engine.inputs import adversarial_input
-
-    return lambda text: adversarial_input(attack.perturbed(record, text), record, attack.task)
-
-
 def _run(attack: Attack, ctx: _Context, records: Sequence[Record] | None = None,
          states: dict[str | None, Any] | None = None,
          target: DeterministicTarget | None = None) -> list[Perturbed]:
-    """Every example of ``attack`` on ``records`` (default: all), as the engine would make them."""
+    """Every example of ``attack`` on ``records`` (default: all), made as the engine makes them: static attacks
+    and generators through the one generation path (:class:`~callbluff.engine.generate.Generation`), searches
+    through the engine's search runner (:func:`~callbluff.engine.search.search_one`) against ``target`` (a
+    :class:`DeterministicTarget` by default). Exceptions propagate (the checks report them)."""
     states = _fit(attack, ctx) if states is None else states
     records = ctx.records if records is None else records
-    out: list[Perturbed] = []
-    if isinstance(attack, PromptGenerator):
-        for pid in sorted({getattr(r, "prompt_id", None) for r in records} - {None}):
-            if pid in ctx.prompts:
-                out.extend(attack.examples_for(ctx.prompts[pid], states.get(pid), ctx.seed, ctx.res))
+    spec = AttackSpec.of(attack)
+    by_spec = {(spec, pid): st for pid, st in states.items()}
+    if isinstance(attack, SearchAttack):
+        t = target or DeterministicTarget(ctx.prompts)
+        out: list[Perturbed] = []
+        for r in records:
+            found, _, _ = search_one(attack, r, t, "kit", ctx.seed, ctx.prompts, by_spec, spec, None, ctx.res,
+                                     raise_errors=True)
+            out.extend(ex for ex, _ in found)
         return out
-    for r in records:
-        prompt = _prompt_of(r, ctx.prompts)
-        state = states.get(getattr(r, "prompt_id", None))
-        rng = record_rng(ctx.seed, r.id, attack.name, attack.params_dict)
-        if isinstance(attack, SearchAttack):
-            t = target or DeterministicTarget(ctx.prompts)
-            oracle = Oracle(t, _to_input(attack, r), attack.params.query_budget)  # type: ignore[attr-defined]
-            out.extend(attack.examples(r, oracle, rng, ctx.res, prompt, state))
-        elif isinstance(attack, StaticAttack):
-            out.extend(attack.examples(r, rng, ctx.res, prompt, state))
-        else:
-            raise AttackCheckError(f"{attack.name}: not a StaticAttack, SearchAttack or PromptGenerator")
-    return out
+    if not isinstance(attack, (StaticAttack, PromptGenerator)):
+        raise AttackCheckError(f"{attack.name}: not a StaticAttack, SearchAttack or PromptGenerator")
+    gen = Generation([spec], ctx.prompts, seed=ctx.seed, res=ctx.res, chunk_size=max(1, len(records)),
+                     failures="raise")
+    gen.states = by_spec
+    if isinstance(attack, PromptGenerator):
+        pids = {getattr(r, "prompt_id", None) for r in records} - {None}
+        return [ex for chunk in gen.generator_chunks(prompt_ids=pids) for ex in chunk.examples]
+    return [ex for chunk in gen.record_chunks(records, ahead=False) for ex in chunk.examples]
 
 
 def _fresh(attack: Attack, **override: Any) -> Attack:

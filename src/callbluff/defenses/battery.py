@@ -1,7 +1,8 @@
 """The adversarial answers the countermeasures learn from and are measured on (Ding et al. 2020, Sec. 2.2 and
 5): the generator configurations of :func:`~callbluff.attacks.content.ding2020_configurations` run on one
-prompt's answers, through the engine's pure generation (fit once per configuration and prompt, answer ``i``
-from its own ``prompt_rng``), so the same seed gives the same answers whatever the order or split.
+prompt's answers, through the engine's one generation path (:func:`callbluff.engine.generate.generate`: fit once
+per configuration and prompt, answer ``i`` from its own ``prompt_rng``), so the same seed gives the same answers
+whatever the order or split.
 
 ``Shuffle`` is a static attack (one answer per correct source answer); here it runs over the prompt's
 correct answers in a seeded order until ``count`` answers exist, so every configuration contributes about the
@@ -10,12 +11,13 @@ same number of answers (the paper: "1,000 answers for each method", Sec. 3.3).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from callbluff.engine.generate import AttackSpec, Chunk, generate
 from callbluff.records import Prompt, ScoredResponse
-from callbluff.seeding import derive_seed, record_rng
+from callbluff.seeding import derive_seed
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,11 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
     (:func:`~callbluff.attacks.content.ding2020_configurations`; their ``count`` is replaced by ``count``).
 
     Never raises for one configuration: one that cannot fit or generate on this prompt (no answers, an
-    unusable corpus) is skipped and its cause appended to ``errors``."""
-    from callbluff.attacks.base import PromptGenerator, get_attack
+    unusable corpus) is skipped and its cause appended to ``errors``; a static attack failing on one source
+    answer is reported there too and the others go on."""
+    from callbluff.attacks.base import get_attack
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.resources.context import default_resources
 
-    res = default_resources()
     configs = list(configs) if configs is not None else ding2020_configurations(count, corpus)
     out: list[AdversarialAnswer] = []
     for cfg in configs:
@@ -57,32 +58,46 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
             params = dict(cfg.get("params", {}))
             if cls.kind == "generator":
                 params["count"] = count
-            attack = cls(**params)
-            if isinstance(attack, PromptGenerator):
-                state = attack.fit(records, prompt, res)
-                texts = [ex.text for ex in attack.examples_for(prompt, state, seed, res)]
+            spec = AttackSpec.make(cls.name, params)
+            if cls.kind == "generator":
+                chunks = generate([spec], [], {prompt.id: prompt}, seed=seed, fit_on=records, chunk_size=count,
+                                  ahead=False)
+                texts, problems = _texts(chunks, count)
             else:
-                texts = _static_answers(attack, records, prompt, count, seed, res)
+                texts, problems = _static_answers(spec, cls.name, records, prompt, count, seed)
         except Exception as e:  # noqa: BLE001 - reported, the other configurations go on
             if errors is not None:
                 errors.append(f"prompt {prompt.id}: {label}: {type(e).__name__}: {e}")
             continue
+        if errors is not None:
+            errors.extend(f"prompt {prompt.id}: {label}: {p}" for p in problems)
         out += [AdversarialAnswer(prompt.id, t, cls.name, label) for t in texts if t.strip()]
     return out
 
 
-def _static_answers(attack: Any, records: Sequence[ScoredResponse], prompt: Prompt, count: int, seed: int,
-                    res: Any) -> list[str]:
+def _texts(chunks: Iterable[Chunk], count: int) -> tuple[list[str], list[str]]:
+    """The first ``count`` texts of the chunks (read no further), and the generation errors met on the way."""
+    texts: list[str] = []
+    problems: list[str] = []
+    for chunk in chunks:
+        texts.extend(ex.text for ex in chunk.examples)
+        problems.extend(f"{e.get('source_id')}: {e['cause']}" for e in chunk.errors)
+        if len(texts) >= count:
+            break
+    return texts[:count], problems
+
+
+def _static_answers(spec: AttackSpec, name: str, records: Sequence[ScoredResponse], prompt: Prompt, count: int,
+                    seed: int) -> tuple[list[str], list[str]]:
     """Up to ``count`` answers of a static attack (Shuffle) over ``records`` in a seeded order."""
     import numpy as np
 
-    order = np.random.default_rng(derive_seed(seed, "battery-order", prompt.id, attack.name)).permutation(
-        len(records))
-    texts: list[str] = []
-    for i in order.tolist():
-        r = records[i]
-        for ex in attack.examples(r, record_rng(seed, r.id, attack.name, attack.params_dict), res, prompt, None):
-            texts.append(ex.text)
-        if len(texts) >= count:
-            break
-    return texts[:count]
+    order = np.random.default_rng(derive_seed(seed, "battery-order", prompt.id, name)).permutation(len(records))
+    ordered = [records[i] for i in order.tolist()]
+    chunks = generate([spec], ordered, {prompt.id: prompt}, seed=seed, chunk_size=_STATIC_CHUNK, ahead=False)
+    return _texts(chunks, count)
+
+
+_STATIC_CHUNK = 64
+"""Source answers per generation chunk for a static attack: the battery stops after the chunk that reaches
+``count`` answers (the texts are the same whatever this is; only the work past ``count`` changes)."""

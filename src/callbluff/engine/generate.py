@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, Literal
 
 from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, StaticAttack
 from callbluff.engine.executor import Executor, LocalExecutor
@@ -78,11 +78,14 @@ class Generation:
 
     ``specs`` may include search attacks: they are instantiated, checked and fitted here (the engine's search
     runner reads :attr:`states`), but only static attacks and prompt-level generators make examples here.
-    ``chunk_size`` is the number of records per record chunk and of answers per generator piece."""
+    ``chunk_size`` is the number of records per record chunk and of answers per generator piece. The failure
+    policy ``failures``: ``record`` (an attack failing on one record, or a generator piece failing, becomes an
+    error entry of its chunk and the rest goes on) or ``raise`` (the exception propagates: the conformance
+    kit)."""
 
     def __init__(self, specs: Sequence[AttackSpec], prompts: Mapping[str, Prompt], *, seed: int,
                  executor: Executor | None = None, res: Any = None, chunk_size: int = 256,
-                 allow_search: bool = True) -> None:
+                 allow_search: bool = True, failures: Literal["record", "raise"] = "record") -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         self.specs = list(dict.fromkeys(specs))
@@ -91,6 +94,9 @@ class Generation:
         self.executor: Executor = executor if executor is not None else LocalExecutor(1)
         self.res = res
         self.chunk_size = chunk_size
+        if failures not in ("record", "raise"):
+            raise ValueError(f"failures must be 'record' or 'raise', got {failures!r}")
+        self.raise_errors = failures == "raise"
         self.attacks: dict[AttackSpec, Attack] = {s: instantiate(s) for s in self.specs}
         searches = [a.name for a in self.attacks.values() if isinstance(a, SearchAttack)]
         if searches and not allow_search:
@@ -152,7 +158,7 @@ class Generation:
         for part in split_evenly(records, self.executor.workers * 2):
             pids = {getattr(r, "prompt_id", None) for r in part}
             work.append(GenerationTask(part, {p: self.prompts[p] for p in pids if p in self.prompts}, self.static,
-                                       self.seed, self._states_for(self.static, pids)))
+                                       self.seed, self._states_for(self.static, pids), self.raise_errors))
         examples: list[Perturbed] = []
         errors: list[dict[str, Any]] = []
         for result in self.executor.map(generate_examples, work):
@@ -199,7 +205,7 @@ class Generation:
                     continue
                 for start in range(0, count, self.chunk_size):
                     work.append(GeneratorTask(spec, self.prompts[pid], self.states[(spec, pid)], self.seed, start,
-                                              min(count, start + self.chunk_size)))
+                                              min(count, start + self.chunk_size), self.raise_errors))
         return work
 
     def generator_chunks(self, *, prompt_ids: Iterable[str] | None = None,

@@ -53,8 +53,10 @@ def prefetch(attack: SearchAttack, records: Sequence[Record], res: Resources) ->
 
 def search_one(attack: SearchAttack, record: Record, target: Target, tname: str, seed: int,
                prompts: Mapping[str, Prompt], states: Mapping[tuple[AttackSpec, str | None], Any],
-               spec: AttackSpec, original: Output | None, res: Resources) -> SearchResult:
-    """Run ``attack``'s search on ``record`` against ``target`` (see the module docstring)."""
+               spec: AttackSpec, original: Output | None, res: Resources, *,
+               raise_errors: bool = False) -> SearchResult:
+    """Run ``attack``'s search on ``record`` against ``target`` (see the module docstring). A failing search is
+    an error row, or (``raise_errors``: the conformance kit) its exception propagates."""
     budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
     pid = getattr(record, "prompt_id", None)
     prompt = prompts.get(pid) if pid is not None else None
@@ -66,6 +68,8 @@ def search_one(attack: SearchAttack, record: Record, target: Target, tname: str,
         found = attack.examples(record, oracle, rng, res, prompt, states.get((spec, pid)))
         error = None
     except Exception as e:  # noqa: BLE001 - recorded per record
+        if raise_errors:
+            raise
         found, error = [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
                             "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
     timing = {"target": tname, "attack": attack.name, "params": canonical_json(attack.params_dict),

@@ -29,14 +29,28 @@ class AttackSpec:
 
     name: str
     params_json: str  # canonical JSON of the user-given params (hashable, picklable)
+    instance: Attack | None = field(default=None, compare=False, hash=False, repr=False)
+    """An attack object to use as it is (the conformance kit checks attacks that need not be registered);
+    None: instantiated from the registry by name."""
 
     @classmethod
     def make(cls, name: str, params: Mapping[str, Any]) -> AttackSpec:
         return cls(name, canonical_json(dict(params)))
 
+    @classmethod
+    def of(cls, attack: Attack) -> AttackSpec:
+        """The configuration of an attack object, which generation then uses as it is."""
+        return cls(attack.name, canonical_json(attack.params_dict), attack)
+
+
+def instantiate(spec: AttackSpec) -> Attack:
+    """The attack of a configuration: its own object if it carries one, else one built from the registry (one
+    per configuration and process)."""
+    return spec.instance if spec.instance is not None else _from_registry(spec)
+
 
 @lru_cache(maxsize=256)
-def instantiate(spec: AttackSpec) -> Attack:
+def _from_registry(spec: AttackSpec) -> Attack:
     return get_attack(spec.name)(**json.loads(spec.params_json))
 
 
@@ -53,6 +67,7 @@ class GenerationTask:
     attacks: Sequence[AttackSpec]
     seed: int
     states: FitStates = field(default_factory=dict)
+    raise_errors: bool = False  # the failure policy: False records a failing record as an error entry
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,7 @@ class GeneratorTask:
     seed: int
     start: int
     stop: int
+    raise_errors: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,8 @@ def generate_examples(task: GenerationTask) -> GenerationResult:
             try:
                 examples.extend(attack.examples(record, rng, res, prompt, task.states.get((spec, pid))))
             except Exception as e:  # noqa: BLE001 - recorded, not swallowed
+                if task.raise_errors:
+                    raise
                 errors.append(_error("generate", attack, record.id, pid, e))
     return GenerationResult(examples, errors)
 
@@ -158,6 +176,8 @@ def generate_prompt_examples(task: GeneratorTask) -> GenerationResult:
     try:
         ex = attack.examples_for(task.prompt, task.state, task.seed, default_resources(), task.start, task.stop)
     except Exception as e:  # noqa: BLE001 - recorded, not swallowed
+        if task.raise_errors:
+            raise
         return GenerationResult([], [_error("generate", attack, f"prompt:{task.prompt.id}", task.prompt.id, e)])
     return GenerationResult(ex, [])
 
