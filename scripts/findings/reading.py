@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO / "src"))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from callbluff.engine.rows import gold_list  # noqa: E402
 from callbluff.engine.run import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.progress import Progress  # noqa: E402
@@ -263,13 +264,13 @@ def _all_question_f1(ex: pd.DataFrame, orig: pd.DataFrame, attack: str, target: 
     worst: dict[str, float] = {}
     for sid, ans, gold in zip(g["source_id"], g["adv_answer"], g["gold_answers"]):
         if isinstance(ans, str):
-            worst[sid] = min(worst.get(sid, 1.0), f1_score(ans, json.loads(gold)))
+            worst[sid] = min(worst.get(sid, 1.0), f1_score(ans, gold_list(gold)))
     scores = []
     for sid, ans, gold in zip(o["source_id"], o["answer"], o["gold_answers"]):
         if sid in worst:
             scores.append(worst[sid])
-        elif isinstance(ans, str) and isinstance(gold, str):
-            scores.append(f1_score(ans, json.loads(gold)))
+        elif isinstance(ans, str) and gold_list(gold):
+            scores.append(f1_score(ans, gold_list(gold)))
     return 100.0 * float(np.mean(scores)) if scores else float("nan"), len(worst), len(o)
 
 
@@ -281,7 +282,7 @@ def _curve(ex: pd.DataFrame, attack: str, target: str, max_q: int) -> np.ndarray
         from callbluff.metrics.reading import f1_score
 
         hist = json.loads(meta).get("history", [])
-        start = f1_score(orig_ans, json.loads(gold)) if isinstance(orig_ans, str) else 1.0
+        start = f1_score(orig_ans, gold_list(gold)) if isinstance(orig_ans, str) else 1.0
         c = np.full(max_q + 1, start)
         for q, f in hist:
             c[min(int(q), max_q):] = min(c[min(int(q), max_q)], f)

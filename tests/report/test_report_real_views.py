@@ -64,7 +64,7 @@ def view_table(report: str, title: str) -> dict[tuple[str, str], dict[str, str]]
 
 
 def _golds(col: pd.Series) -> list[list[str]]:
-    return [json.loads(g) for g in col]
+    return [list(g) for g in col]  # a list column (run-directory format 2)
 
 
 def test_reading_view_holds_the_runs_f1_before_and_after(small_squad: Path, tmp_path: Path) -> None:

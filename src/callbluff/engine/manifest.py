@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from callbluff import __version__
+from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.store import RunDir
 from callbluff.engine.suite import Suite
 from callbluff.engine.work import AttackSpec, instantiate
@@ -42,6 +43,7 @@ class Manifest:
               specs: list[AttackSpec], targets: dict[str, Any], executor: Any,
               previous: dict[str, Any] | None) -> None:
         self.meta = {
+            "format": RUN_FORMAT,
             "suite": suite.model_dump(exclude={"base_dir"}),
             "name": suite.name,
             "seed": suite.seed,

@@ -12,7 +12,6 @@ per-prompt values (``qwk_mean_over_prompts``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from callbluff import metrics as M
-from callbluff.engine.store import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS
+from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, candidate_texts, gold_list
 from callbluff.engine.sufficient_stats import (
     EXAMPLE_METRIC_COLUMNS,
     ORIGINAL_METRIC_COLUMNS,
@@ -33,7 +32,7 @@ from callbluff.records import Prompt, Task, canonical_json
 
 
 def _golds(col: pd.Series) -> list[list[str]]:
-    return [json.loads(g) if isinstance(g, str) else [] for g in col]
+    return [gold_list(g) for g in col]
 
 
 def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
@@ -90,10 +89,9 @@ def _ranked(answer: Any, candidates: Any, error: Any) -> list[str] | None:
     """The ranked answers of one prediction; None for a failed prediction (left out, never a miss)."""
     if isinstance(error, str):
         return None
-    if isinstance(candidates, str):
-        ranked = [c[0] for c in json.loads(candidates)]
-        if ranked:
-            return ranked
+    ranked = candidate_texts(candidates)
+    if ranked:
+        return ranked
     return [answer] if isinstance(answer, str) else []
 
 

@@ -3,12 +3,15 @@ annotations give its Parquet types (the one place the columns are defined; :data
 
 ``examples.parquet`` holds one :class:`ExampleRow` per (adversarial example, target); ``originals.parquet`` one
 :class:`OriginalRow` per (source record, target). Prompt-level generator answers have no source: their
-``original_*`` and ``orig_*`` fields are empty.
+``original_*`` and ``orig_*`` fields are empty. Gold answers are a list of strings and ranked candidates a list of
+``{text, score}`` structs (run-directory format 2; format 1 stored both as JSON strings, which
+:func:`gold_list` and :func:`candidate_texts` still read, for reports of old runs).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -35,14 +38,14 @@ class ExampleRow:
     adversarial_text: str
     meta: str  # canonical JSON
     gold: float | None
-    gold_answers: str | None  # JSON list
+    gold_answers: list[str] | None
     target: str
     orig_score: float | None
     adv_score: float | None
     orig_answer: str | None
     adv_answer: str | None
-    orig_candidates: str | None  # JSON [[text, score], ...]
-    adv_candidates: str | None
+    orig_candidates: list[Ranked] | None
+    adv_candidates: list[Ranked] | None
     orig_error: str | None
     adv_error: str | None
     queries: int
@@ -57,17 +60,25 @@ class OriginalRow:
     prompt_id: str | None
     task: str
     gold: float | None
-    gold_answers: str | None  # JSON list
+    gold_answers: list[str] | None
     answer_type: str
     target: str
     score: float | None
     answer: str | None
-    candidates: str | None  # JSON [[text, score], ...]
+    candidates: list[Ranked] | None
     error: str | None
     chunk: int
 
 
-_ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64()}
+RUN_FORMAT = 2
+"""The run-directory format this version writes (run.json ``format``): 2 = list columns; 1 (no ``format`` key) =
+gold answers and candidates as JSON strings. A run directory of another format is not resumed (--restart)."""
+
+Ranked = dict[str, Any]
+"""One ranked candidate: ``{"text": str, "score": float | None}``."""
+
+_ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "list[str]": pa.list_(pa.string()),
+          "list[Ranked]": pa.list_(pa.struct([("text", pa.string()), ("score", pa.float64())]))}
 
 
 def _schema(row: type) -> pa.Schema:
@@ -86,7 +97,7 @@ def output_fields(out: Output | None) -> dict[str, Any]:
     return {
         "score": out.score,
         "answer": out.answer,
-        "candidates": json.dumps([[c.text, c.score] for c in out.candidates]) if out.candidates else None,
+        "candidates": [{"text": c.text, "score": c.score} for c in out.candidates] if out.candidates else None,
         "error": out.error,
     }
 
@@ -97,7 +108,7 @@ def original_row(record: Record, task: str, target: str, out: Output, chunk: int
     o = output_fields(out)
     return vars(OriginalRow(
         source_id=record.id, prompt_id=getattr(record, "prompt_id", None), task=task, gold=gold,
-        gold_answers=json.dumps(answers) if answers else None, answer_type=answer_type, target=target,
+        gold_answers=list(answers) if answers else None, answer_type=answer_type, target=target,
         score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=chunk))
 
 
@@ -111,7 +122,26 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         example_id=ex.id, source_id=ex.source_id, prompt_id=ex.prompt_id, task=task, attack=ex.attack,
         params=canonical_json(dict(ex.params)), index=ex.index, field=ex.field,
         original_text=getattr(src, ex.field) if src is not None else None, adversarial_text=ex.text,
-        meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=json.dumps(answers) if answers else None,
+        meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=list(answers) if answers else None,
         target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
         adv_error=a["error"], queries=queries, chunk=chunk))
+
+
+def gold_list(cell: Any) -> list[str]:
+    """The gold answers of one ``gold_answers`` cell as read back (a list or array; a JSON string in format 1;
+    None: no gold answers)."""
+    if cell is None or (isinstance(cell, float) and cell != cell):
+        return []
+    if isinstance(cell, str):
+        return [str(a) for a in json.loads(cell)]
+    return [str(a) for a in cell]
+
+
+def candidate_texts(cell: Any) -> list[str] | None:
+    """The ranked candidate texts of one ``*candidates`` cell as read back (structs; ``[[text, score], ...]`` JSON
+    in format 1); None when the output had no candidates."""
+    if cell is None or (isinstance(cell, float) and cell != cell):
+        return None
+    items: Sequence[Any] = json.loads(cell) if isinstance(cell, str) else cell
+    return [str(c["text"] if isinstance(c, dict) else c[0]) for c in items]

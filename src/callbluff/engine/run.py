@@ -30,6 +30,7 @@ from callbluff.engine.finalize import RunResult, finalize
 from callbluff.engine.generate import GENERATOR_CHUNK0, Generation, MissingResources
 from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
+from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError
 from callbluff.engine.suite import Suite, SuiteError
@@ -73,6 +74,11 @@ class Engine:
         meta = self.run.read_meta()
         if meta is None:
             return None
+        if meta.get("format", 1) != RUN_FORMAT:
+            raise RunDirError(
+                f"{self.run.run_json}: this run directory was written by another version of callbluff (run-directory "
+                f"format {meta.get('format', 1)}; this version reads and writes format {RUN_FORMAT}), so it cannot be "
+                f"resumed. Fix: {RESTART_HINT}, or use another --out directory.")
         if meta.get("fingerprint") != self.fingerprint():
             raise SuiteError(
                 f"{self.run.path} holds a run of a different suite (or --limit): its fingerprint is "

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from callbluff.engine.rows import gold_list
 from callbluff.report.text import num, short_params
 from callbluff.seeding import derive_seed
 
@@ -166,7 +167,7 @@ def sample_examples(run_dir: str | Path, per_attack: int,
                 "example_id": str(eid), "source_id": _plain(first["source_id"]),
                 "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
                 "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
-                "gold_answers": _plain(first["gold_answers"]),
+                "gold_answers": gold_list(first["gold_answers"]) or None,
                 "diff": word_diff(first["original_text"], first["adversarial_text"]),
                 "generated": first["original_text"] is None,
                 "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
