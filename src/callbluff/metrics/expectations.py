@@ -1,0 +1,204 @@
+"""Per-example verdicts from an attack's declared expectation, and the failure rate they add up to.
+
+In the spirit of CheckList's ``Expect`` (Ribeiro et al. 2020, Sec. 2.1-2.3: every test case gets a pass/fail
+verdict, or none when the expectation does not apply, and a test's failure rate is the share of its cases that
+fail): an attack declares what a robust system does with its adversarial inputs (``expect``), and each
+adversarial example gets a *verdict*: ``True`` (the target did what a robust system does), ``False`` (it was
+fooled) or ``None`` (no verdict: a failed prediction, or a case the expectation does not judge, such as a
+question the target already answered wrongly). Verdicts are stored per example (examples.parquet ``verdict``),
+so a report can show exactly the examples that fooled the target.
+
+An expectation also says what a *case* is for its failure rate: each ``example`` (Kumar et al.'s statistics
+count adversarial samples; Ding et al.'s ARR counts answers; DPAEG counts adversarial questions), or each
+``source`` (Jia & Liang 2017, Sec. 4.1: a question counts as broken when *any* of its adversarial versions
+breaks it, the worst case; CheckList's invariance tests count test cases the same way). A source's verdict is
+False if any of its examples is False, True if all of its judged examples are True, None if none is judged.
+``failure_pct`` = 100 x (cases judged False) / (cases judged).
+
+The built-in expectations reproduce the papers' statistics: ``lower`` = Kumar et al.'s % not lowered (Sec. 3.1,
+a change of at most ``TOL`` counts as unchanged); ``bottom`` = 100 - Ding et al.'s ARR (Sec. 3.2: scores rounded
+half up to the scale's integer minimum or below); ``same-score`` = % of scores that moved; ``same-answer`` = % of
+correctly answered inputs answered wrongly after the attack (per source for reading, Jia & Liang; per example for
+questions, DPAEG Sec. 4.1); ``wrong-answer`` = % of adversarial inputs still given a gold answer.
+
+Third parties register their own (:func:`register_expectation`), e.g. "within one point"::
+
+    register_expectation(Expectation("within-1", "the score moves by at most one point",
+                                     lambda o: None if o.missing_score else abs(o.adv_score - o.orig_score) <= 1))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from callbluff.metrics._common import pct
+from callbluff.metrics.scoring import round_half_up
+
+TOL = 1e-9
+"""A score change of at most this is "unchanged" (:func:`callbluff.metrics.overstability`'s default)."""
+
+Verdict = bool | None
+Per = Literal["example", "source"]
+
+
+def _missing(v: float | None) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a verdict sees of one adversarial example: the target's scores before and after (scoring tasks, on
+    the prompt's scale; None for a failed prediction or no source) and the prompt's scale, or whether its
+    answers before and after were correct (answer tasks, as the task judges correctness; None: failed or not
+    judged)."""
+
+    orig_score: float | None = None
+    adv_score: float | None = None
+    score_min: float | None = None
+    score_max: float | None = None
+    orig_correct: bool | None = None
+    adv_correct: bool | None = None
+
+    @property
+    def missing_score(self) -> bool:
+        """Either score is missing (a failed prediction): no verdict on a score change."""
+        return _missing(self.orig_score) or _missing(self.adv_score)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A named expectation: ``judge`` gives one example's verdict; ``per`` what a case of its failure rate is
+    (a task may count per source instead, see :func:`failure_unit`)."""
+
+    name: str
+    description: str
+    judge: Callable[[Outcome], Verdict]
+    per: Per = "example"
+
+
+def _lower(o: Outcome) -> Verdict:
+    return None if o.missing_score else (o.adv_score - o.orig_score) < -TOL  # type: ignore[operator]
+
+
+def _bottom(o: Outcome) -> Verdict:
+    if _missing(o.adv_score) or o.score_min is None:
+        return None
+    return bool(round_half_up(o.adv_score) <= round_half_up(o.score_min))
+
+
+def _same_score(o: Outcome) -> Verdict:
+    return None if o.missing_score else abs(o.adv_score - o.orig_score) <= TOL  # type: ignore[operator]
+
+
+def _same_answer(o: Outcome) -> Verdict:
+    if o.orig_correct is not True or o.adv_correct is None:
+        return None  # a question answered wrongly (or not at all) before the attack is not attacked
+    return o.adv_correct
+
+
+def _wrong_answer(o: Outcome) -> Verdict:
+    return None if o.adv_correct is None else not o.adv_correct
+
+
+_REGISTRY: dict[str, Expectation] = {}
+
+
+def register_expectation(expectation: Expectation, *, replace: bool = False) -> Expectation:
+    """Make ``expectation`` available by name (to attacks' ``expect`` and to :func:`judge`)."""
+    if not expectation.name or expectation.name != expectation.name.strip():
+        raise ValueError(f"an expectation needs a name without spaces around it, got {expectation.name!r}")
+    if expectation.per not in ("example", "source"):
+        raise ValueError(f"expectation {expectation.name!r}: per must be 'example' or 'source'")
+    if expectation.name in _REGISTRY and not replace:
+        raise ValueError(f"expectation {expectation.name!r} is registered already (replace=True to redefine it)")
+    _REGISTRY[expectation.name] = expectation
+    return expectation
+
+
+def unregister_expectation(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def get_expectation(name: str) -> Expectation:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown expectation {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def expectation_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+for _e in (
+    Expectation("lower", "a human lowers the score (Kumar et al. 2020, Sec. 3.1): fooled when it is not lowered",
+                _lower),
+    Expectation("bottom", "a content-free answer gets the scale's minimum (Ding et al. 2020, Sec. 3.2): fooled "
+                "when it scores above it", _bottom),
+    Expectation("same-score", "a benign change keeps the score: fooled when the score moves", _same_score),
+    Expectation("same-answer", "a meaning-preserving change keeps a correct answer (Jia & Liang 2017; DPAEG): "
+                "fooled when a correctly answered input is answered wrongly", _same_answer),
+    Expectation("wrong-answer", "a change that removes the answer must not be answered with the gold: fooled when "
+                "the gold answer is still given", _wrong_answer),
+):
+    register_expectation(_e)
+
+
+def judge(expect: str | None, outcome: Outcome) -> Verdict:
+    """The verdict of one example under expectation ``expect`` (None: the attack declares none); always a Python
+    ``bool`` or None (a judge may return NumPy booleans)."""
+    if expect is None:
+        return None
+    v = get_expectation(expect).judge(outcome)
+    return None if v is None else bool(v)
+
+
+def failure_unit(expect: str | None, worst_case: Iterable[str] = ()) -> Per:
+    """What a case is for ``expect``'s failure rate: ``source`` when the expectation says so or the task counts
+    it as a worst case over each source's versions (``worst_case``: the task's expectations judged per source)."""
+    if expect is None:
+        return "example"
+    return "source" if expect in set(worst_case) else get_expectation(expect).per
+
+
+@dataclass
+class VerdictTally:
+    """Streaming counts of verdicts for one metric row: ``update`` with (source id, verdict) pairs as chunks go
+    by, ``merge`` another tally, ``result`` the judged cases, the fooled ones and ``failure_pct``."""
+
+    per: Per = "example"
+    judged: int = 0
+    fooled: int = 0
+    sources: dict[str, Verdict] = field(default_factory=dict)
+
+    def update(self, pairs: Iterable[tuple[str, Verdict]]) -> None:
+        if self.per == "example":
+            for _, v in pairs:
+                if v is not None:
+                    self.judged += 1
+                    self.fooled += not v
+            return
+        for sid, v in pairs:
+            v = None if v is None else bool(v)
+            if v is None:
+                self.sources.setdefault(sid, None)
+                continue
+            old = self.sources.get(sid)
+            self.sources[sid] = v if old is None else (old and v)
+
+    def merge(self, other: VerdictTally) -> None:
+        if other.per != self.per:
+            raise ValueError("cannot merge verdict tallies of different units")
+        self.judged += other.judged
+        self.fooled += other.fooled
+        self.update(other.sources.items())
+
+    def result(self) -> dict[str, float | int]:
+        judged, fooled = self.judged, self.fooled
+        if self.per == "source":
+            verdicts = [v for v in self.sources.values() if v is not None]
+            judged, fooled = len(verdicts), sum(v is False for v in verdicts)
+        return {"n_judged": judged, "n_fooled": fooled, "failure_pct": pct(fooled, judged)}
