@@ -18,6 +18,7 @@ from callbluff.engine.inputs import adversarial_input, original_input
 from callbluff.engine.rows import example_row, original_row
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import BackgroundWriter, RunDir, write_atomic
+from callbluff.engine.verdicts import Judge
 from callbluff.records import Perturbed, Record
 from callbluff.targets.base import Input, Output
 from callbluff.targets.wrappers import CachedTarget
@@ -30,7 +31,8 @@ class ChunkRunner:
     """Runs chunks of one run against its targets and hands their rows to the background writer."""
 
     def __init__(self, run: RunDir, task: str, targets: dict[str, CachedTarget], searches: SearchRunner | None,
-                 writer: BackgroundWriter) -> None:
+                 writer: BackgroundWriter, judge: Judge | None = None) -> None:
+        self.judge = judge
         self.run = run
         self.task = task
         self.targets = targets
@@ -59,7 +61,8 @@ class ChunkRunner:
         rows: list[dict[str, Any]] = []
         for tname, target in self.targets.items():
             outs = target.predict([Input(self.task, ex.text, ex.prompt_id) for ex in chunk.examples])
-            rows.extend(example_row(ex, None, self.task, tname, None, out, 0, chunk.index)
+            rows.extend(example_row(ex, None, self.task, tname, None, out, 0, chunk.index,
+                                    self.judge(ex, None, None, out) if self.judge else None)
                         for ex, out in zip(chunk.examples, outs))
         self.writer.submit(self.write, chunk.index, {}, [], rows, list(chunk.errors))
 
@@ -74,8 +77,9 @@ class ChunkRunner:
                 orig_by_id[r.id] = out
                 originals_rows.append(original_row(r, self.task, tname, out, idx))
             for (ex, queries), out in zip(found, adv_outs):
-                example_rows.append(example_row(ex, by_id[ex.source_id], self.task, tname, orig_by_id[ex.source_id],
-                                                out, queries, idx))
+                src, orig = by_id[ex.source_id], orig_by_id[ex.source_id]
+                verdict = self.judge(ex, src, orig, out) if self.judge else None
+                example_rows.append(example_row(ex, src, self.task, tname, orig, out, queries, idx, verdict))
         self.write(idx, by_id, originals_rows, example_rows, errors, timings)
 
     def write(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],

@@ -50,6 +50,9 @@ class ExampleRow:
     adv_error: str | None
     queries: int
     chunk: int
+    verdict: bool | None = None
+    """The attack's declared expectation judged on this example (:mod:`callbluff.metrics.expectations`): True
+    robust, False fooled, None not judged (a failed prediction, or a case the expectation does not judge)."""
 
 
 @dataclass
@@ -77,7 +80,7 @@ gold answers and candidates as JSON strings. A run directory of another format i
 Ranked = dict[str, Any]
 """One ranked candidate: ``{"text": str, "score": float | None}``."""
 
-_ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "list[str]": pa.list_(pa.string()),
+_ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "list[str]": pa.list_(pa.string()),
           "list[Ranked]": pa.list_(pa.struct([("text", pa.string()), ("score", pa.float64())]))}
 
 
@@ -113,7 +116,7 @@ def original_row(record: Record, task: str, target: str, out: Output, chunk: int
 
 
 def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
-                queries: int, chunk: int) -> dict[str, Any]:
+                queries: int, chunk: int, verdict: bool | None = None) -> dict[str, Any]:
     """One examples.parquet row (as a dict in column order). ``src``/``orig`` are None for prompt-level generator
     answers (no source)."""
     gold, answers, _ = gold_of(src) if src is not None else (None, [], "score")
@@ -125,7 +128,7 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=list(answers) if answers else None,
         target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
-        adv_error=a["error"], queries=queries, chunk=chunk))
+        adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict))
 
 
 def gold_list(cell: Any) -> list[str]:
