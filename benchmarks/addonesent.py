@@ -12,8 +12,8 @@ the chunk split in two for the one-process executor, then per part ``AddOneSent.
 parses of the questions, the paragraphs' sentence split, the answers' sentences, the vector neighbours,
 :func:`prefetch_candidates`, then ``AddOneSent.examples`` per question: the alterations, fake answers,
 declarative conversion come from the prefetched candidates); ``--chunk 1`` generates one question at a time
-(each question's own batch step). The one-time loads (spaCy pipelines, WordNet, lemminflect's tables, the lexicon, the MiniLM encoder for
-out-of-vocabulary words) are timed separately. The out-of-vocabulary word vectors are cached on disk by
+(each question's own batch step). The one-time loads (spaCy pipelines, WordNet, lemminflect's tables, the
+lexicon, the MiniLM encoder for out-of-vocabulary words) are timed separately. The out-of-vocabulary word vectors are cached on disk by
 earlier runs (the slow test and the findings share the same sample). ``--profile N`` profiles the same
 generation on the next N questions of the seeded sample (cProfile; slower than the timed run) and writes where
 the time goes. AddAny: ``--any`` questions searched against TransformerQA over
@@ -181,8 +181,8 @@ def main() -> None:
         rows = []
         for r in recs[:args.any]:
             calls = reader.calls
-            [(ex, queries)], _, timing = search_one(any_att, r, reader, MODEL.name, 0, {}, {}, spec, None, res,
-                                                    raise_errors=True)
+            [(ex, queries)], _, timing = search_one(any_att, r, reader, MODEL.name, 0, {}, {}, spec, None,
+                                                    res, raise_errors=True)
             clean = qa.predict([Input(task="reading", text=r.question, context=r.context)])[0]
             rows.append({"id": r.id, "queries": queries, "calls": reader.calls - calls,
                          "seconds": round(timing["seconds"], 1), "f1": ex.meta["f1"],

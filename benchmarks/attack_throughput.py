@@ -88,7 +88,8 @@ def time_static(spec: AttackSpec, records: list[Any], prompts: dict[str, Any], b
 def first_piece(spec: AttackSpec, prompts: dict[str, Any], states: dict[Any, Any], prompt_id: str,
                 answers: int) -> tuple[list[Any], list[dict[str, Any]]]:
     """Answers ``0 .. answers-1`` (at most the generator's ``count``) for ``prompt_id``: the first generator
-    piece of a :class:`Generation` with pieces of ``answers``, fitted states given (the other pieces skipped)."""
+    piece of a :class:`Generation` with pieces of ``answers``, fitted states given (the other pieces
+    skipped)."""
     gen = Generation([spec], prompts, seed=0, chunk_size=answers)
     gen.states = dict(states)
     [chunk, *_] = gen.generator_chunks(prompt_ids=[prompt_id], skip=lambda index: index != GENERATOR_CHUNK0)
@@ -133,7 +134,7 @@ def main() -> None:
             rows.append(row)
             continue
         spec = AttackSpec.make(cls.name, {})
-        problems = Generation([spec], {}, seed=0).missing_resources()  # the instance's needs, as the engine checks
+        problems = Generation([spec], {}, seed=0).missing_resources()  # the instance's needs, as the engine
         if problems:
             row["status"] = "not measured: " + "; ".join(problems)
             rows.append(row)

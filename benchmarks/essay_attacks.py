@@ -121,12 +121,13 @@ def essays(per_prompt: int) -> tuple[list[Any], Mapping[str, Any]]:
 
 def run_attack(specs: Sequence[AttackSpec], records: Sequence[Any], prompts: Mapping[str, Any], workers: int,
                seed: int) -> dict[str, Any]:
-    """``specs`` over ``records`` through the engine's generation path with a fresh pool; wall time and counts."""
+    """``specs`` over ``records`` through the engine's generation path with a fresh pool; wall time and
+    counts."""
     t0 = time.perf_counter()
     with LocalExecutor(workers) as ex:  # its worker processes start at the first chunk, after the fit
         gen = Generation(specs, prompts, seed=seed, executor=ex, chunk_size=256)
         missing = gen.missing_resources()
-        if missing:  # as `callbluff generate` / the engine: resources checked (and loaded) before workers fork
+        if missing:  # as `callbluff generate`: resources checked (and loaded) before workers fork
             raise SystemExit("missing resources: " + "; ".join(missing))
         t_check = time.perf_counter() - t0
         gen.fit(records)

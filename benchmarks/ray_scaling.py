@@ -6,8 +6,8 @@ al. 3.3) on ``--essays`` ASAP-AES essays, through the product's one generation p
 ``--executor ray`` generates: :class:`callbluff.engine.generate.Generation` over a ``RayExecutor``, record
 chunks of ``--chunk-size`` essays (the engine's default, 256), each chunk's ``generate_records`` split into
 ``2 * workers`` Ray tasks. For each worker count a fresh local Ray runtime with that many CPUs is started
-(``num_cpus`` = workers, so 1 worker really runs one task at a time); a warm-up batch of ``--warm`` essays loads
-spaCy/WordNet into every worker process, then the timed pass runs. The local one-process time is given for
+(``num_cpus`` = workers, so 1 worker really runs one task at a time); a warm-up batch of ``--warm`` essays
+loads spaCy/WordNet into every worker process, then the timed pass runs. The local one-process time is given for
 reference. Outputs (every example's id and text) are hashed and must be equal across all three.
 
     flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/ray_scaling.py
@@ -140,7 +140,8 @@ def main() -> None:
     lines = ["# Ray: 2 workers vs 1 (CPU-bound generation)", "",
              f"Command: `{result['command']}`; {args.attack} on {result['essays']} ASAP-AES essays in chunks of "
              f"{args.chunk_size}, each split into 2 x workers tasks; load average before "
-             f"{result['load_average_before']}, after {result['load_average_after']} on {os.cpu_count()} CPUs.", "",
+             f"{result['load_average_before']}, after {result['load_average_after']} on {os.cpu_count()} "
+             "CPUs.", "",
              "| run | seconds | Ray start-up s | warm-up s | examples | outputs |", "| --- | ---: | ---: | ---: | ---: | --- |"]
     for r in result["runs"]:
         lines.append(f"| {r['workers']} | {r['seconds']} | {r.get('startup_s', '')} | {r.get('warmup_s', '')} | "

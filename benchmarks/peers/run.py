@@ -3,8 +3,9 @@
 Texts: the first ``--n`` (default 320) ASAP-SAS training answers (../shared/data/asap-sas/train.tsv.gz). Our
 operations run in this interpreter through the product's one generation path
 (:meth:`callbluff.engine.generate.Generation.generate_records` on all the texts at once, the engine's unit of
-work for a chunk, on a one-process executor; the answers wrapped as the record type each attack takes); the peers run in benchmarks/.peers-venv
-(``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py on the very same texts. Every row is
+work for a chunk, on a one-process executor; the answers wrapped as the record type each attack takes); the
+peers run in benchmarks/.peers-venv (``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py
+on the very same texts. Every row is
 the median of ``--repeats`` passes over the texts (TextAttack: one pass), each after a warm-up on 5 of them
 (one-time model / WordNet loading is not counted). Before each of our passes every cache filled from the texts
 is emptied (:func:`fresh_resources`: parses, spans, per-word memos), so no pass reuses the work of another pass

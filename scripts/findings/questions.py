@@ -245,7 +245,8 @@ def attack(run: DatasetRun, cfg: Config) -> None:
         run.results[cfg.key], run.examples[cfg.key] = run.by_params[pkey]
         return
     t0 = time.perf_counter()
-    examples, _ = Generation([AttackSpec.of(a)], {}, seed=SEED, failures="raise").generate_records(run.sources)
+    generation = Generation([AttackSpec.of(a)], {}, seed=SEED, failures="raise")
+    examples, _ = generation.generate_records(run.sources)
     source = {r.id: r for r in run.sources}
     made = [(source[ex.source_id], ex) for ex in examples]  # in (source, example) order
     gen_s = time.perf_counter() - t0
@@ -544,8 +545,8 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "paper's typo corpora (Birkbeck, Holbrook, Aspell, Wikipedia: `../shared/data/typos`); the Sec. 4.4 "
         f"baselines as registered attacks. Each configuration keeps **at most {PER_SOURCE} adversarial "
         f"question{'s' if PER_SOURCE > 1 else ''} per source**, drawn with the record's seeded generator "
-        "(seeded from 0, the source id, the attack and its params) among all its questions within epsilon, so every source weighs "
-        "the same; the paper counts every generated question (sources with many keywords weigh more there).",
+        "(seeded from 0, the source id, the attack and its params) among all its questions within epsilon, so "
+        "every source weighs the same; the paper counts every generated question (sources with many keywords weigh more there).",
         "- **Metrics** (Sec. 4.1.3): success rate = % of adversarial questions the robot answers wrongly (top-1), "
         "with a Wilson 95 % interval; Recall@5 / Recall@20 = share of adversarial questions with a correct answer "
         "among the top 5 / 20; MRR; MAP (normaliser: the correct answers in the list); mean Damerau-Levenshtein "
