@@ -5,20 +5,22 @@ Run from the repository root (heavy: under the shared lock):
     flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/addonesent.py [--questions 1000] [--any 3]
 
 Writes ``benchmarks/addonesent.md`` and ``benchmarks/results/addonesent.json``. The goal (issue 12) is AddOneSent
-generation for 1,000 questions in <= 30 s on this machine. What is timed: what the engine's generation does
-(``engine/generate.py``) in one process: per chunk of ``--chunk`` records (the engine's default
-``output.chunk_size``, 1,000), ``AddOneSent.prefetch`` (the batched spaCy parses of the questions, the
-paragraphs' sentence split, the answers' sentences, the vector neighbours; :func:`prefetch_candidates`), then
-``AddOneSent.examples`` per question (the alterations, fake answers, declarative conversion come from the
-prefetched candidates); ``--chunk 0`` times ``examples`` one question at a time without the batch step. The
-one-time loads (spaCy pipelines, WordNet, lemminflect's tables, the lexicon, the MiniLM encoder for
-out-of-vocabulary words) are timed separately. The out-of-vocabulary word vectors are cached on disk by
+generation for 1,000 questions in <= 30 s on this machine. What is timed: the product's one generation path
+(:class:`callbluff.engine.generate.Generation`) in one process: record chunks of ``--chunk`` records (the
+engine's default ``output.chunk_size``, 1,000), each chunk's ``generate_records`` (the engine's unit of work:
+the chunk split in two for the one-process executor, then per part ``AddOneSent.prefetch``, the batched spaCy
+parses of the questions, the paragraphs' sentence split, the answers' sentences, the vector neighbours,
+:func:`prefetch_candidates`, then ``AddOneSent.examples`` per question: the alterations, fake answers,
+declarative conversion come from the prefetched candidates); ``--chunk 1`` generates one question at a time
+(each question's own batch step). The one-time loads (spaCy pipelines, WordNet, lemminflect's tables, the
+lexicon, the MiniLM encoder for out-of-vocabulary words) are timed separately. The out-of-vocabulary word vectors are cached on disk by
 earlier runs (the slow test and the findings share the same sample). ``--profile N`` profiles the same
 generation on the next N questions of the seeded sample (cProfile; slower than the timed run) and writes where
 the time goes. AddAny: ``--any`` questions searched against TransformerQA over
 ../shared/models/minilm-l6-squad (by default the findings' AddAny run: top-10 spans, ``--any-budget`` 600, the
 authors' expected F1; the findings' margin run is ``--any-budget 1200 --any-objective margin --any-candidates 10
---any-top-k 50``), queries and seconds per question;
+--any-top-k 50``), each search run by the engine's search runner
+(:func:`callbluff.engine.search.search_one`), queries and seconds per question;
 ``--any 0`` skips it and keeps the AddAny figures of the previous results file, with that run's command.
 """
 
@@ -53,19 +55,31 @@ def load_avg() -> list[float]:
         return []
 
 
-def generate(att: Any, recs: list[Any], res: Any, chunk: int) -> int:
-    """AddOneSent examples of ``recs`` as the engine makes them (prefetch per chunk, then per record); the
-    number of examples."""
-    from callbluff.seeding import record_rng
+def generation(chunk: int) -> Any:
+    """AddOneSent at its defaults in the engine's generation path, chunks of ``chunk`` records, seed 0 (a
+    failing question stops the benchmark)."""
+    from callbluff.engine.generate import AttackSpec, Generation
 
-    made = 0
-    for b in range(0, len(recs), chunk or len(recs) or 1):
-        part = recs[b:b + chunk] if chunk else recs
-        if chunk:
-            att.prefetch(part, res)
-        for r in part:
-            made += len(att.examples(r, record_rng(0, r.id, att.name, att.params_dict), res))
-    return made
+    return Generation([AttackSpec.make("AddOneSent", {})], {}, seed=0, chunk_size=chunk, failures="raise")
+
+
+def generate(gen: Any, recs: list[Any]) -> int:
+    """AddOneSent examples of ``recs`` as the engine makes them (its record chunks, each chunk's
+    ``generate_records``); the number of examples."""
+    return sum(len(chunk.examples) for chunk in gen.record_chunks(recs, ahead=False))
+
+
+class CountingTarget:
+    """``target`` with its ``predict`` calls counted (the searches' calls to the reader)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.fingerprint = target.fingerprint
+        self.calls = 0
+
+    def predict(self, inputs: Any) -> Any:
+        self.calls += 1
+        return self.target.predict(inputs)
 
 
 STAGES = {
@@ -81,7 +95,7 @@ STAGES = {
 }
 
 
-def profile(att: Any, recs: list[Any], res: Any, chunk: int) -> dict[str, Any]:
+def profile(gen: Any, recs: list[Any]) -> dict[str, Any]:
     """cProfile of :func:`generate` on ``recs``: total seconds and the cumulative seconds of each stage."""
     import cProfile
     import pstats
@@ -89,7 +103,7 @@ def profile(att: Any, recs: list[Any], res: Any, chunk: int) -> dict[str, Any]:
     prof = cProfile.Profile()
     t0 = time.perf_counter()
     prof.enable()
-    generate(att, recs, res, chunk)
+    generate(gen, recs)
     prof.disable()
     total = time.perf_counter() - t0
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
@@ -110,19 +124,19 @@ def main() -> None:
     ap.add_argument("--any-top-k", type=int, default=10, help="ranked spans the reader lists (the findings' margin "
                     "search: 50)")
     ap.add_argument("--chunk", type=int, default=1000,
-                    help="records per prefetch batch, as the engine's chunks (0: one record at a time, no batch)")
+                    help="records per chunk, as the engine's chunks (1: one record at a time)")
     ap.add_argument("--profile", type=int, default=200, help="questions profiled after the timed run (0: none)")
     args = ap.parse_args()
 
-    from callbluff.attacks.reading import AddAny, AddOneSent
+    from callbluff.attacks.reading import AddAny
     from callbluff.attacks.reading.lexicon import encode_words, load_lexicon
     from callbluff.datasets import load
-    from callbluff.resources.context import Resources
+    from callbluff.resources.context import default_resources
 
     records = list(load(f"squad:{DEV}"))
     pick = np.random.default_rng(0).choice(len(records), size=args.questions + args.profile, replace=False)
     recs = [records[int(i)] for i in pick[:args.questions]]
-    res = Resources()
+    res = default_resources()  # the resources the engine's generation uses
     t0 = time.perf_counter()
     res.nlp  # noqa: B018 - load the pipeline
     res.sentencizer  # noqa: B018 - and the sentence splitter
@@ -135,10 +149,10 @@ def main() -> None:
     load_lexicon()
     encode_words(["warmup"], batch_size=1)
     setup = time.perf_counter() - t0
-    att = AddOneSent()
+    adds = generation(args.chunk)
     load_before = load_avg()
     t0 = time.perf_counter()
-    made = generate(att, recs, res, args.chunk)
+    made = generate(adds, recs)
     gen = time.perf_counter() - t0
     result = {
         "command": "flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/addonesent.py "
@@ -152,28 +166,27 @@ def main() -> None:
                        "chunk": args.chunk, "goal_seconds": GOAL_SECONDS, "goal_met": gen <= GOAL_SECONDS},
     }
     if args.profile:
-        result["addonesent"]["profile"] = profile(att, [records[int(i)] for i in pick[args.questions:]], res,
-                                                  args.chunk)
+        result["addonesent"]["profile"] = profile(adds, [records[int(i)] for i in pick[args.questions:]])
     if args.any:
-        from callbluff.attacks.oracle import Oracle
+        from callbluff.engine.generate import AttackSpec
+        from callbluff.engine.search import search_one
         from callbluff.metrics.reading import f1_score
         from callbluff.models.qa import TransformerQA
-        from callbluff.seeding import record_rng
         from callbluff.targets.base import Input
 
         qa = TransformerQA(MODEL, num_threads=2, top_k=args.any_top_k)
+        reader = CountingTarget(qa)
         any_att = AddAny(query_budget=args.any_budget, objective=args.any_objective, candidates=args.any_candidates)
+        spec = AttackSpec.of(any_att)
         rows = []
         for r in recs[:args.any]:
-            def to_input(text: str, r=r) -> Input:
-                return Input(task="reading", text=r.question, context=text)
-            oracle = Oracle(qa, to_input, any_att.params.query_budget)
-            t = time.perf_counter()
-            [ex] = any_att.examples(r, oracle, record_rng(0, r.id, any_att.name, any_att.params_dict), res)
-            secs = time.perf_counter() - t
-            rows.append({"id": r.id, "queries": oracle.used, "calls": oracle.calls, "seconds": round(secs, 1),
-                         "f1": ex.meta["f1"], "clean_f1": f1_score(qa.predict([to_input(r.context)])[0].answer or "",
-                                                                  r.answers)})
+            calls = reader.calls
+            [(ex, queries)], _, timing = search_one(any_att, r, reader, MODEL.name, 0, {}, {}, spec, None,
+                                                    res, raise_errors=True)
+            clean = qa.predict([Input(task="reading", text=r.question, context=r.context)])[0]
+            rows.append({"id": r.id, "queries": queries, "calls": reader.calls - calls,
+                         "seconds": round(timing["seconds"], 1), "f1": ex.meta["f1"],
+                         "clean_f1": f1_score(clean.answer or "", r.answers)})
         result["addany"] = {
             "settings": f"top-{args.any_top_k} spans, budget {args.any_budget}, objective {args.any_objective}, "
                         f"{args.any_candidates} random words per index",
@@ -199,8 +212,8 @@ def main() -> None:
         f"({a['ms_per_question']} ms/question, {a['examples']} examples); goal <= {GOAL_SECONDS:g} s: "
         f"**{'met' if a['goal_met'] else 'NOT met'}**. One-time setup (spaCy, WordNet, lexicon, MiniLM) "
         f"{a['setup_seconds']} s, not included. "
-        + (f"Batched per chunk of {a['chunk']:,} records (`AddOneSent.prefetch`, as the engine calls it)."
-           if a["chunk"] else "One record at a time (no batch step)."),
+        + (f"Generated in chunks of {a['chunk']:,} records through the engine's generation path (batched by "
+           "`AddOneSent.prefetch`, as the engine calls it)." if a["chunk"] > 1 else "One record at a time."),
     ]
     if "addany" in result:
         b = result["addany"]

@@ -1,10 +1,12 @@
 """Generation throughput of every registered attack (texts per second), on real data, in one process.
 
-Each static attack runs at its default parameters through the engine's pure generate path
-(``fit_states`` once per prompt, then ``generate_examples`` over the records, one process, warm caches after a
-warm-up on 10 records so that one-time loading of spaCy / WordNet / corpora is reported apart as ``warmup_s``):
+Each static attack runs at its default parameters through the product's one generation path,
+:class:`callbluff.engine.generate.Generation` (``fit`` once per prompt, then ``generate_records`` on batches
+of 10 records, the engine's unit of work for a chunk, on a one-process executor; warm caches after a warm-up
+batch of 10 records so that one-time loading of spaCy / WordNet / corpora is reported apart as ``warmup_s``):
 ``texts_per_s`` = adversarial texts produced / generation seconds. Prompt-level generators make ``--answers``
-answers for one prompt (``GeneratorTask``). Model-in-the-loop attacks (search) are not timed here: their cost
+answers (at most their ``count``) for one prompt: the first generator piece of ``Generation.generator_chunks``
+with pieces of ``--answers``. Model-in-the-loop attacks (search) are not timed here: their cost
 is target queries, measured by benchmarks/addonesent.py / dpaeg_candidates.py (RESULTS.md collects them). An
 attack whose declared resources are missing is listed with the reason, never silently dropped.
 
@@ -32,15 +34,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from callbluff.attacks.base import attack_classes  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
-from callbluff.engine.generate import (  # noqa: E402
-    AttackSpec,
-    GenerationTask,
-    GeneratorTask,
-    fit_states,
-    generate_examples,
-    generate_prompt_examples,
-)
-from callbluff.resources.requirements import check_requirements  # noqa: E402
+from callbluff.engine.generate import GENERATOR_CHUNK0, AttackSpec, Generation  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 SPECS = {
@@ -64,22 +58,22 @@ def records_of(task: str, n: int) -> tuple[list[Any], dict[str, Any]]:
 
 
 def time_static(spec: AttackSpec, records: list[Any], prompts: dict[str, Any], budget: float) -> dict[str, Any]:
+    gen = Generation([spec], prompts, seed=0)
     t0 = time.perf_counter()
-    states = fit_states([spec], records, prompts)
+    gen.fit(records)
     fit_s = time.perf_counter() - t0
-    warm = GenerationTask(records[:10], prompts, [spec], 0, states)
     t0 = time.perf_counter()
-    generate_examples(warm)  # one-time loading (spaCy, WordNet, corpora): reported apart
+    gen.generate_records(records[:10])  # one-time loading (spaCy, WordNet, corpora): reported apart
     warm_s = time.perf_counter() - t0
     texts = done = errors = 0
     chars = 0
     t0 = time.perf_counter()
     step = 10
     for s in range(0, len(records), step):
-        res = generate_examples(GenerationTask(records[s:s + step], prompts, [spec], 0, states))
-        texts += len(res.examples)
-        errors += len(res.errors)
-        chars += sum(len(p.text) for p in res.examples)
+        examples, errs = gen.generate_records(records[s:s + step])
+        texts += len(examples)
+        errors += len(errs)
+        chars += sum(len(p.text) for p in examples)
         done += len(records[s:s + step])
         if time.perf_counter() - t0 > budget:
             break
@@ -91,19 +85,30 @@ def time_static(spec: AttackSpec, records: list[Any], prompts: dict[str, Any], b
             "fit_s": round(fit_s, 3), "warmup_s": round(warm_s, 3)}
 
 
+def first_piece(spec: AttackSpec, prompts: dict[str, Any], states: dict[Any, Any], prompt_id: str,
+                answers: int) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Answers ``0 .. answers-1`` (at most the generator's ``count``) for ``prompt_id``: the first generator
+    piece of a :class:`Generation` with pieces of ``answers``, fitted states given (the other pieces
+    skipped)."""
+    gen = Generation([spec], prompts, seed=0, chunk_size=answers)
+    gen.states = dict(states)
+    [chunk, *_] = gen.generator_chunks(prompt_ids=[prompt_id], skip=lambda index: index != GENERATOR_CHUNK0)
+    return chunk.examples, chunk.errors
+
+
 def time_generator(spec: AttackSpec, records: list[Any], prompts: dict[str, Any], answers: int) -> dict[str, Any]:
+    gen = Generation([spec], prompts, seed=0)
     t0 = time.perf_counter()
-    states = fit_states([spec], records, prompts)
+    gen.fit(records)
     fit_s = time.perf_counter() - t0
-    (key, state), *_ = [(k, v) for k, v in states.items() if k[1] is not None]
-    prompt = prompts[key[1]]
-    generate_prompt_examples(GeneratorTask(spec, prompt, state, 0, 0, 2))  # warm-up
+    pid = next(k[1] for k in gen.states if k[1] is not None)
+    first_piece(spec, prompts, gen.states, pid, 2)  # warm-up
     t0 = time.perf_counter()
-    res = generate_prompt_examples(GeneratorTask(spec, prompt, state, 0, 0, answers))
+    examples, errors = first_piece(spec, prompts, gen.states, pid, answers)
     secs = time.perf_counter() - t0
-    return {"prompt": prompt.id, "texts": len(res.examples), "errors": len(res.errors), "seconds": round(secs, 3),
-            "texts_per_s": round(len(res.examples) / secs, 1) if secs > 0 else None,
-            "mean_chars": round(sum(len(p.text) for p in res.examples) / len(res.examples), 1) if res.examples else None,
+    return {"prompt": pid, "texts": len(examples), "errors": len(errors), "seconds": round(secs, 3),
+            "texts_per_s": round(len(examples) / secs, 1) if secs > 0 else None,
+            "mean_chars": round(sum(len(p.text) for p in examples) / len(examples), 1) if examples else None,
             "fit_s": round(fit_s, 3)}
 
 
@@ -128,7 +133,8 @@ def main() -> None:
             row["status"] = "model-in-the-loop: cost in target queries (see the AddAny / DPAEG figures)"
             rows.append(row)
             continue
-        problems = check_requirements(cls.requires)
+        spec = AttackSpec.make(cls.name, {})
+        problems = Generation([spec], {}, seed=0).missing_resources()  # the instance's needs, as the engine
         if problems:
             row["status"] = "not measured: " + "; ".join(problems)
             rows.append(row)
@@ -136,7 +142,6 @@ def main() -> None:
         if cls.task not in data:
             data[cls.task] = records_of(cls.task, max(2, int(args.records * RECORD_CAP[cls.task])))
         records, prompts = data[cls.task]
-        spec = AttackSpec.make(cls.name, {})
         try:
             if cls.kind == "generator":
                 row.update(time_generator(spec, records, prompts, args.answers))

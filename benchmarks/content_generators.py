@@ -3,7 +3,9 @@
 
 Times, per configuration, the fit on the prompt's training answers (which, for the generic generators,
 includes building or loading the generic corpus's n-gram table / vocabulary / language model) and the
-generation of ``count`` answers, in one fresh process so nothing is warm. The generic tables are cached on
+generation of ``count`` answers, in one fresh process so nothing is warm, through the product's one generation
+path (:class:`callbluff.engine.generate.Generation`: ``fit``, then the generator's pieces; Shuffle, a static
+attack: record chunks until ``count`` answers are made). The generic tables are cached on
 disk per corpus fingerprint (:mod:`callbluff.resources.ngrams`); ``--cold`` points the cache at an empty
 directory first, so the first-ever run is measured too.
 
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -31,9 +34,8 @@ GOAL_SECONDS = 60.0
 
 def run(prompt_id: str, count: int) -> dict:
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.attacks.base import get_attack
     from callbluff.datasets import load
-    from callbluff.resources.context import default_resources
+    from callbluff.engine.generate import AttackSpec, Generation
 
     path = DATA / "asap-sas" / "train.tsv.gz"
     if not path.is_file():
@@ -41,28 +43,26 @@ def run(prompt_id: str, count: int) -> dict:
     t0 = time.perf_counter()
     ds = load(f"asap-sas:{path}?prompts={prompt_id}")
     records = ds.records()
-    prompt = ds.prompts[prompt_id]
+    prompts = {prompt_id: ds.prompts[prompt_id]}
     load_s = time.perf_counter() - t0
-    res = default_resources()
     rows = []
     t_all = time.perf_counter()
     for cfg in ding2020_configurations(count):
-        cls = get_attack(cfg["attack"])
-        attack = cls(**cfg["params"])
+        gen = Generation([AttackSpec.make(cfg["attack"], cfg["params"])], prompts, seed=0, chunk_size=count,
+                         failures="raise")
         t1 = time.perf_counter()
-        if cls.kind == "generator":
-            state = attack.fit(records, prompt, res)
-            t2 = time.perf_counter()
-            out = attack.examples_for(prompt, state, 0, res)
+        gen.fit(records)
+        t2 = time.perf_counter()
+        out: list[Any] = []
+        if gen.generators:
+            for chunk in gen.generator_chunks():
+                out += chunk.examples
         else:  # Shuffle: a static attack, one answer per correct answer of the prompt
-            from callbluff.seeding import record_rng
-
-            t2 = time.perf_counter()
-            out = []
-            for r in records:
+            for chunk in gen.record_chunks(records, ahead=False):
+                out += chunk.examples
                 if len(out) >= count:
                     break
-                out += attack.examples(r, record_rng(0, r.id, attack.name, attack.params_dict), res, prompt, None)
+            out = out[:count]
         t3 = time.perf_counter()
         label = cfg["attack"] + (f" n={cfg['params']['n']}" if "n" in cfg["params"] else "")
         rows.append({"configuration": label, "answers": len(out), "fit_s": round(t2 - t1, 3),

@@ -3,10 +3,12 @@
 Timed after the index is built: the spell-similar dictionary (first/last-letter index with WordNet POS), the
 typo corpus and the spaCy pipeline are loaded first (a warm-up question), then the clock runs over the
 first ``--n`` questions of SQuAD dev as open questions (``squad:PATH?task=questions``): each question is
-parsed (all ``--n`` in one ``nlp.pipe`` batch, ``DPAEG.prefetch`` -> ``Resources.dependency_docs``, inside
-the timed part), its keywords extracted (Algorithm 1), its adversarial words generated
-(Algorithm 2) and its adversarial questions built within epsilon (Sec. 3.5), i.e. ``DPAEG.examples``. Goal:
-<= 10 s for 1,000 questions. Writes a JSON result with timings and counts.
+parsed (all ``--n`` in one ``nlp.pipe`` batch, ``DPAEG.prefetch`` -> ``Resources.dependency_docs``, the batch
+step of the engine's unit of work, timed alone inside the timed part), then each question goes through the
+product's one generation path, :meth:`callbluff.engine.generate.Generation.generate_records` on that one
+question (its parse found in the batch's cache; one process): its keywords extracted (Algorithm 1), its
+adversarial words generated (Algorithm 2) and its adversarial questions built within epsilon (Sec. 3.5), timed
+per question. Goal: <= 10 s for 1,000 questions. Writes a JSON result with timings and counts.
 
 Usage: python benchmarks/dpaeg_candidates.py [--data ../shared/data/squad-v1.1/dev-v1.1.json.gz] [--n 1000]
        [--typo-files F ...] [--out benchmarks/results/dpaeg_candidates.json] [--md benchmarks/dpaeg_candidates.md]
@@ -26,9 +28,9 @@ from pathlib import Path
 
 from callbluff.attacks.questions import DPAEG
 from callbluff.datasets import load
+from callbluff.engine.generate import AttackSpec, Generation
 from callbluff.records import OpenQuestion
-from callbluff.resources.context import Resources
-from callbluff.seeding import record_rng
+from callbluff.resources.context import default_resources
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,10 +46,10 @@ def main() -> None:
 
     records = [r for r, _ in zip(load(f"squad:{args.data}?task=questions"), range(args.n))]
     attack = DPAEG(typo_files=args.typo_files) if args.typo_files else DPAEG()
-    res = Resources()
+    gen = Generation([AttackSpec.of(attack)], {}, seed=0, failures="raise")
+    res = default_resources()  # the resources the engine's generation uses
     t0 = time.perf_counter()
-    warm = OpenQuestion("warm-up", "Who played the voice of Aladdin?", ("Robin Williams",))
-    attack.examples(warm, record_rng(0, warm.id, attack.name, attack.params_dict), res)
+    gen.generate_records([OpenQuestion("warm-up", "Who played the voice of Aladdin?", ("Robin Williams",))])
     index_s = time.perf_counter() - t0
 
     per: list[float] = []
@@ -58,7 +60,7 @@ def main() -> None:
     parse_s = time.perf_counter() - t0
     for r in records:
         t = time.perf_counter()
-        examples = attack.examples(r, record_rng(0, r.id, attack.name, attack.params_dict), res)
+        examples, _ = gen.generate_records([r])
         per.append(time.perf_counter() - t)
         n_examples += len(examples)
         if examples:

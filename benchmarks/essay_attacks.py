@@ -1,14 +1,15 @@
 """Throughput of the 16 essay adversaries of Kumar et al. 2020 (Table 1) on 1,000 ASAP-AES essays.
 
 Each attack runs at one grid point, exactly as ``callbluff generate --attack NAME --data ... --workers 2``
-runs it (the engine's generate path: ``fit_states`` once per prompt, then ``GenerationTask`` chunks of 256
-records split over a fresh 2-process ``LocalExecutor``, ``generate_examples`` in the workers; BabelGen, a
-prompt-level generator: ``GeneratorTask`` per prompt). Every attack starts with cold caches, so its time
-includes its own spaCy parses; each measurement runs in a fresh interpreter. Then all 16 attacks run together
-in one plan, as a suite run does them (one parse of each essay shared by every attack), twice: a first run with
-an empty fit cache (``CALLBLUFF_FIT_CACHE_DIR``, a fresh temporary directory) and the same plan repeated, which
-reads the fit states the first run stored. Goal (issue 10): all 16 attacks, one grid point each, on 1,000
-essays with 2 workers in <= 60 s (the one-plan figure; both are reported).
+runs it (the product's one generation path, :class:`callbluff.engine.generate.Generation`: the instances'
+resources checked, ``fit`` once per prompt, then record chunks of 256 split over a fresh 2-process
+``LocalExecutor``; BabelGen, a prompt-level generator: its generator pieces, one per prompt). Every attack
+starts with cold caches, so its time includes its own spaCy parses; each measurement runs in a fresh
+interpreter. Then all 16 attacks run together in one plan, as a suite run does them (one parse of each essay
+shared by every attack), twice: a first run with an empty fit cache (``CALLBLUFF_FIT_CACHE_DIR``, a fresh
+temporary directory) and the same plan repeated, which reads the fit states the first run stored. Goal (issue
+10): all 16 attacks, one grid point each, on 1,000 essays with 2 workers in <= 60 s (the one-plan figure; both
+are reported).
 
 Essays: the first 125 of each of the 8 ASAP-AES prompts in file order (1,000 in all), so every prompt's length
 profile is represented. Writes ``benchmarks/essay_attacks.md`` and ``benchmarks/results/essay_attacks.json``.
@@ -33,19 +34,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from callbluff.attacks.base import get_attack  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
 from callbluff.engine.executor import LocalExecutor  # noqa: E402
-from callbluff.engine.generate import (  # noqa: E402
-    AttackSpec,
-    GenerationTask,
-    GeneratorTask,
-    chunked,
-    fit_states,
-    generate_examples,
-    generate_prompt_examples,
-    instantiate,
-    split_evenly,
-)
+from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "asap-aes" / "training_set_rel3.tsv.gz"
 GOAL_SECONDS = 60.0
@@ -129,39 +121,29 @@ def essays(per_prompt: int) -> tuple[list[Any], Mapping[str, Any]]:
 
 def run_attack(specs: Sequence[AttackSpec], records: Sequence[Any], prompts: Mapping[str, Any], workers: int,
                seed: int) -> dict[str, Any]:
-    """``specs`` over ``records`` through the engine's generate path with a fresh pool; wall time and counts."""
-    from callbluff.resources.requirements import check_requirements
-
+    """``specs`` over ``records`` through the engine's generation path with a fresh pool; wall time and
+    counts."""
     t0 = time.perf_counter()
-    problems = check_requirements(tuple({r for s in specs for r in instantiate(s).requires}))
-    if problems:  # as `callbluff generate` / the engine: resources checked (and loaded) before workers fork
-        raise SystemExit("missing resources: " + "; ".join(problems))
-    t_check = time.perf_counter() - t0
-    states = fit_states(specs, records, prompts)
-    t_fit = time.perf_counter() - t0
+    with LocalExecutor(workers) as ex:  # its worker processes start at the first chunk, after the fit
+        gen = Generation(specs, prompts, seed=seed, executor=ex, chunk_size=256)
+        missing = gen.missing_resources()
+        if missing:  # as `callbluff generate`: resources checked (and loaded) before workers fork
+            raise SystemExit("missing resources: " + "; ".join(missing))
+        t_check = time.perf_counter() - t0
+        gen.fit(records)
+        t_fit = time.perf_counter() - t0
+        chunks = list(gen.chunks(records))
     n_ex = n_err = 0
     by_attack: dict[str, int] = {}
-    with LocalExecutor(workers) as ex:
-        generators = [s for s in specs if instantiate(s).kind == "generator"]
-        static = [s for s in specs if s not in generators]
-        results = []
-        if generators:
-            tasks = [GeneratorTask(s, prompts[pid], st, seed, 0, int(instantiate(s).params.count))  # type: ignore[attr-defined]
-                     for (s, pid), st in states.items() if s in generators and pid is not None]
-            results += list(ex.map(generate_prompt_examples, tasks))
-        if static:
-            for chunk in chunked(records, 256, None):
-                tasks = [GenerationTask(part, prompts, static, seed, states) for part in split_evenly(chunk, workers * 2)]
-                results += list(ex.map(generate_examples, tasks))
     causes: list[str] = []
     digest = hashlib.sha256()
-    for res in results:
-        for p in res.examples:
+    for chunk in chunks:
+        for p in chunk.examples:
             digest.update(f"{p.id}\x00{p.text}\x00{p.meta.get('fit_state', '')}\x01".encode("utf-8", "surrogatepass"))
-        n_ex += len(res.examples)
-        n_err += len(res.errors)
-        causes += [f"{e['attack']} on {e['source_id']}: {e['cause']}" for e in res.errors][:5 - len(causes)]
-        for p in res.examples:
+        n_ex += len(chunk.examples)
+        n_err += len(chunk.errors)
+        causes += [f"{e['attack']} on {e['source_id']}: {e['cause']}" for e in chunk.errors][:5 - len(causes)]
+        for p in chunk.examples:
             by_attack[p.attack] = by_attack.get(p.attack, 0) + 1
     wall = time.perf_counter() - t0
     return {"seconds": round(wall, 2), "fit_seconds": round(t_fit, 2), "check_seconds": round(t_check, 2),
@@ -247,7 +229,7 @@ def main() -> None:
         r["generate_seconds"] = round(r["seconds"] - r["fit_seconds"], 2)
         r["texts_per_s"] = round(r["examples"] / r["seconds"], 1) if r["seconds"] else None
         r["essays_per_s"] = (round(r["essays"] / r["seconds"], 1)
-                             if instantiate(AttackSpec.make(name, dict(POINTS)[name])).kind != "generator"
+                             if get_attack(name).kind != "generator"
                              and r["seconds"] else None)
         r["params"] = dict(POINTS)[name]
         result["attacks"][name] = r

@@ -1,9 +1,11 @@
 """callbluff beside nlpaug, TextAttack and CheckList on the same real texts, in one run (issue 15).
 
 Texts: the first ``--n`` (default 320) ASAP-SAS training answers (../shared/data/asap-sas/train.tsv.gz). Our
-operations run in this interpreter through the engine's generate path (``generate_examples``, the answers
-wrapped as the record type each attack takes); the peers run in benchmarks/.peers-venv
-(``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py on the very same texts. Every row is
+operations run in this interpreter through the product's one generation path
+(:meth:`callbluff.engine.generate.Generation.generate_records` on all the texts at once, the engine's unit of
+work for a chunk, on a one-process executor; the answers wrapped as the record type each attack takes); the
+peers run in benchmarks/.peers-venv (``bash benchmarks/peers/setup.sh``) through benchmarks/peers/peer_ops.py
+on the very same texts. Every row is
 the median of ``--repeats`` passes over the texts (TextAttack: one pass), each after a warm-up on 5 of them
 (one-time model / WordNet loading is not counted). Before each of our passes every cache filled from the texts
 is emptied (:func:`fresh_resources`: parses, spans, per-word memos), so no pass reuses the work of another pass
@@ -47,7 +49,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 from callbluff.datasets import load  # noqa: E402
-from callbluff.engine.generate import AttackSpec, GenerationTask, fit_states, generate_examples  # noqa: E402
+from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
 from callbluff.records import OpenQuestion, ScoredResponse  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "asap-sas" / "train.tsv.gz"
@@ -129,19 +131,20 @@ def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: li
     spec = AttackSpec.make(name, params)
     row: dict[str, Any] = {"tool": "callbluff", "operation": op, "attack": name, "params": params, "role": role}
     try:
-        states = fit_states([spec], recs, prompts)
+        gen = Generation([spec], prompts, seed=0)
+        gen.fit(recs)
         passes = []
         for _ in range(repeats):
             fresh_resources()
-            generate_examples(GenerationTask(recs[:5], prompts, [spec], 0, states))  # warm-up
+            gen.generate_records(recs[:5])  # warm-up
             t0 = time.perf_counter()
-            res = generate_examples(GenerationTask(recs, prompts, [spec], 0, states))
+            examples, errors = gen.generate_records(recs)
             passes.append(time.perf_counter() - t0)
         secs = statistics.median(passes)
-        row.update(inputs=len(recs), outputs=len(res.examples), errors=len(res.errors), seconds=round(secs, 3),
+        row.update(inputs=len(recs), outputs=len(examples), errors=len(errors), seconds=round(secs, 3),
                    pass_seconds=[round(x, 3) for x in passes],
-                   texts_per_s=round(len(recs) / secs, 1), outputs_per_s=round(len(res.examples) / secs, 1),
-                   outputs_per_input=round(len(res.examples) / len(recs), 2), status="ok")
+                   texts_per_s=round(len(recs) / secs, 1), outputs_per_s=round(len(examples) / secs, 1),
+                   outputs_per_input=round(len(examples) / len(recs), 2), status="ok")
     except Exception as e:  # noqa: BLE001
         row["status"] = f"not measured: {type(e).__name__}: {e}"[:300]
     print(json.dumps(row), flush=True)

@@ -307,17 +307,15 @@ def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespac
 @timed
 def stage_f(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The filters' own figures (paper Sec. 5.4), without any scorer: the same answers as stage B's filters."""
-    from callbluff.attacks.content import Shuffle
-    from callbluff.resources.context import default_resources
-    from callbluff.seeding import record_rng
+    from callbluff.engine.generate import AttackSpec, Generation
 
     t = filter_test_answers(pid, train, test, typos, args)
     prompt, tr, te = t["prompt"], t["tr"], t["te"]
     # Shuffle of answers the filters never saw: the leaderboard's fully correct answers (battery's Shuffle
-    # shuffles training answers, most of which the filters were fitted on)
-    sh, res_ = Shuffle(), default_resources()
-    unseen_shuffle = [e.text for r in te if r.gold is not None and r.gold >= prompt.score_max
-                      for e in sh.examples(r, record_rng(SEED_TEST, r.id, sh.name, sh.params_dict), res_, prompt, None)]
+    # shuffles training answers, most of which the filters were fitted on), through the one generation path
+    correct = [r for r in te if r.gold is not None and r.gold >= prompt.score_max]
+    shuffle = Generation([AttackSpec.make("Shuffle", {})], {pid: prompt}, seed=SEED_TEST, failures="raise")
+    unseen_shuffle = [e.text for e in shuffle.generate_records(correct)[0]]
     dev_adv, t_dev = filter_dev_adversarials(pid, t, args)
     res: dict[str, Any] = {"prompt": pid, "n_adversarial": len(t["adv_texts"]), "n_real": len(t["real_texts"]),
                            "n_unseen_shuffle": len(unseen_shuffle), "filters": {},

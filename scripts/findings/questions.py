@@ -23,7 +23,8 @@ only asks what is new):
    answer = a gold answer after SQuAD normalisation); CuratedTREC: every question of the curated v2 file,
    correct = the answer regex matches the top-1 answer (``re.search``, case-insensitive). Only correctly
    answered questions are attacked.
-3. Attacks (each with the record's seed, ``callbluff.seeding.record_rng(SEED, id, attack, params)``), on the
+3. Attacks (generated through the product's one generation path, ``callbluff.engine.generate.Generation``:
+   each record's generator seeded from ``SEED``, the record id, the attack and its params), on the
    DPAEG paper's typo corpora (Birkbeck, Holbrook, Aspell, Wikipedia from ``../shared/data/typos``): DPAEG;
    Table 7 (keywords deleted): dependency / random / all-content-word extraction; Table 8 (keywords
    modified): random characters and the five Belinkov & Bisk operations, and DPAEG's own modification; the
@@ -66,9 +67,8 @@ from callbluff.metrics.questions import answer_matches, ranking_metrics, success
 from callbluff.models.qa import SlidingWindowQA  # noqa: E402
 from callbluff.models.retriever import RetrieverReader  # noqa: E402
 from callbluff.progress import Progress, prefixed  # noqa: E402
+from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
 from callbluff.records import OpenQuestion  # noqa: E402
-from callbluff.resources.context import Resources  # noqa: E402
-from callbluff.seeding import record_rng  # noqa: E402
 from callbluff.terminal import findings_progress  # noqa: E402
 
 SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
@@ -232,7 +232,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (100 * (centre - half), 100 * (centre + half))
 
 
-def attack(run: DatasetRun, cfg: Config, res: Resources) -> None:
+def attack(run: DatasetRun, cfg: Config) -> None:
     if cfg.key in run.results:
         return
     cls = get_attack(cfg.attack)
@@ -245,11 +245,10 @@ def attack(run: DatasetRun, cfg: Config, res: Resources) -> None:
         run.results[cfg.key], run.examples[cfg.key] = run.by_params[pkey]
         return
     t0 = time.perf_counter()
-    a.prefetch(run.sources, res)
-    made = []
-    for r in run.sources:
-        for ex in a.examples(r, record_rng(SEED, r.id, a.name, a.params_dict), res):
-            made.append((r, ex))
+    generation = Generation([AttackSpec.of(a)], {}, seed=SEED, failures="raise")
+    examples, _ = generation.generate_records(run.sources)
+    source = {r.id: r for r in run.sources}
+    made = [(source[ex.source_id], ex) for ex in examples]  # in (source, example) order
     gen_s = time.perf_counter() - t0
     answers = run.robot.ask([ex.text for _, ex in made])
     adv_correct = [correct(ans, r) for (r, _), ans in zip(made, answers, strict=True)]
@@ -546,8 +545,8 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "paper's typo corpora (Birkbeck, Holbrook, Aspell, Wikipedia: `../shared/data/typos`); the Sec. 4.4 "
         f"baselines as registered attacks. Each configuration keeps **at most {PER_SOURCE} adversarial "
         f"question{'s' if PER_SOURCE > 1 else ''} per source**, drawn with the record's seeded generator "
-        "(`record_rng(0, id, attack, params)`) among all its questions within epsilon, so every source weighs "
-        "the same; the paper counts every generated question (sources with many keywords weigh more there).",
+        "(seeded from 0, the source id, the attack and its params) among all its questions within epsilon, so "
+        "every source weighs the same; the paper counts every generated question (sources with many keywords weigh more there).",
         "- **Metrics** (Sec. 4.1.3): success rate = % of adversarial questions the robot answers wrongly (top-1), "
         "with a Wilson 95 % interval; Recall@5 / Recall@20 = share of adversarial questions with a correct answer "
         "among the top 5 / 20; MRR; MAP (normaliser: the correct answers in the list); mean Damerau-Levenshtein "
@@ -657,8 +656,6 @@ def main() -> None:
     cache.mkdir(parents=True, exist_ok=True)
     t_start, loads = time.perf_counter(), [load_avg()]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    res = Resources()
-
     squad = list(load(f"squad:{SQUAD / 'dev-v1.1.json.gz'}?task=questions"))
     order = np.random.default_rng(ORDER_SEED).permutation(len(squad))
     squad = [squad[int(i)] for i in order]
@@ -675,7 +672,7 @@ def main() -> None:
             run = preprocess(name, robot, records, want, progress)
             log(f"{name}: {len(run.sources)} of {run.asked} answered correctly")
             for cfg in progress.track(configs(), f"{name}: attack configurations"):
-                attack(run, cfg, res)
+                attack(run, cfg)
             runs.append(run)
     loads.append(load_avg())
     wall = time.perf_counter() - t_start
