@@ -1,34 +1,40 @@
-"""Shared fixtures. Real data lives in ../shared (beside the repository); tests that need it skip with a
-clear message when it is absent, as on a user's machine."""
+"""Shared fixtures and hooks. Helpers (paths, data, scorers, servers, tiny runs) live in the ``helpers``
+package (tests/helpers, importable through ``pythonpath`` in pyproject.toml); import them from there, never
+from this file. Real data lives in ../shared (beside the repository); tests that need it skip with a clear
+message when it is absent, as on a user's machine."""
 
 from __future__ import annotations
 
 import inspect
-import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import CodeType
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from helpers import SHARED, shared_path
+from helpers.runs import SMALL_SUITE, run_small_suite
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-SHARED_DATA = SHARED / "data"
-SHARED_MODELS = SHARED / "models"
-
-
-def shared_path(*parts: str) -> Path:
-    """Path under ../shared, or skip the test saying what is missing and how to provide it."""
-    p = SHARED.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"needs {p} (the project's shared data/models beside the repo; "
-                    "set CALLBLUFF_SHARED to point elsewhere)")
-    return p
+if TYPE_CHECKING:
+    from callbluff.engine.run import RunResult
 
 
 @pytest.fixture
 def shared_data() -> Path:
     return shared_path("data")
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., RunResult]:
+    """Run a tiny suite through the engine: ``small_run()`` runs ``helpers.runs.SMALL_SUITE`` (eight demo
+    essays, a length scorer, DelRand and ShuffleSent), ``small_run(toml_text, **run_suite_kwargs)`` the given
+    suite; each call writes into a fresh temporary directory and returns the ``RunResult`` (its ``run_dir``
+    is ``<that directory>/run``). Session-scoped, so module-scoped fixtures can share one run."""
+
+    def run(suite: str = SMALL_SUITE, **kwargs: Any) -> RunResult:
+        return run_small_suite(tmp_path_factory.mktemp("small-run"), suite, **kwargs)
+
+    return run
 
 
 # -- the `shared` marker and the end-of-run line about skipped real-data tests ---------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.datasets import load
 from callbluff.resources.attribute_rules import IndexedRules, Unsupported, accelerate

@@ -84,7 +84,7 @@ def test_asap_example_points_at_the_shared_directory_beside_the_repo() -> None:
 
 @pytest.mark.slow
 def test_asap_example_on_real_data(tmp_path: Path) -> None:
-    from conftest import shared_path
+    from helpers import shared_path
 
     data = shared_path(*ASAP_FILE)  # skips, saying what is missing, when ../shared is absent
     suite = load_suite(ASAP_EXAMPLE)

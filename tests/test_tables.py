@@ -5,21 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.engine.run import run_suite
-from callbluff.engine.suite import load_suite
+from callbluff.engine.run import RunResult
 from callbluff.report.tables import PAIR_FIELDS, kumar_csv, kumar_rows, kumar_tables
-
-SCORER = '''
-def length_scorer(text):
-    """1-6 by length: more words, higher score (the overstable kind Kumar et al. attack)."""
-    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
-'''
 
 SUITE = """
 name = "tables"
@@ -30,7 +24,7 @@ spec = "demo:essay"
 [[target]]
 name = "length"
 type = "callable"
-function = "tables_scorer:length_scorer"
+function = "helpers.scorers:essay_length_scorer"
 [[attack]]
 name = "DelRand"
 params = { percent = 25 }
@@ -46,18 +40,9 @@ report = false
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import sys
-
-    tmp = tmp_path_factory.mktemp("tables")
-    (tmp / "tables_scorer.py").write_text(SCORER)
-    (tmp / "suite.toml").write_text(SUITE)
-    sys.path.insert(0, str(tmp))
-    try:
-        run_suite(load_suite(tmp / "suite.toml"), tmp / "run")
-    finally:
-        sys.path.remove(str(tmp))
-    return tmp / "run"
+def run_dir(small_run: Callable[..., RunResult]) -> Path:
+    """24 demo essays scored by length (the overstable kind Kumar et al. attack): DelRand, ShuffleSent, BabelGen."""
+    return small_run(SUITE).run_dir
 
 
 def test_table5_cells_are_the_metric_rows_rounded(run_dir: Path) -> None:

@@ -1,7 +1,8 @@
 """The attack conformance kit: run ``check_attack`` on your attack before you ship it.
 
 In the spirit of scikit-learn's ``check_estimator`` / ``parametrize_with_checks``: every registered attack
-(built-in or third-party) must pass the same checks of the contract in :mod:`callbluff.attacks.base`::
+(built-in or third-party) must pass the checks of the contract in :mod:`callbluff.attacks.base` that apply
+to its kind (:func:`yield_checks`)::
 
     from callbluff.testing import check_attack
     check_attack(MyAttack)                      # small built-in hand-made records of MyAttack.task
@@ -24,6 +25,12 @@ from its source; a search attack never makes the target answer more than its bud
 target's side against a deterministic fake target); a prompt generator makes at most ``count`` answers with
 ``source_id = "prompt:<id>"``, the same however the range is split. The attack must make at least one
 example from the records given, otherwise the checks would prove nothing.
+
+An attack gets only the checks that apply to it: the fit-state checks if it declares ``needs_fit``, the
+budget check if it is a search, the count check if it is a prompt generator (no check passes by returning
+early). A check that applies but that an attack legitimately cannot pass is listed, with the reason, in
+``expected_failures={attack name: {check name: reason}}``: ``parametrize_attack_checks`` marks it a strict
+``xfail`` and ``check_attack`` requires it to fail, so an entry that starts passing is reported.
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ from callbluff.targets.base import Candidate, Input, Output
 
 __all__ = [
     "AttackCheckError", "DeterministicTarget", "attack_checks", "check_attack", "default_records",
-    "parametrize_attack_checks", "registered", "unregister",
+    "parametrize_attack_checks", "registered", "unregister", "yield_checks",
 ]
 
 CITATION = re.compile(r"\b(Sec\.|Section|Sections|Table|Algorithm|Figure|Fig\.|Eq\.|Appendix)\s*[A-Z]?\d|§\s*\d")
@@ -350,30 +357,32 @@ def check_meta_json(attack: Attack, ctx: _Context) -> None:
 
 
 def check_pickles(attack: Attack, ctx: _Context) -> None:
-    """The attack pickles (workers get a copy) and the copy makes the same bytes; fit states pickle, their
-    hash is stable and is every example's ``meta["fit_state"]``."""
+    """The attack pickles (workers get a copy) and the copy makes the same bytes."""
     try:
         copy_ = pickle.loads(pickle.dumps(attack))
     except Exception as e:  # noqa: BLE001 - reported as the failure
         raise _fail(attack, "check_pickles", f"the attack does not pickle ({type(e).__name__}: {e})") from None
     if _bytes(_run(copy_, ctx)) != _bytes(_run(attack, ctx)):
         raise _fail(attack, "check_pickles", "an unpickled copy makes different examples")
-    if not attack.needs_fit:
-        return
+
+
+def check_fit_state(attack: Attack, ctx: _Context) -> None:
+    """(Attacks that fit.) Fit states pickle, their hash is stable, fitting twice gives the same hash, and it
+    is every example's ``meta["fit_state"]``."""
     states = _fit(attack, ctx)
     for pid, state in states.items():
         try:
             back = pickle.loads(pickle.dumps(state))
         except Exception as e:  # noqa: BLE001
-            raise _fail(attack, "check_pickles", f"fit state of prompt {pid} does not pickle ({e})") from None
+            raise _fail(attack, "check_fit_state", f"fit state of prompt {pid} does not pickle ({e})") from None
         if state_hash(back) != state_hash(state):
-            raise _fail(attack, "check_pickles", f"fit state of prompt {pid} hashes differently after pickling")
+            raise _fail(attack, "check_fit_state", f"fit state of prompt {pid} hashes differently after pickling")
         if state_hash(attack.fit(*_fit_args(ctx, pid, attack))) != state_hash(state):
-            raise _fail(attack, "check_pickles", f"fit on prompt {pid} is not deterministic")
+            raise _fail(attack, "check_fit_state", f"fit on prompt {pid} is not deterministic")
     for ex in _run(attack, ctx, states=states):
         pid = ex.prompt_id
         if ex.meta.get("fit_state") != state_hash(states.get(pid)):
-            raise _fail(attack, "check_pickles", f"example {ex.id}: meta['fit_state'] is "
+            raise _fail(attack, "check_fit_state", f"example {ex.id}: meta['fit_state'] is "
                         f"{ex.meta.get('fit_state')!r}, expected the state's hash {state_hash(states.get(pid))}")
 
 
@@ -438,10 +447,8 @@ def check_examples_differ_from_source(attack: Attack, ctx: _Context) -> None:
 
 
 def check_search_budget(attack: Attack, ctx: _Context) -> None:
-    """A search attack never makes the target answer more than ``query_budget`` inputs per record (counted
+    """(Search attacks.) Never makes the target answer more than ``query_budget`` inputs per record (counted
     on the target's side) and reports what it spent through the oracle."""
-    if not isinstance(attack, SearchAttack):
-        return
     for budget in sorted({1, 3, int(attack.params.query_budget)}):  # type: ignore[attr-defined]
         small = _fresh(attack, query_budget=budget)
         states = _fit(small, ctx)
@@ -454,10 +461,8 @@ def check_search_budget(attack: Attack, ctx: _Context) -> None:
 
 
 def check_generator_count(attack: Attack, ctx: _Context) -> None:
-    """A prompt generator makes at most ``count`` answers per prompt, each ``prompt:<id>`` with a distinct
-    index in ``[0, count)`` and non-blank text."""
-    if not isinstance(attack, PromptGenerator):
-        return
+    """(Prompt generators.) At most ``count`` answers per prompt, each ``prompt:<id>`` with a distinct index
+    in ``[0, count)`` and non-blank text."""
     count = attack.params.count  # type: ignore[attr-defined]
     states = _fit(attack, ctx)
     for pid in sorted({getattr(r, "prompt_id", None) for r in ctx.records} - {None}):
@@ -472,12 +477,43 @@ def check_generator_count(attack: Attack, ctx: _Context) -> None:
                             f"{e.prompt_id!r}, text {e.text[:30]!r}; build it with self.generated(prompt, text, i)")
 
 
-CHECKS: tuple[Callable[[Attack, _Context], None], ...] = (
+# -- which checks an attack gets (by kind and declared capabilities) -------------------------------------
+
+Check = Callable[[Attack, _Context], None]
+
+COMMON_CHECKS: tuple[Check, ...] = (
     check_declaration, check_requirements_installed, check_docstring_cites_section, check_makes_examples,
     check_params_round_trip, check_deterministic, check_order_and_chunking, check_meta_json, check_pickles,
-    check_not_applicable, check_sources_unchanged, check_examples_differ_from_source, check_search_budget,
-    check_generator_count,
+    check_not_applicable, check_sources_unchanged, check_examples_differ_from_source,
 )
+"""The checks every attack gets, whatever its kind (in the order :func:`check_attack` runs them)."""
+
+FIT_CHECKS: tuple[Check, ...] = (check_fit_state,)
+"""The checks of attacks that declare ``needs_fit`` (every prompt generator does)."""
+
+SEARCH_CHECKS: tuple[Check, ...] = (check_search_budget,)
+"""The checks of search attacks (:class:`~callbluff.attacks.base.SearchAttack`)."""
+
+GENERATOR_CHECKS: tuple[Check, ...] = (check_generator_count,)
+"""The checks of prompt-level generators (:class:`~callbluff.attacks.base.PromptGenerator`)."""
+
+CHECKS: tuple[Check, ...] = COMMON_CHECKS + FIT_CHECKS + SEARCH_CHECKS + GENERATOR_CHECKS
+"""Every check of the kit; an attack gets the ones :func:`yield_checks` yields for it."""
+
+
+def yield_checks(attack: Attack) -> Iterator[Check]:
+    """The checks that apply to ``attack``: the common ones, then those of its declared capabilities
+    (``needs_fit``) and of its kind (search, prompt generator), as scikit-learn's ``_yield_all_checks``
+    yields by estimator kind. A check that cannot apply is never yielded, so no check passes by returning
+    early; a check that applies but that the attack legitimately cannot pass belongs in ``expected_failures``
+    (see :func:`parametrize_attack_checks`)."""
+    yield from COMMON_CHECKS
+    if attack.needs_fit:
+        yield from FIT_CHECKS
+    if isinstance(attack, SearchAttack):
+        yield from SEARCH_CHECKS
+    if isinstance(attack, PromptGenerator):
+        yield from GENERATOR_CHECKS
 
 
 def _instance(attack: Attack | type[Attack]) -> Attack:
@@ -487,36 +523,83 @@ def _instance(attack: Attack | type[Attack]) -> Attack:
 def attack_checks(attack: Attack | type[Attack], records: Sequence[Record] | None = None,
                   prompts: Mapping[str, Prompt] | None = None, seed: int = 0,
                   res: Resources | None = None) -> Iterator[tuple[str, Callable[[], None]]]:
-    """``(check name, check)`` pairs for ``attack`` (a class is built with its default params); each check
-    raises :class:`AttackCheckError` naming what is wrong. ``records`` / ``prompts`` default to the kit's
-    hand-made records of the attack's task."""
+    """``(check name, check)`` pairs for ``attack`` (a class is built with its default params), one for each
+    check that applies to it (:func:`yield_checks`); each check raises :class:`AttackCheckError` naming what
+    is wrong. ``records`` / ``prompts`` default to the kit's hand-made records of the attack's task."""
     inst = _instance(attack)
     if records is None:
         records, default_prompts = default_records(inst.task)
         prompts = {**default_prompts, **(prompts or {})}
     ctx = _Context(list(records), dict(prompts or {}), seed, res or default_resources())
-    for check in CHECKS:
+    for check in yield_checks(inst):
         yield check.__name__, (lambda c=check: c(inst, ctx))
 
 
+ExpectedFailures = Mapping[str, Mapping[str, str]]
+"""``{attack name: {check name: reason}}``: checks an attack is known to fail, and why."""
+
+
+def _expected(attacks: Sequence[Attack], expected_failures: ExpectedFailures | None) -> dict[str, dict[str, str]]:
+    """``expected_failures`` validated against ``attacks``: every attack it names is among them and every
+    check it names is one that attack gets, so a stale or misspelt entry is an error, not a silent no-op."""
+    out = {name: dict(checks) for name, checks in (expected_failures or {}).items()}
+    by_name = {a.name: a for a in attacks}
+    for name, checks in out.items():
+        if name not in by_name:
+            raise ValueError(f"expected_failures names attack {name!r}, which is not among the attacks checked "
+                             f"({', '.join(sorted(by_name)) or 'none'})")
+        applicable = {c.__name__ for c in yield_checks(by_name[name])}
+        for check, reason in checks.items():
+            if check not in applicable:
+                raise ValueError(f"expected_failures[{name!r}] names {check!r}, which is not run on {name} "
+                                 f"(its checks: {', '.join(c.__name__ for c in yield_checks(by_name[name]))})")
+            if not isinstance(reason, str) or not reason.strip():
+                raise ValueError(f"expected_failures[{name!r}][{check!r}]: give the reason as a non-empty string")
+    return out
+
+
 def check_attack(attack: Attack | type[Attack], records: Sequence[Record] | None = None,
-                 prompts: Mapping[str, Prompt] | None = None, seed: int = 0) -> None:
-    """Run every check on ``attack``; raises :class:`AttackCheckError` at the first failure."""
-    for _, check in attack_checks(attack, records, prompts, seed):
-        check()
+                 prompts: Mapping[str, Prompt] | None = None, seed: int = 0, *,
+                 expected_failures: ExpectedFailures | None = None) -> None:
+    """Run every check that applies to ``attack``; raises :class:`AttackCheckError` at the first failure.
+
+    ``expected_failures`` (``{attack name: {check name: reason}}``) lists checks the attack is known to fail
+    and why: each of those must raise :class:`AttackCheckError`, and one that passes is itself a failure
+    (remove the entry), like a strict ``xfail``."""
+    inst = _instance(attack)
+    expected = _expected([inst], expected_failures).get(inst.name, {})
+    for name, check in attack_checks(inst, records, prompts, seed):
+        if name not in expected:
+            check()
+            continue
+        try:
+            check()
+        except AttackCheckError:
+            continue
+        raise AttackCheckError(f"{inst.name} passes {name}, listed in expected_failures ({expected[name]}); "
+                               "remove the entry")
 
 
 def parametrize_attack_checks(attacks: Sequence[Attack | type[Attack]], records: Sequence[Record] | None = None,
-                              prompts: Mapping[str, Prompt] | None = None, seed: int = 0) -> Any:
-    """A ``pytest.mark.parametrize("attack, check", ...)`` over every (attack, check) pair, ids
-    ``<Attack>-<check>``; the test body is ``check(attack)``."""
+                              prompts: Mapping[str, Prompt] | None = None, seed: int = 0, *,
+                              expected_failures: ExpectedFailures | None = None) -> Any:
+    """A ``pytest.mark.parametrize("attack, check", ...)`` over every (attack, check that applies to it)
+    pair, ids ``<Attack>-<check>``; the test body is ``check(attack)``.
+
+    ``expected_failures`` (``{attack name: {check name: reason}}``) marks those cases
+    ``xfail(strict=True, raises=AttackCheckError, reason=...)``: the test fails if the check starts passing,
+    or if it fails by any error other than the kit's. Naming an attack not in ``attacks``, or a check that
+    attack does not get, raises ``ValueError``."""
     import pytest
 
+    insts = [_instance(a) for a in attacks]
+    expected = _expected(insts, expected_failures)
     params, ids = [], []
-    for a in attacks:
-        inst = _instance(a)
+    for inst in insts:
         for name, check in attack_checks(inst, records, prompts, seed):
-            params.append((inst, _Bound(check)))
+            reason = expected.get(inst.name, {}).get(name)
+            marks = [pytest.mark.xfail(strict=True, raises=AttackCheckError, reason=reason)] if reason else []
+            params.append(pytest.param(inst, _Bound(check), marks=marks))
             ids.append(f"{inst.name}-{name}")
     return pytest.mark.parametrize("attack, check", params, ids=ids)
 

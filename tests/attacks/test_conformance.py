@@ -4,7 +4,10 @@ prompt-level generator; and proof that it fails attacks that break the contract.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,23 +28,45 @@ from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.targets.base import Input
 from callbluff.testing import (
+    CHECKS,
+    COMMON_CHECKS,
     AttackCheckError,
     DeterministicTarget,
     attack_checks,
     check_attack,
     default_records,
     parametrize_attack_checks,
+    yield_checks,
 )
 
 
-@parametrize_attack_checks(attack_classes())
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
+"""Checks a registered attack is known to fail, ``{attack: {check: reason}}`` (strict xfail: an entry that
+starts passing fails the run). Empty: every registered attack passes every check that applies to its kind."""
+
+
+@parametrize_attack_checks(attack_classes(), expected_failures=EXPECTED_FAILURES)
 def test_every_registered_attack_passes_the_kit(attack, check) -> None:
     check(attack)  # raises AttackCheckError naming the check and the fix
 
 
-def test_kit_yields_named_checks() -> None:
-    names = [name for name, _ in attack_checks(get_attack("ShuffleSent"))]
-    assert "check_deterministic" in names and "check_search_budget" in names and len(names) == len(set(names))
+COMMON = [c.__name__ for c in COMMON_CHECKS]
+
+
+@pytest.mark.parametrize(("name", "extra"), [
+    ("ShuffleSent", []),                                                   # static
+    ("AddSong", ["check_fit_state"]),                                      # static that fits
+    ("AddAny", ["check_search_budget"]),                                   # search
+    ("RandomChars", ["check_fit_state", "check_generator_count"]),         # prompt generator
+])
+def test_kit_yields_the_checks_of_the_attacks_kind(name: str, extra: list[str]) -> None:
+    names = [name for name, _ in attack_checks(get_attack(name))]
+    assert names == COMMON + extra
+
+
+def test_every_check_is_yielded_for_some_registered_attack() -> None:
+    yielded = {c for cls in attack_classes() for c in yield_checks(cls())}
+    assert yielded == set(CHECKS) and len(CHECKS) == len(set(CHECKS))
 
 
 # -- a test search attack and a test prompt-level generator ---------------------------------------------
@@ -252,6 +277,26 @@ class _Unpicklable(_Base):
         self.f = lambda x: x
 
 
+class _ReloadedState:
+    """A fit state that marks itself when unpickled, so its copy hashes differently from the original."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d, reloaded=True)
+
+
+class _UnstableFitState(_Base):
+    """Fits a state whose pickled copy is not the same state (Sec. 3.2)."""
+
+    name = "TestUnstableFitState"
+    needs_fit = True
+
+    def fit(self, records, prompt, res):
+        return _ReloadedState(sorted({w for r in records for w in r.text.split()}))
+
+
 class _Greedy(SearchAttack):
     """Asks far more than its budget, one candidate at a time (Jia & Liang 2017, Sec. 3.3 AddAny's greedy
     search taken too far): the oracle must stop it."""
@@ -317,6 +362,7 @@ class _SharedRngGenerator(_BigramGenerator):
     (_OrderDependent, "check_order_and_chunking"),
     (_IgnoresApplies, "check_not_applicable"),
     (_Unpicklable, "check_pickles"),
+    (_UnstableFitState, "check_fit_state"),
     (_Cheater, "check_search_budget"),
     (_BadGenerator, "check_examples_differ_from_source"),
     (_SharedRngGenerator, "check_order_and_chunking"),
@@ -325,6 +371,86 @@ def test_broken_attacks_fail_the_kit(cls, check) -> None:
     with registered(cls):
         with pytest.raises(AttackCheckError, match=check):
             check_attack(cls(count=6) if issubclass(cls, PromptGenerator) else cls)
+
+
+# -- expected failures: a check that applies but that an attack legitimately cannot pass -------------------
+
+UNCHANGED_EXCUSED = {"TestUnchanged": {"check_examples_differ_from_source": "returns its source (test)"}}
+
+
+def test_check_attack_requires_an_expected_failure_to_fail() -> None:
+    with registered(_Unchanged):
+        check_attack(_Unchanged, expected_failures=UNCHANGED_EXCUSED)  # the listed check fails, as declared
+        stale = {"TestUnchanged": {**UNCHANGED_EXCUSED["TestUnchanged"], "check_meta_json": "stale entry"}}
+        with pytest.raises(AttackCheckError, match=r"passes check_meta_json, listed in expected_failures "
+                                                   r"\(stale entry\); remove the entry"):
+            check_attack(_Unchanged, expected_failures=stale)
+        with pytest.raises(AttackCheckError, match="check_examples_differ_from_source"):
+            check_attack(_Unchanged)  # not excused: the failure is reported
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"TestNobody": {"check_meta_json": "x"}}, r"names attack 'TestNobody', which is not among the attacks"),
+    ({"TestUnchanged": {"check_search_budget": "x"}}, r"names 'check_search_budget', which is not run on "
+                                                      r"TestUnchanged \(its checks: check_declaration, "),
+    ({"TestUnchanged": {"check_fit_state": "x"}}, r"names 'check_fit_state', which is not run on TestUnchanged"),
+    ({"TestUnchanged": {"check_meta_jsn": "x"}}, r"names 'check_meta_jsn', which is not run"),
+    ({"TestUnchanged": {"check_meta_json": " "}}, r"give the reason as a non-empty string"),
+])
+def test_expected_failures_must_name_a_check_the_attack_gets(entry: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parametrize_attack_checks([_Unchanged], expected_failures=entry)
+    with pytest.raises(ValueError, match=message):
+        check_attack(_Unchanged, expected_failures=entry)
+
+
+def test_parametrize_marks_expected_failures_strict_xfail() -> None:
+    mark = parametrize_attack_checks([_Unchanged, _Greedy], expected_failures=UNCHANGED_EXCUSED)
+    marks = dict(zip(mark.kwargs["ids"], (p.marks for p in mark.args[1])))
+    assert len(marks) == len(COMMON) + len(COMMON) + 1  # static: the common checks; search: + the budget check
+    [xfail] = marks.pop("TestUnchanged-check_examples_differ_from_source")
+    assert xfail.name == "xfail"
+    assert xfail.kwargs == {"strict": True, "raises": AttackCheckError, "reason": "returns its source (test)"}
+    assert not any(marks.values())
+
+
+KIT_MODULE = '''
+from callbluff.attacks.base import StaticAttack
+from callbluff.records import ScoredResponse
+from callbluff.testing import parametrize_attack_checks
+
+
+class Unchanged(StaticAttack):
+    """Returns the source unchanged (Sec. 3.2)."""
+
+    name = "TmpUnchanged"
+    task = "content"
+    family = "test"
+    paper = "test"
+    description = "test"
+    expect = "lower"
+    record_type = ScoredResponse
+
+    def generate(self, record, rng, res, prompt=None, state=None):
+        return [self.perturbed(record, record.text)]
+
+
+@parametrize_attack_checks([Unchanged], expected_failures={"TmpUnchanged": {
+    "check_examples_differ_from_source": "returns its source",
+    "check_meta_json": "listed, but it passes"}})
+def test_kit(attack, check):
+    check(attack)
+'''
+
+
+def test_expected_failures_run_as_strict_xfail_in_pytest(tmp_path: Path) -> None:
+    """A third party's test module: the excused check is an xfail; an excused check that passes fails the run."""
+    (tmp_path / "test_kit_module.py").write_text(KIT_MODULE)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfx", "-p", "no:cacheprovider",
+                        "test_kit_module.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and "1 failed, 10 passed, 1 xfailed" in r.stdout, r.stdout + r.stderr
+    assert "test_kit[TmpUnchanged-check_meta_json]" in r.stdout and "[XPASS(strict)] listed, but it passes" in r.stdout
+    assert "XFAIL test_kit_module.py::test_kit[TmpUnchanged-check_examples_differ_from_source]" in r.stdout
 
 
 def test_a_greedy_search_cannot_exceed_its_budget() -> None:

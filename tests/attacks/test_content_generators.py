@@ -30,7 +30,7 @@ from callbluff.resources.corpus import CorpusError
 from callbluff.resources.ngram_lm import BOS, UNK, KneserNeyTrigramLM
 from callbluff.resources.ngrams import EOS_CHAR, EOS_WORD, build_table, char_text, mean_length, word_tokens
 from callbluff.testing import check_attack
-from tests.conftest import shared_path
+from helpers import shared_path
 
 RES = default_resources()
 HAND = Prompt("hand", "content", "Explain how pandas and koalas are alike.", score_min=0, score_max=2)

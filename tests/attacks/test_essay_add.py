@@ -32,7 +32,7 @@ from callbluff.attacks.essay.pools import read_pool, split_entries
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.context import default_resources
 from callbluff.testing import check_attack
-from conftest import shared_path
+from helpers import shared_path
 
 RES = default_resources()
 ESSAY = ("Computers help people learn. They connect families across the world. Some people spend too much time "

@@ -15,7 +15,7 @@ from callbluff.attacks.edits import Position, SizeCriterion, units
 from callbluff.attacks.essay import DelEnd, DelRand, DelStart
 from callbluff.records import ScoredResponse
 from callbluff.resources.context import default_resources
-from conftest import shared_path
+from helpers import shared_path
 
 ESSAY = ("Computers help students learn. They can find facts quickly.\n\n"
          "However, some people spend too much time online. They forget to exercise. "

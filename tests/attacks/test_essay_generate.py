@@ -144,7 +144,7 @@ def test_conformance_kit() -> None:
 
 
 def test_real_asap_prompt_keywords_and_length() -> None:
-    from conftest import shared_path  # tests/conftest.py: ../shared beside the repository
+    from helpers import shared_path  # ../shared beside the repository
 
     path = shared_path("data", "asap-aes", "training_set_rel3.tsv.gz")
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:

@@ -18,7 +18,7 @@ from callbluff.attacks.essay import ModFluency, ModGrammar, ModLexicon
 from callbluff.attacks.essay.modify import FILLERS, PERMUTATIONS
 from callbluff.records import ScoredResponse
 from callbluff.resources.context import default_resources
-from conftest import shared_path
+from helpers import shared_path
 
 ESSAY = ("Computers help students learn. They can find facts quickly.\n\n"
          "However, some people spend too much time online. They forget to exercise. "

@@ -14,7 +14,7 @@ import pytest
 from callbluff.attacks.base import get_attack, unregister
 from callbluff.attacks.oracle import Oracle
 from callbluff.resources.context import default_resources
-from callbluff.testing import DeterministicTarget, default_records
+from callbluff.testing import COMMON_CHECKS, DeterministicTarget, default_records
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-attacks.md"
 NAMES = ("GuideDropWords", "GuideRandomWords", "GuideAppendWord")
@@ -49,7 +49,12 @@ def test_guide_examples_register_and_pass_the_kit(guide: dict) -> None:
     # the "Test it" block already ran check_attack on all three; they are registered under their names
     assert [get_attack(n).kind for n in NAMES] == ["static", "generator", "search"]
     marks = guide["test_my_attacks"].pytestmark
-    assert len(marks[0].args[1]) == 3 * 14  # three attacks x every check
+    ids = marks[0].kwargs["ids"]
+    common = [f"GuideDropWords-{c.__name__}" for c in COMMON_CHECKS]
+    assert ids[:len(common)] == common  # static, no fit: the common checks only
+    assert ids[len(common):] == [i.replace("GuideDropWords", "GuideRandomWords") for i in common] + [
+        "GuideRandomWords-check_fit_state", "GuideRandomWords-check_generator_count"] + [
+        i.replace("GuideDropWords", "GuideAppendWord") for i in common] + ["GuideAppendWord-check_search_budget"]
 
 
 def test_static_example_deletes_in_the_requested_third(guide: dict) -> None:

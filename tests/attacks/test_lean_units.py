@@ -13,7 +13,7 @@ from itertools import islice
 from callbluff.engine.generate import AttackSpec, GenerationTask, generate_examples
 from callbluff.records import ScoredResponse
 from callbluff.resources.context import Resources, default_resources
-from tests.conftest import shared_path
+from helpers import shared_path
 
 HAND = ["Don't stop -- it's 5 p.m. in the U.S.!  Really?\n\nYes.", "  leading and trailing  ", "", "one",
         "Tabs\tand\nnewlines (with brackets) and e-mail a@b.co"]

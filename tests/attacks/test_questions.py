@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.attacks.questions import BASELINES, DPAEG, adversarial_questions, dependency_keywords
 from callbluff.attacks.questions import words as aw

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.attacks.oracle import Oracle
 from callbluff.attacks.reading import AddOneSent, AddSent, candidates

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.attacks.reading import AddOneSent, AddSent, addsent, candidates
 from callbluff.attacks.reading import fake_answers as fake_answers_module

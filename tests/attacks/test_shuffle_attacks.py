@@ -104,7 +104,7 @@ def test_seed_derivation() -> None:
 @pytest.mark.slow
 def test_shufflesent_on_real_asap_essays() -> None:
     from callbluff.datasets import load
-    from conftest import shared_path
+    from helpers import shared_path
 
     ds = load(f"asap-aes:{shared_path('data', 'asap-aes', 'training_set_rel3.tsv.gz')}?prompts=1")
     records = [r for _, r in zip(range(40), ds)]

@@ -13,7 +13,7 @@ import pytest
 
 from callbluff.datasets import load
 from callbluff.records import OpenQuestion, QAExample, ScoredResponse
-from conftest import shared_path
+from helpers import shared_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.datasets import load
 from callbluff.datasets.base import DataError

@@ -16,7 +16,7 @@ from callbluff.defenses.battery import battery
 from callbluff.defenses.tradeoff import same_score_pct
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.typos import TypoCorpus, load_corpus
-from tests.conftest import shared_path
+from helpers import shared_path
 
 P = Prompt("p", "content", score_min=0, score_max=3)
 TYPOS = TypoCorpus({"bamboo": ("bambo", "bambboo"), "pandas": ("pandaz",), "eat": ("eet",), "koalas": ("koalaz",)})

@@ -24,7 +24,7 @@ from callbluff.resources.context import default_resources
 from callbluff.targets import CallableTarget, from_config
 from callbluff.targets.base import Input
 from callbluff.targets.filtered import FilteredTarget
-from tests.conftest import shared_path
+from helpers import shared_path
 
 P = Prompt("p", "content", "Explain how pandas and koalas are alike.", score_min=0, score_max=2)
 WORDS = ["pandas eat bamboo and koalas eat eucalyptus", "both animals are specialists that eat one plant",

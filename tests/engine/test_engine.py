@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -21,11 +20,9 @@ import pytest
 from callbluff.engine.run import run_suite
 from callbluff.engine.suite import SuiteError, load_suite
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent / "targets"))
-from data import write_answers  # noqa: E402
-from fault_server import FaultServer, expected_score  # noqa: E402
+from helpers import REPO, pythonpath_env
+from helpers.data import write_answers
+from helpers.fault_server import FaultServer, expected_score
 
 
 def suite_text(data: Path, *, target: str, seed: int = 7, chunk: int = 40, extra: str = "",
@@ -48,7 +45,7 @@ batch_size = 8
 CALLABLE = """[[target]]
 name = "kw"
 type = "callable"
-function = "scorers:keyword_scorer"
+function = "helpers.scorers:keyword_scorer"
 pass_input = true
 """
 
@@ -70,8 +67,7 @@ def answers(tmp_path: Path) -> Path:
     return write_answers(tmp_path / "answers.jsonl", n=160)
 
 
-def test_end_to_end_run_directory(tmp_path: Path, answers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
+def test_end_to_end_run_directory(tmp_path: Path, answers: Path) -> None:
     suite = load_suite(write_suite(tmp_path, suite_text(answers, target=CALLABLE)))
     result = run_suite(suite, tmp_path / "run")
     run = tmp_path / "run"
@@ -99,9 +95,7 @@ def test_end_to_end_run_directory(tmp_path: Path, answers: Path, monkeypatch: py
     assert "Shuffle" in (run / "report.html").read_text()
 
 
-def test_same_seed_same_bytes_and_workers_do_not_matter(tmp_path: Path, answers: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
+def test_same_seed_same_bytes_and_workers_do_not_matter(tmp_path: Path, answers: Path) -> None:
     suite = load_suite(write_suite(tmp_path, suite_text(answers, target=CALLABLE)))
     h1 = rows_hash(run_suite(suite, tmp_path / "a", workers=1).run_dir / "examples.parquet")
     h2 = rows_hash(run_suite(suite, tmp_path / "b", workers=1).run_dir / "examples.parquet")
@@ -112,11 +106,10 @@ def test_same_seed_same_bytes_and_workers_do_not_matter(tmp_path: Path, answers:
 
 
 @pytest.mark.slow
-def test_determinism_on_real_essays_across_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import shared_path
+def test_determinism_on_real_essays_across_workers(tmp_path: Path) -> None:
+    from helpers import shared_path
 
     data = shared_path("data", "asap-aes", "training_set_rel3.tsv.gz")
-    monkeypatch.syspath_prepend(str(HERE))
     text = f"""
 seed = 11
 limit = 120
@@ -125,7 +118,7 @@ spec = "asap-aes:{data}?prompts=1,3"
 [[target]]
 name = "len"
 type = "callable"
-function = "scorers:length_scorer"
+function = "helpers.scorers:length_scorer"
 [[attack]]
 name = "ShuffleSent"
 [output]
@@ -153,8 +146,7 @@ def _cached_keys(db: Path) -> set[str]:
 @pytest.mark.slow
 def test_resume_after_sigkill_repeats_no_cached_call(tmp_path: Path, answers: Path) -> None:
     suite = write_suite(tmp_path, suite_text(answers, target=CALLABLE, chunk=20))
-    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "CALLBLUFF_TEST_SLEEP": "0.01"}
+    env = {**pythonpath_env(), "CALLBLUFF_TEST_SLEEP": "0.01"}
     # reference: an uninterrupted run
     env_ref = {**env, "CALLBLUFF_TEST_CALL_LOG": str(tmp_path / "calls-ref.log")}
     ref = _cli(["run", str(suite), "--out", str(tmp_path / "ref"), "--quiet"], env_ref)
@@ -187,8 +179,7 @@ def test_resume_after_sigkill_repeats_no_cached_call(tmp_path: Path, answers: Pa
     assert meta["resumed"] is True and meta["chunks_resumed"] == parts_before
 
 
-def test_rerun_of_finished_run_calls_nothing(tmp_path: Path, answers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
+def test_rerun_of_finished_run_calls_nothing(tmp_path: Path, answers: Path) -> None:
     suite = load_suite(write_suite(tmp_path, suite_text(answers, target=CALLABLE)))
     first = run_suite(suite, tmp_path / "run")
     second = run_suite(suite, tmp_path / "run")
@@ -196,8 +187,7 @@ def test_rerun_of_finished_run_calls_nothing(tmp_path: Path, answers: Path, monk
     assert first.metrics == second.metrics
 
 
-def test_resume_refuses_a_different_suite(tmp_path: Path, answers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
+def test_resume_refuses_a_different_suite(tmp_path: Path, answers: Path) -> None:
     run_suite(load_suite(write_suite(tmp_path, suite_text(answers, target=CALLABLE))), tmp_path / "run")
     other = load_suite(write_suite(tmp_path, suite_text(answers, target=CALLABLE, seed=99), "b.toml"))
     with pytest.raises(SuiteError, match="different suite"):

@@ -23,10 +23,8 @@ from callbluff.engine.run import run_suite
 from callbluff.engine.store import RunDirError
 from callbluff.engine.suite import load_suite
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-from data import write_answers  # noqa: E402
+from helpers import REPO
+from helpers.data import write_answers
 
 
 class ScriptedServer:
@@ -233,7 +231,12 @@ def test_out_of_range_score_from_a_command(tmp_path: Path, answers: Path) -> Non
     orig = pd.read_parquet(tmp_path / "run" / "originals.parquet")
     euc = orig[orig["error"].notna()]
     assert len(euc) > 3 and all(e.startswith("score 99 outside 0-3 for prompt p") for e in euc["error"])
-    assert all(r["n_errors_original"] >= 0 for r in result.metrics)
+    # clean rows: the failed originals of their prompt; Shuffle rows: its examples whose original failed (the
+    # three shuffled answers of p1 that say "eucalyptus"); the pooled row adds them up
+    rows = {(r["attack"], r["prompt"]): r["n_errors_original"] for r in result.metrics}
+    assert rows == {("clean", "p1"): 8, ("clean", "p2"): 7, ("Shuffle", "p1"): 3, ("Shuffle", "p2"): 0,
+                    ("Shuffle", "all"): 3}
+    assert {p: rows["clean", p] for p in ("p1", "p2")} == euc.groupby("prompt_id").size().to_dict()
 
 
 # 3. kill -9, then resume: at most the calls in flight are asked again ---------------------------------------------
@@ -436,12 +439,11 @@ spec = "jsonl:{data}?task=essay&score_min=1&score_max=6"
 [[target]]
 name = "len"
 type = "callable"
-function = "scorers:length_scorer"
+function = "helpers.scorers:length_scorer"
 out_of_range = "clip"
 [[attack]]
 name = "ShuffleSent"
 """)
-    sys.path.insert(0, str(HERE))
     result = run_suite(load_suite(tmp_path / "s.toml"), tmp_path / "run")
     [row] = [r for r in result.metrics if r["attack"] == "ShuffleSent"]
     assert row["n"] == 4 and row["n_errors_generate"] == 1

@@ -26,10 +26,8 @@ from callbluff.engine.suite import load_suite  # noqa: E402
 from callbluff.targets import CallableTarget, Input  # noqa: E402
 from callbluff.targets.cache import PredictionCache  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-from data import write_answers  # noqa: E402
+from helpers import REPO, pythonpath_env  # noqa: E402
+from helpers.data import write_answers  # noqa: E402
 
 SUITE = """
 name = "ray-test"
@@ -39,7 +37,7 @@ spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
 [[target]]
 name = "kw"
 type = "callable"
-function = "scorers:keyword_scorer"
+function = "helpers.scorers:keyword_scorer"
 pass_input = true
 [[attack]]
 name = "Shuffle"
@@ -59,7 +57,7 @@ def ray_runtime() -> Iterator[str]:
     """One local Ray runtime (2 CPUs) for the module, started by RayExecutor itself; its workers import the
     test scorers (PYTHONPATH set before the runtime starts). Yields the cluster address for other drivers."""
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), *([old] if old else [])])
+    os.environ["PYTHONPATH"] = pythonpath_env()["PYTHONPATH"]
     if ray.is_initialized():
         ray.shutdown()
     ex = RayExecutor(2)
@@ -85,7 +83,6 @@ def suite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def local_reference(suite_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same suite run with the local executor (one process)."""
-    sys.path.insert(0, str(HERE))
     out = tmp_path_factory.mktemp("ray-ref") / "run"
     with LocalExecutor(1) as ex:
         Engine(load_suite(suite_file), out, executor=ex).execute()
@@ -120,7 +117,7 @@ def test_ray_run_equals_local_run_byte_for_byte(ray_runtime: str, suite_file: Pa
 
 
 def _cli(args: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env = pythonpath_env()
     return subprocess.Popen([sys.executable, "-m", "callbluff.cli", *args], env=env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -167,7 +164,7 @@ spec = "squad:{data}"
 [[target]]
 name = "toy"
 type = "callable"
-function = "scorers:toy_reader"
+function = "helpers.scorers:toy_reader"
 pass_input = true
 [[attack]]
 name = "AddAny"

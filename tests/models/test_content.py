@@ -174,7 +174,7 @@ def test_fit_errors_name_the_record() -> None:
 
 @pytest.mark.slow
 def test_real_asap_sas_prompt_well_above_chance(tmp_path: Path) -> None:
-    from conftest import shared_path
+    from helpers import shared_path
 
     from callbluff.datasets import load
 

@@ -104,7 +104,7 @@ def test_holdout_split_is_seeded_and_order_free() -> None:
 
 @pytest.mark.slow
 def test_real_asap_aes_prompt_well_above_chance(tmp_path: Path) -> None:
-    from conftest import shared_path
+    from helpers import shared_path
 
     from callbluff.datasets import load
 

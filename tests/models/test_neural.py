@@ -24,7 +24,7 @@ SMALL = {"hidden": 32, "char_filters": 8, "epochs": 8, "patience": 8, "lr": 3e-3
 
 @pytest.fixture(scope="module")
 def slice_prompt1() -> tuple[list[ScoredResponse], list[ScoredResponse], Prompt]:
-    from conftest import shared_path
+    from helpers import shared_path
 
     from callbluff.datasets import load
 

@@ -120,7 +120,7 @@ def test_sliding_window_real_squad(shared_data: Path, sw: SlidingWindowQA) -> No
 
 @pytest.fixture(scope="module")
 def reader() -> TransformerQA:
-    from conftest import shared_path
+    from helpers import shared_path
 
     pytest.importorskip("transformers", reason="TransformerQA needs the 'hf' extra (torch + transformers)")
     path = shared_path("models", "minilm-l6-squad")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,44 +12,13 @@ from typer.testing import CliRunner
 
 from callbluff.annotate import AnnotationError, comprehension_rates, export_sheet, import_sheets
 from callbluff.cli import app
-from callbluff.engine.run import run_suite
-from callbluff.engine.suite import load_suite
-
-SCORER = '''
-def length_scorer(text):
-    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
-'''
-SUITE = """
-name = "annotated"
-seed = 5
-limit = 8
-[dataset]
-spec = "demo:essay"
-[[target]]
-name = "length"
-type = "callable"
-function = "annotate_scorer:length_scorer"
-[[attack]]
-name = "DelRand"
-params = { percent = 25 }
-[[attack]]
-name = "ShuffleSent"
-[output]
-chunk_size = 8
-"""
+from callbluff.engine.run import RunResult
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    tmp = tmp_path_factory.mktemp("annotate")
-    (tmp / "annotate_scorer.py").write_text(SCORER)
-    (tmp / "suite.toml").write_text(SUITE)
-    sys.path.insert(0, str(tmp))
-    try:
-        run_suite(load_suite(tmp / "suite.toml"), tmp / "run")
-    finally:
-        sys.path.remove(str(tmp))
-    yield tmp / "run"
+def run_dir(small_run: Callable[..., RunResult]) -> Path:
+    """The default small run: eight demo essays scored by length, DelRand 25% and ShuffleSent, with its report."""
+    return small_run().run_dir
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,14 +10,8 @@ from typer.testing import CliRunner
 
 from callbluff.cli import app
 from callbluff.compare import compare_runs
+from callbluff.engine.run import RunResult
 
-SCORERS = '''
-def by_length(text):
-    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
-
-def constant(text):
-    return 4.0
-'''
 SUITE = """
 name = "cmp"
 seed = 1
@@ -27,7 +21,7 @@ spec = "demo:essay"
 [[target]]
 name = "{name}"
 type = "callable"
-function = "cmp_scorers:{function}"
+function = "helpers.scorers:{function}"
 [[attack]]
 name = "DelRand"
 params = {{ percent = 30 }}
@@ -39,18 +33,11 @@ report = false
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("compare")
-    (tmp / "cmp_scorers.py").write_text(SCORERS)
-    sys.path.insert(0, str(tmp))
-    try:
-        for name, function in (("v1", "constant"), ("v2", "by_length")):
-            (tmp / f"{name}.toml").write_text(SUITE.format(name=name, function=function))
-            r = CliRunner().invoke(app, ["run", str(tmp / f"{name}.toml"), "--out", str(tmp / name), "--quiet"])
-            assert r.exit_code == 0, r.output
-    finally:
-        sys.path.remove(str(tmp))
-    return tmp / "v1", tmp / "v2"
+def runs(small_run: Callable[..., RunResult]) -> tuple[Path, Path]:
+    """The same suite on two versions of a model: v1 scores every essay 4, v2 scores by length."""
+    v1, v2 = (small_run(SUITE.format(name=name, function=function)).run_dir
+              for name, function in (("v1", "constant_scorer"), ("v2", "essay_length_scorer")))
+    return v1, v2
 
 
 def test_largest_difference_first(runs: tuple[Path, Path], tmp_path: Path) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +11,6 @@ from typer.testing import CliRunner
 from callbluff.cli import GATE_FAILED, app
 from callbluff.engine.suite import ExpectConfig, SuiteError, parse_suite
 from callbluff.gates import check_gate, junit_xml
-
-SCORER = '''
-def length_scorer(text):
-    """1-6 by length: more words, higher score."""
-    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
-'''
 
 SUITE = """
 name = "gated"
@@ -29,7 +21,7 @@ spec = "demo:essay"
 [[target]]
 name = "length"
 type = "callable"
-function = "gates_scorer:length_scorer"
+function = "helpers.scorers:essay_length_scorer"
 [[attack]]
 name = "ShuffleSent"
 [[attack]]
@@ -49,20 +41,12 @@ report = false
 """
 
 
-@pytest.fixture
-def scorer_path(tmp_path: Path) -> Iterator[Path]:
-    (tmp_path / "gates_scorer.py").write_text(SCORER)
-    sys.path.insert(0, str(tmp_path))
-    yield tmp_path
-    sys.path.remove(str(tmp_path))
-
-
-def test_failing_gate_makes_run_exit_nonzero_and_junit_says_which(scorer_path: Path) -> None:
+def test_failing_gate_makes_run_exit_nonzero_and_junit_says_which(tmp_path: Path) -> None:
     # a length scorer keeps every shuffled essay's score: not_lowered_pct = 100 > 50 fails; DelRand (shorter
     # essays, lower scores: 0% not lowered) passes
-    (scorer_path / "suite.toml").write_text(SUITE.format(shuffle_max=50))
-    junit = scorer_path / "gates.xml"
-    r = CliRunner().invoke(app, ["run", str(scorer_path / "suite.toml"), "--out", str(scorer_path / "run"),
+    (tmp_path / "suite.toml").write_text(SUITE.format(shuffle_max=50))
+    junit = tmp_path / "gates.xml"
+    r = CliRunner().invoke(app, ["run", str(tmp_path / "suite.toml"), "--out", str(tmp_path / "run"),
                                  "--quiet", "--junit", str(junit)])
     assert r.exit_code == GATE_FAILED == 3, r.output
     assert "gate PASS DelRand not_lowered_pct <= 20" in r.output
@@ -73,13 +57,13 @@ def test_failing_gate_makes_run_exit_nonzero_and_junit_says_which(scorer_path: P
     assert cases["ShuffleSent not_lowered_pct <= 50"].find("failure") is not None
     assert cases["DelRand not_lowered_pct <= 20"].find("failure") is None
     # `callbluff report` re-checks the same gates and exits the same way
-    rep = CliRunner().invoke(app, ["report", str(scorer_path / "run")])
+    rep = CliRunner().invoke(app, ["report", str(tmp_path / "run")])
     assert rep.exit_code == GATE_FAILED and "gate FAIL ShuffleSent" in rep.output
 
 
-def test_passing_gates_exit_zero(scorer_path: Path) -> None:
-    (scorer_path / "suite.toml").write_text(SUITE.format(shuffle_max=100))
-    r = CliRunner().invoke(app, ["run", str(scorer_path / "suite.toml"), "--out", str(scorer_path / "run"),
+def test_passing_gates_exit_zero(tmp_path: Path) -> None:
+    (tmp_path / "suite.toml").write_text(SUITE.format(shuffle_max=100))
+    r = CliRunner().invoke(app, ["run", str(tmp_path / "suite.toml"), "--out", str(tmp_path / "run"),
                                  "--quiet"])
     assert r.exit_code == 0, r.output
     assert r.output.count("gate PASS") == 2

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import shared_path
+from helpers import shared_path
 
 from callbluff.engine.run import Engine
 from callbluff.engine.suite import parse_suite

@@ -42,7 +42,7 @@ def model_dir(shared_models: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def shared_models() -> Path:
-    from conftest import SHARED  # tests/conftest.py: ../shared beside the repository
+    from helpers import SHARED  # ../shared beside the repository
 
     if not (SHARED / "models").is_dir():
         pytest.skip(f"needs {SHARED / 'models'} (set CALLBLUFF_SHARED to the shared directory)")
@@ -51,7 +51,7 @@ def shared_models() -> Path:
 
 @pytest.fixture(scope="module")
 def squad_dev() -> list[tuple[str, str, list[str]]]:
-    from conftest import SHARED
+    from helpers import SHARED
 
     path = SHARED / "data" / "squad-v1.1" / "dev-v1.1.json.gz"
     if not path.is_file():

@@ -1,4 +1,4 @@
-"""HttpTarget against a real HTTP server on 127.0.0.1 (tests/targets/fault_server.py)."""
+"""HttpTarget against a real HTTP server on 127.0.0.1 (tests/helpers/fault_server.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pickle
 import time
 
 import pytest
-from fault_server import FaultServer, expected_answer, expected_score
+from helpers.fault_server import FaultServer, expected_answer, expected_score
 
 from callbluff.targets import Candidate, HttpTarget, Input
 

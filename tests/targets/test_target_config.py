@@ -8,7 +8,7 @@ from pathlib import Path
 
 import joblib
 import pytest
-from fault_server import FaultServer, expected_score
+from helpers.fault_server import FaultServer, expected_score
 from sklearn.dummy import DummyRegressor
 
 from callbluff.targets import (

@@ -2,7 +2,7 @@
 
 Reusable by any test (``tests/targets``, engine-level fault tests, benchmarks)::
 
-    from fault_server import FaultServer, expected_score   # with tests/targets on sys.path
+    from helpers.fault_server import FaultServer, expected_score
     with FaultServer(fault_rate=0.2, seed=0, hang=1.0) as srv:
         target = HttpTarget(srv.url + "/score", timeout=0.3, ...)
 
@@ -261,7 +261,7 @@ class FaultServer:
         self.stop()
 
 
-if __name__ == "__main__":  # manual use: python tests/targets/fault_server.py [fault_rate]
+if __name__ == "__main__":  # manual use: python tests/helpers/fault_server.py [fault_rate]
     import sys
 
     rate = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2

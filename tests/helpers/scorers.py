@@ -1,4 +1,4 @@
-"""Real (if simple) systems under test for engine tests, importable as ``scorers:NAME`` by the engine.
+"""Real (if simple) systems under test, named ``helpers.scorers:NAME`` in a suite's callable targets.
 
 ``keyword_scorer`` scores a short answer 0-3 by how many distinct rubric keywords it contains, in order
 (so shuffling can change its score). It appends every call's input key to the file named by
@@ -34,6 +34,17 @@ def keyword_scorer(inp: Input) -> float:
 def length_scorer(text: str) -> float:
     """An essay 'scorer' that looks only at length (the overstable extreme Kumar et al. warn about)."""
     return float(min(12, 2 + len(text.split()) // 60))
+
+
+def essay_length_scorer(text: str) -> float:
+    """An essay 'scorer' from 1 to 6 by length, saturating at 400 words: more words, higher score (the
+    overstable kind Kumar et al. 2020 attack: shuffling keeps the score, deletion lowers it)."""
+    return 1.0 + 5.0 * min(len(text.split()), 400) / 400
+
+
+def constant_scorer(text: str) -> float:
+    """Scores every essay 4: never lowered by any attack."""
+    return 4.0
 
 
 def toy_reader(inp: Input) -> list[tuple[str, float]]:
