@@ -65,6 +65,7 @@ from callbluff.targets.cache import PredictionCache
 from callbluff.targets.config import from_config
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
+from callbluff.tasks import get_task
 
 
 @dataclass
@@ -102,7 +103,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
     if given:
         for name, t in given.items():
             cfg = getattr(t, "config", None)
-            check = OutputCheck(dataset.task, kind=getattr(cfg, "output", "auto"),
+            check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
             out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
         return out
@@ -111,7 +112,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
             inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
         except Exception as e:
             raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        check = OutputCheck(dataset.task, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
+        check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
                             secrets=secret_values(cfg.model_dump()))
         out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
     return out
@@ -129,7 +130,7 @@ def _output_fields(out: Output) -> dict[str, Any]:
 def _example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
                  queries: int, chunk: int) -> dict[str, Any]:
     """One examples.parquet row. ``src``/``orig`` are None for prompt-level generator answers (no source)."""
-    gold, answers, _ = gold_of(src) if src is not None else (None, [], "score")
+    gold, answers, _ = gold_of(src, task) if src is not None else (None, [], "score")
     o = _output_fields(orig) if orig is not None else {"score": None, "answer": None, "candidates": None, "error": None}
     a = _output_fields(adv)
     return {
@@ -428,7 +429,7 @@ class Engine:
             orig_by_id = {}
             for r, out in zip(records, outs):
                 orig_by_id[r.id] = out
-                gold, answers, answer_type = gold_of(r)
+                gold, answers, answer_type = gold_of(r, task)
                 originals_rows.append({
                     "source_id": r.id, "prompt_id": getattr(r, "prompt_id", None), "task": task, "gold": gold,
                     "gold_answers": json.dumps(answers) if answers else None, "answer_type": answer_type,

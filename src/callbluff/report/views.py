@@ -1,4 +1,4 @@
-"""Views in the papers' shapes, filled by whichever task a run has.
+"""Views in the papers' shapes: the primitives each task descriptor's ``views`` picks from (:mod:`callbluff.tasks`).
 
 - essay / content scoring: a target x prompt grid per attack configuration, each cell Kumar et al.'s Table 5
   tuple ``(neg_pct, pos_pct, mean_diff_pct, not_lowered_pct)`` (rounded), and for prompt-level generators a
@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callbluff.report.plots import bar_svg
-from callbluff.report.scorecard import natural_key, pooled_rows
 from callbluff.report.tables import PAIR_FIELDS, _config_key, _prompt_key
-from callbluff.report.text import fmt, num, short_params
+from callbluff.report.text import fmt, natural_key, num, pooled_rows, short_params
 
 
 @dataclass
@@ -156,12 +155,3 @@ def questions_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) ->
                  "ranking metrics over the system's candidate answers, before and after.",
                  ["attack", "target", "n", *[lab for _, lab in fields]], table,
                  bar_svg(labels, series, ylabel="success rate % (0 is ideal)", reference=0.0))]
-
-
-def views_for(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
-    """Every paper-shaped view the run's task has rows for."""
-    if task in ("essay", "content"):
-        return kumar_grids(rows, targets) + (arr_view(rows, targets) if task == "content" else [])
-    if task == "reading":
-        return reading_view(rows, targets)
-    return questions_view(rows, targets)
