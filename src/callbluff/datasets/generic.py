@@ -230,6 +230,12 @@ class ColumnMapper:
             v = str(v)
         return v
 
+    def text(self, row: Mapping[str, Any], field: str, where: str, line: int | None, required: bool = True) -> str:
+        """The text of record field ``field`` in ``row`` ("" for an unmapped or empty optional field; a
+        :class:`~callbluff.datasets.base.DataError` naming the row for an empty required one): for the ``build``
+        of a :class:`RecordColumns`."""
+        return self._text(row, field, where, line, required)
+
     def _answers(self, row: Mapping[str, Any], where: str, line: int | None) -> tuple[tuple[str, ...], tuple[int, ...]]:
         assert self.cols is not None
         col = self.cols.get("answers")
