@@ -339,7 +339,7 @@ def _fit_args(ctx: _Context, pid: str | None, attack: Attack) -> tuple[list[Reco
 def check_not_applicable(attack: Attack, ctx: _Context) -> None:
     """A record of another type is refused with a TypeError; a record the attack does not apply to gives []."""
     if isinstance(attack, PromptGenerator):
-        wrong = Prompt("kit-wrong-task", "reading" if attack.task != "reading" else "essay")
+        wrong = Prompt("kit-wrong-task", next(t.name for t in all_tasks() if t.name != attack.task))
         try:
             attack.examples_for(wrong, None if not attack.needs_fit else object(), ctx.seed, ctx.res)
         except TypeError:

@@ -578,7 +578,7 @@ class Engine:
         if tally.accumulator is not None:
             metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, expectations)
         else:
-            metrics = qa_metrics(self.run, dataset.task, tally.targets, gen_errors, expectations)
+            metrics = qa_metrics(self.run, dataset.task, tally.targets, gen_errors, expectations, dataset.prompts)
         write_atomic(self.run.metrics, json.dumps(metrics, indent=2, default=_json_default))
         self._write_timings()
         counts = tally.counts(gen_errors, len(self.run.done_chunks()))
