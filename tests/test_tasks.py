@@ -178,6 +178,25 @@ def test_a_descriptor_is_checked_when_registered() -> None:
     assert "claims" not in task_names()
 
 
+def test_entry_point_tasks_load_on_the_first_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    import callbluff.tasks.base as base
+
+    loaded: list[str] = []
+
+    class EntryPoint:
+        def load(self) -> Task:
+            loaded.append("claims")
+            return register_task(ClaimsTask())
+
+    monkeypatch.setattr(base, "_PLUGINS_LOADED", False)
+    monkeypatch.setattr(base, "entry_points", lambda group: [EntryPoint()] if group == "callbluff.tasks" else [])
+    try:
+        assert get_task("claims").name == "claims" and loaded == ["claims"]
+        assert "claims" in task_names() and loaded == ["claims"]  # loaded once
+    finally:
+        unregister_task("claims")
+
+
 def test_a_fifth_task_is_one_module(claims: Task, tmp_path: Path) -> None:
     assert get_task("claims") is claims and "claims" in task_names()
     # the generic loaders map its columns
