@@ -3,7 +3,8 @@
 
 The mapping says which column feeds which record field. Options (spec query or keywords):
 
-- ``task`` = ``essay`` | ``content`` (default) | ``reading`` | ``questions``;
+- ``task`` = ``essay`` | ``content`` (default) | ``reading`` | ``questions``, or a third-party task whose
+  descriptor registered its :class:`RecordColumns` (:mod:`callbluff.tasks`);
 - field columns, each defaulting to a column of the same name when it exists:
   ``id``, ``text``, ``score``, ``prompt`` (default column ``prompt_id``), ``prompt_text``, ``prompt_source``
   (essay / content); ``question``, ``context``, ``answers``, ``answer_starts``, ``title`` (reading);
