@@ -22,11 +22,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from callbluff.records import TASKS, canonical_json
+from callbluff.records import canonical_json
 from callbluff.seeding import derive_seed, prompt_rng, record_rng
 from callbluff.targets.base import Candidate, Input, Output
 from callbluff.targets.cache import PredictionCache
+from callbluff.tasks import task_names
 
+TASKS = tuple(task_names())
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 ids = st.text(max_size=30)

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "src"))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from callbluff.engine.rows import gold_list  # noqa: E402
+from callbluff.tasks.frames import gold_list  # noqa: E402
 from callbluff.engine.run import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.progress import Progress  # noqa: E402

@@ -37,6 +37,7 @@ import pandas as pd
 
 from callbluff.report.load import ANNOTATIONS_FILE
 from callbluff.seeding import derive_seed
+from callbluff.tasks import get_task
 
 KINDS = ("scoring", "comprehension")
 SCORING_COLUMNS = ("sheet", "item", "prompt", "score_min", "score_max", "response_a", "response_b", "score_a",
@@ -113,7 +114,7 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
     examples = pd.read_parquet(run_dir / "examples.parquet")
     task = (meta.get("dataset") or {}).get("task")
     if kind == "scoring":
-        if task not in ("essay", "content"):
+        if task is None or not get_task(task).scoring:
             raise AnnotationError(f"{run_dir}: scoring sheets need a scoring run (essay or content), this one is "
                                   f"{task!r}; use --kind comprehension")
         examples = examples[examples["original_text"].notna()]

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from callbluff.attacks.base import Attack, SearchAttack
 from callbluff.datasets.base import Dataset
 from callbluff.records import Perturbed, Prompt, ScoredResponse, canonical_json
+from callbluff.tasks import get_task
 
 Unit = Literal["points", "percent"]
 
@@ -112,7 +113,7 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
     from callbluff.engine.executor import LocalExecutor
     from callbluff.engine.generate import AttackSpec, MissingResources, generate
 
-    if ds.task not in ("essay", "content"):
+    if not get_task(ds.task).scoring:
         raise ValueError(f"augment writes scored training rows: {ds.spec} is task {ds.task!r}, not essay/content")
     specs: list[AttackSpec] = []
     instances: dict[AttackSpec, Attack] = {}

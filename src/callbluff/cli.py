@@ -137,14 +137,14 @@ def _run_progress(suite: Any, limit: int | None, quiet: bool = False) -> Any:
 
 def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     """A compact metrics table (all fields are in metrics.json and report.html)."""
-    from callbluff.metrics.rows import TERMINAL_FIELDS
     from callbluff.report.html import _fmt, short_params
+    from callbluff.tasks import get_task
 
     if not rows:
         out.print("(no metric rows)")
         return
     present = {k for r in rows for k, v in r.items() if v is not None}
-    fields = [f for f in TERMINAL_FIELDS.get(rows[0]["task"], []) if f in present]
+    fields = [f for f in get_task(rows[0]["task"]).terminal_fields if f in present]
     table = Table(title=title)
     for col in ["attack", "params", "prompt", "target", *fields]:
         table.add_column(col, overflow="fold")

@@ -2,9 +2,9 @@
 
 Typical use: the same suite against two model versions (two runs), or two targets of one run. Each (run,
 target) is a column; rows are aligned on (task, attack, params, prompt), so the same suite run against
-differently named targets still lines up. Compared per row: the clean quality metrics (QWK, EM/F1, top-1 and
-MRR) for clean rows and, for attack rows, ``failure_pct`` (the share of adversarial inputs handled wrongly,
-engine/metrics_rows.py) and the task's robustness metrics (:data:`callbluff.report.scorecard.ROBUST_FIELDS`).
+differently named targets still lines up. Compared per row: the task's clean quality metrics (QWK, EM/F1, top-1
+and MRR: its descriptor's ``clean_fields``) for clean rows and, for attack rows, ``failure_pct`` (the share of
+adversarial inputs handled wrongly, engine/metrics_rows.py) and the task's ``robust_fields`` (:mod:`callbluff.tasks`).
 "Differences that matter first" (a choice): rows are sorted by their spread (max - min over the columns) on a
 common scale; QWK, MRR and MAP (0-1) are multiplied by 100 for the sort so that 0.1 QWK weighs like 10 points
 of a percentage. Rows a column lacks are shown as missing and sorted after the rest.
@@ -18,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from callbluff.report.load import RunData, load_run
-from callbluff.report.scorecard import ROBUST_FIELDS
+from callbluff.tasks import get_task
 from callbluff.report.text import fmt, num, short_params
 
-CLEAN_FIELDS: dict[str, tuple[str, ...]] = {"essay": ("qwk",), "content": ("qwk",), "reading": ("em", "f1"),
-                                            "questions": ("recall_at_1", "mrr")}
 UNIT_SCALE = {"qwk", "mrr", "map", "mrr_adv", "map_adv", "recall_at_1", "recall_at_5", "recall_at_20",
               "recall_at_1_adv", "recall_at_5_adv", "recall_at_20_adv"}
 """Metrics on a 0-1 scale (x100 when ranking differences)."""
@@ -80,9 +78,9 @@ def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
                 continue
             task = str(r.get("task", run.task))
             if r.get("attack") == "clean":
-                fields = CLEAN_FIELDS.get(task, ())
+                fields = get_task(task).clean_fields
             else:
-                fields = ("failure_pct", *(f for f, _ in ROBUST_FIELDS.get(task, ())))
+                fields = ("failure_pct", *(f for f, _ in get_task(task).robust_fields))
             for f in fields:
                 if f in r:
                     key = (task, str(r["attack"]), str(r["params"]), str(r["prompt"]), f)

@@ -39,14 +39,52 @@ SEED = 7
 @dataclass(frozen=True)
 class DemoSuite:
     """One demo suite: its dataset spec, its targets (``[[target]]`` tables: name, model directory under the
-    demo's ``models/``, optional filter directory there) and its attacks (``(name, params)``, each an
-    ``[[attack]]`` table)."""
+    demo's ``models/``, optional filter directory there), its attacks (``(name, params)``, each an
+    ``[[attack]]`` table) and its headline (:func:`headline`)."""
 
     name: str
     comment: str
     dataset: str
     targets: tuple[tuple[str, str, str | None], ...]
     attacks: tuple[tuple[str, Mapping[str, Any]], ...]
+    summary: Callable[[list[Mapping[str, Any]], list[Mapping[str, Any]]], str]
+    """The suite's one-line headline from its pooled attack rows (in attack order) and its clean rows."""
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None else f"{float(x):.0f}%"
+
+
+def _num(x: Any, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{float(x):.{digits}f}"
+
+
+def _essay_summary(adv: list[Mapping[str, Any]], clean: list[Mapping[str, Any]]) -> str:
+    parts = [f"{r['attack']} {_pct(r.get('failure_pct'))}" for r in adv]
+    qwk = ", ".join(_num(r.get("qwk")) for r in clean)
+    return f"essays not penalised: {', '.join(parts)} (clean QWK {qwk})"
+
+
+def _content_summary(adv: list[Mapping[str, Any]], clean: list[Mapping[str, Any]]) -> str:
+    by_target: dict[str, list[str]] = {}
+    for r in adv:
+        by_target.setdefault(str(r["target"]), []).append(f"{r['attack']} {_pct(r.get('arr'))}")
+    qwk = ", ".join(f"{r['prompt']} {_num(r.get('qwk'))}" for r in clean if r.get("target") == "content-scorer")
+    return "ARR " + " | ".join(f"{t}: {', '.join(p)}" for t, p in by_target.items()) + f" (clean QWK {qwk})"
+
+
+def _reading_summary(adv: list[Mapping[str, Any]], clean: list[Mapping[str, Any]]) -> str:
+    f1 = clean[0].get("f1") if clean else None
+    parts = [f"{r['attack']} {_num(r.get('f1_adv'), 1)} ({_num(r.get('queries_mean'), 1)} queries/question)"
+             for r in adv]
+    return f"F1 clean {_num(f1, 1)} -> " + ", ".join(parts)
+
+
+def _questions_summary(adv: list[Mapping[str, Any]], clean: list[Mapping[str, Any]]) -> str:
+    n = clean[0].get("n") if clean else None
+    parts = [f"{r['attack']} success rate {_pct(r.get('success_rate'))} ({r.get('n')} adversarial questions "
+             f"from {n}), MRR {_num(r.get('mrr'))} -> {_num(r.get('mrr_adv'))}" for r in adv]
+    return "; ".join(parts)
 
 
 SUITES: tuple[DemoSuite, ...] = (
@@ -56,7 +94,8 @@ SUITES: tuple[DemoSuite, ...] = (
         "demo:essay?split=test",
         (("essay-scorer", "essay-scorer", None),),
         (("ShuffleSent", {}), ("AddSong", {"percent": 25.0}), ("DelEnd", {"max_k": 3}),
-         ("ModGrammar", {"variant": "errors"}), ("BabelGen", {"count": 10}))),
+         ("ModGrammar", {"variant": "errors"}), ("BabelGen", {"count": 10})),
+        _essay_summary),
     DemoSuite(
         "content", "Ding et al. 2020: how many generated non-answers does the short-answer scorer reject "
                    "(ARR), with and without a non-word filter in front of it?",
@@ -64,17 +103,20 @@ SUITES: tuple[DemoSuite, ...] = (
         (("content-scorer", "content-scorer", None), ("content-scorer+filter", "content-scorer", "content-filter")),
         (("RandomChars", {"count": 100}), ("PromptWords", {"count": 100, "n": 3}),
          ("GenericChars", {"count": 100, "n": 3}), ("ContentBurst", {"count": 100}),
-         ("Shuffle", {"tokenizer": "spacy"}))),
+         ("Shuffle", {"tokenizer": "spacy"})),
+        _content_summary),
     DemoSuite(
         "reading", "Jia & Liang 2017: does a distracting sentence appended to the paragraph fool the reader?",
         "demo:squad",
         (("sliding-window", "sliding-window-qa", None),),
-        (("AddOneSent", {}), ("AddSent", {}))),
+        (("AddOneSent", {}), ("AddSent", {})),
+        _reading_summary),
     DemoSuite(
         "questions", "DPAEG: do typo'd and spell-similar keywords make the Q&A robot miss the answer?",
         "demo:squad?task=questions",
         (("retriever", "retriever", None),),
-        (("DPAEG", {"max_questions": 10}),)),
+        (("DPAEG", {"max_questions": 10}),),
+        _questions_summary),
 )
 
 
@@ -180,49 +222,24 @@ def _rows(run_dir: Path) -> list[dict[str, Any]]:
     return json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
 
 
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{float(x):.0f}%"
-
-
-def _num(x: Any, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{float(x):.{digits}f}"
-
-
 def headline(suite: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """One line that sums up a demo run from its metric rows (``metrics.json``): per attack, the paper's
-    measure of how often the system was fooled, next to its clean figure.
+    measure of how often the system was fooled, next to its clean figure (the demo suite's ``summary``; "" for
+    a name that is not a demo suite).
 
     essay: share of essays whose score did not drop (Kumar et al. 2020 Sec. 4; for BabelGen, share not scored
     at the bottom of the scale); content: ARR, the share of generated non-answers scored as wrong (Ding et
     al. 2020 Sec. 3.3), per target; reading: F1 before and after (Jia & Liang 2017 Sec. 4); questions: DPAEG's
     success rate, the share of answered questions answered wrongly once perturbed (Sec. 4.1).
     """
+    demo = next((s for s in SUITES if s.name == suite), None)
+    if demo is None:
+        return ""
     order = {name: i for s in SUITES for i, (name, _) in enumerate(s.attacks)}
     attacked = [r for r in rows if r.get("attack") != "clean"]
     overall = [r for r in attacked if r.get("prompt") in (None, "", "all")] or attacked  # one prompt: no "all" row
     adv = sorted(overall, key=lambda r: (str(r.get("target")), order.get(str(r["attack"]), 99)))
-    clean = [r for r in rows if r.get("attack") == "clean"]
-    if suite == "essay":
-        parts = [f"{r['attack']} {_pct(r.get('failure_pct'))}" for r in adv]
-        qwk = ", ".join(_num(r.get("qwk")) for r in clean)
-        return f"essays not penalised: {', '.join(parts)} (clean QWK {qwk})"
-    if suite == "content":
-        by_target: dict[str, list[str]] = {}
-        for r in adv:
-            by_target.setdefault(str(r["target"]), []).append(f"{r['attack']} {_pct(r.get('arr'))}")
-        qwk = ", ".join(f"{r['prompt']} {_num(r.get('qwk'))}" for r in clean if r.get("target") == "content-scorer")
-        return "ARR " + " | ".join(f"{t}: {', '.join(p)}" for t, p in by_target.items()) + f" (clean QWK {qwk})"
-    if suite == "reading":
-        f1 = clean[0].get("f1") if clean else None
-        parts = [f"{r['attack']} {_num(r.get('f1_adv'), 1)} ({_num(r.get('queries_mean'), 1)} queries/question)"
-                 for r in adv]
-        return f"F1 clean {_num(f1, 1)} -> " + ", ".join(parts)
-    if suite == "questions":
-        n = clean[0].get("n") if clean else None
-        parts = [f"{r['attack']} success rate {_pct(r.get('success_rate'))} ({r.get('n')} adversarial questions "
-                 f"from {n}), MRR {_num(r.get('mrr'))} -> {_num(r.get('mrr_adv'))}" for r in adv]
-        return "; ".join(parts)
-    return ""
+    return demo.summary(adv, [r for r in rows if r.get("attack") == "clean"])
 
 
 def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,

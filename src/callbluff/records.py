@@ -4,9 +4,9 @@ All records are frozen dataclasses with a stable string ``id`` (taken from the d
 so that an adversarial example can always be traced back to its source row). ``meta`` dictionaries are
 excluded from hashing and equality so records stay hashable.
 
-Tasks (DESIGN.md): ``essay`` (AES, Kumar et al. 2020), ``content`` (short-answer content scoring, Ding et
-al. 2020), ``reading`` (extractive reading comprehension, Jia & Liang 2017), ``questions`` (open-domain
-Q&A bots, DPAEG).
+Tasks (DESIGN.md; descriptors in :mod:`callbluff.tasks`): ``essay`` (AES, Kumar et al. 2020), ``content``
+(short-answer content scoring, Ding et al. 2020), ``reading`` (extractive reading comprehension, Jia & Liang
+2017), ``questions`` (open-domain Q&A bots, DPAEG).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass
 from dataclasses import field as dc_field
 from typing import Any, Literal, Union
 
-Task = Literal["essay", "content", "reading", "questions"]
-TASKS: tuple[str, ...] = ("essay", "content", "reading", "questions")
+Task = str
+"""A task's name: one registered in :mod:`callbluff.tasks` (built in: ``essay``, ``content``, ``reading``,
+``questions``), whose descriptor says what else differs per task."""
 
 
 def _meta() -> dict[str, Any]:

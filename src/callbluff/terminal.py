@@ -67,9 +67,9 @@ class RunProgress:
             self.progress.update(self.tasks["records"], total=self.total)
 
     def __exit__(self, *exc: Any) -> None:
-        for task in self.progress.tasks:  # bars without a total end as complete, not pulsing
-            if task.total is None:
-                self.progress.update(task.id, total=task.completed)
+        for bar in self.progress.tasks:  # bars without a total end as complete, not pulsing
+            if bar.total is None:
+                self.progress.update(bar.id, total=bar.completed)
         self.progress.stop()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
@@ -118,9 +118,9 @@ class StageProgress:
 
     def __exit__(self, *exc: Any) -> None:
         if not self.plain:
-            for task in self.progress.tasks:
-                if task.total is None:
-                    self.progress.update(task.id, total=task.completed)
+            for bar in self.progress.tasks:
+                if bar.total is None:
+                    self.progress.update(bar.id, total=bar.completed)
             self.progress.stop()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:

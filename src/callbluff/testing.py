@@ -54,13 +54,14 @@ from callbluff.attacks.base import (
     unregister,
     validate_attack_class,
 )
-from callbluff.records import OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, record_to_dict
+from callbluff.records import Perturbed, Prompt, Record, record_to_dict
 from callbluff.resources.context import Resources, default_resources
 from callbluff.resources.requirements import check_requirements
 from callbluff.engine.generate import Generation
 from callbluff.engine.search import search_one
 from callbluff.engine.work import AttackSpec
 from callbluff.targets.base import Candidate, Input, Output
+from callbluff.tasks import all_tasks, get_task
 
 __all__ = [
     "AttackCheckError", "DeterministicTarget", "attack_checks", "check_attack", "default_records",
@@ -76,68 +77,20 @@ class AttackCheckError(AssertionError):
 
 # -- built-in hand-made records ----------------------------------------------------------------------
 
-_ESSAY_PROMPT = Prompt("kit-essay", "essay", "Should students be required to do volunteer work? Explain your view.",
-                       source="Many towns rely on volunteers. At the Maple Street shelter, students from the high school "
-                       "serve dinner every Tuesday. The shelter's director says that young helpers bring energy. Some "
-                       "parents worry that schoolwork suffers.", score_min=1, score_max=6)
-_CONTENT_PROMPT = Prompt("kit-content", "content", "Explain how heat reaches the handle of a metal spoon standing "
-                         "in hot tea, and name the process.", score_min=0, score_max=2)
-_ESSAYS = [
-    ("kit-e1", 5.0, "I believe volunteer work should be required for students. First, it teaches responsibility "
-     "because people depend on you. Second, students learn skills that school cannot teach. For example, my "
-     "cousin learned to cook for forty people at a shelter.\n\nSome people say that students are too busy. "
-     "However, two hours a week is not much time. In conclusion, required volunteering makes better citizens."),
-    ("kit-e2", 3.0, "Volunteer work is good but it should not be required. Students have homework and sports. "
-     "If you make people volunteer they will not enjoy it. I think it should be a choice. That is my opinion."),
-    ("kit-e3", 4.0, "  Helping others is important. When I volunteered at the library, I met many kind people. "
-     "I shelved books and read to children. It made me feel useful!  So I think schools should ask students to "
-     "volunteer. They might find something they love. "),
-    ("kit-e4", 1.0, "i dont know volunteer is ok"),
-]
-_ANSWERS = [
-    ("kit-c1", 2.0, "The heat travels through the metal by conduction, from the hot end in the tea up to the handle."),
-    ("kit-c2", 2.0, "Conduction: the particles in the hot part of the spoon vibrate and pass the energy along the "
-     "metal to the handle."),
-    ("kit-c3", 1.0, "The spoon gets hot because metal is a good conductor."),
-    ("kit-c4", 0.0, "The tea is hot so the spoon is hot."),
-    ("kit-c5", 2.0, "By conduction through the spoon.\n"),
-    ("kit-c6", 0.0, "idk"),
-]
-_SQUAD = [
-    QAExample("kit-r1", "Who founded the town of Maresby?", "Maresby was founded in 1724 by the weaver Tomas "
-              "Ellery. The town grew quickly after a canal reached it in 1790. Its mill closed in 1911.",
-              ("Tomas Ellery", "the weaver Tomas Ellery"), (38, 26), "Maresby"),
-    QAExample("kit-r2", "When did the canal reach the town?", "Maresby was founded in 1724 by the weaver Tomas "
-              "Ellery. The town grew quickly after a canal reached it in 1790. Its mill closed in 1911.",
-              ("1790",), (108,), "Maresby"),
-    QAExample("kit-r3", "What colour is the Orrin lighthouse?", "The Orrin lighthouse stands on a granite ledge. "
-              "It was painted red in 1952 so that ships could see it in fog.", ("red",), (67,), "Orrin"),
-]
-_QUESTIONS = [
-    OpenQuestion("kit-q1", "What is the capital of France?", ("Paris",)),
-    OpenQuestion("kit-q2", "Who wrote the novel Pride and Prejudice?", ("Jane Austen", "Austen")),
-    OpenQuestion("kit-q3", "How many legs does a spider have?", (r"eight|8",), "regex"),
-]
-
-
 def default_records(task: str) -> tuple[list[Record], dict[str, Prompt]]:
-    """Small hand-made records (and prompts) of ``task``, so third-party authors can run the kit anywhere."""
-    if task == "essay":
-        return [ScoredResponse(i, _ESSAY_PROMPT.id, t, (s,)) for i, s, t in _ESSAYS], {_ESSAY_PROMPT.id: _ESSAY_PROMPT}
-    if task == "content":
-        recs = [ScoredResponse(i, _CONTENT_PROMPT.id, t, (s,)) for i, s, t in _ANSWERS]
-        return list(recs), {_CONTENT_PROMPT.id: _CONTENT_PROMPT}
-    if task == "reading":
-        return copy.deepcopy(_SQUAD), {}
-    if task == "questions":
-        return copy.deepcopy(_QUESTIONS), {}
-    raise ValueError(f"no built-in records for task {task!r}")
+    """Small hand-made records (and prompts) of ``task``, so third-party authors can run the kit anywhere: the
+    task descriptor's :meth:`~callbluff.tasks.base.Task.kit_records`."""
+    try:
+        return get_task(task).kit_records()
+    except KeyError as e:
+        raise ValueError(f"no built-in records for task {task!r}: {e.args[0]}") from None
 
 
 def _other_type_record(attack: Attack) -> Record:
     """A record the attack cannot take (for the record-type check)."""
     types = attack.record_type if isinstance(attack.record_type, tuple) else (attack.record_type,)
-    for candidate in (_QUESTIONS[0], _SQUAD[0], ScoredResponse("kit-x", "kit-content", "A plain answer.", (1.0,))):
+    for spec in all_tasks():  # the first kit record of each task, by task name
+        candidate = spec.kit_records()[0][0]
         if not isinstance(candidate, types):
             return candidate
     raise AttackCheckError(f"{attack.name}: record_type {types} accepts every record kind; narrow it")
@@ -166,7 +119,7 @@ class DeterministicTarget:
         out = []
         for x in inputs:
             h = self._h(x.task, x.prompt_id, x.context, x.text)
-            if x.task in ("essay", "content"):
+            if get_task(x.task).scoring:
                 p = self.prompts.get(x.prompt_id or "")
                 lo, hi = (p.score_min, p.score_max) if p else (0.0, 1.0)
                 out.append(Output(score=float(lo + h % (int(hi - lo) + 1))))
@@ -394,7 +347,7 @@ def _fit_args(ctx: _Context, pid: str | None, attack: Attack) -> tuple[list[Reco
 def check_not_applicable(attack: Attack, ctx: _Context) -> None:
     """A record of another type is refused with a TypeError; a record the attack does not apply to gives []."""
     if isinstance(attack, PromptGenerator):
-        wrong = Prompt("kit-wrong-task", "reading" if attack.task != "reading" else "essay")
+        wrong = Prompt("kit-wrong-task", next(t.name for t in all_tasks() if t.name != attack.task))
         try:
             attack.examples_for(wrong, None if not attack.needs_fit else object(), ctx.seed, ctx.res)
         except TypeError:

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.engine.rows import RUN_FORMAT, candidate_texts, gold_list
+from callbluff.engine.rows import RUN_FORMAT
+from callbluff.tasks.frames import candidate_texts, gold_list
 from callbluff.engine.run import Engine
 from callbluff.engine.store import RunDirError
 from callbluff.engine.suite import parse_suite

@@ -33,6 +33,7 @@ class _AppendBestWord(SearchAttack):
     paper = "test"
     description = "test-only model-in-the-loop attack"
     Params = _Params
+    record_type = ScoredResponse
     expect = "same-score"
 
     def search(self, record: Record, oracle: Oracle, rng: np.random.Generator, res: Resources,

@@ -15,7 +15,7 @@ import pytest
 from callbluff import metrics as M
 from callbluff.engine.metrics_rows import compute_metrics, stream_metrics
 from callbluff.engine.store import RunDir
-from callbluff.engine.sufficient_stats import Clean, DiffStats, ScoringAccumulator
+from callbluff.metrics.streaming import Clean, DiffStats, ScoringAccumulator
 from callbluff.metrics.scoring import round_half_up
 from callbluff.records import Prompt
 
@@ -114,7 +114,7 @@ def rows_close(got: list[dict], want: list[dict]) -> None:
 def test_accumulator_fed_by_chunk_equals_one_pass(seed: int) -> None:
     ex, orig, prompts = scoring_tables(seed)
     whole = compute_metrics(ex, orig, prompts, "content")
-    acc = ScoringAccumulator(prompts, "content")
+    acc = ScoringAccumulator(prompts, "content", pair_arr=True)
     for _, o in orig.groupby("chunk"):
         acc.add_originals(o)
     for _, x in ex.groupby("chunk"):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from callbluff.report.browser import MAX_DIFF_CHARS, MAX_SHOWN_CHARS, sample_examples, script_json, word_diff
 from callbluff.report.scorecard import scorecards
-from callbluff.report.views import views_for
+from callbluff.tasks import get_task
 
 
 def _side(diff: list[list[str]], keep: str) -> str:
@@ -88,7 +88,7 @@ def test_scorecard_worst_first_and_kumar_grid() -> None:
     assert card.clean[0] == ("QWK (mean of 2 prompts)", "0.7")
     assert [e.attack for e in card.entries] == ["ShuffleSent", "DelRand"]  # 90% failure before 10%
     assert card.entries[0].sentence.startswith("90% of 10 adversarial responses kept their score")
-    [grid] = views_for("essay", ROWS, ["m"])
+    [grid] = get_task("essay").views(ROWS, ["m"])
     assert grid.header == ["attack", "params", "target", "1", "2", "all"]
     assert grid.rows[0] == ["DelRand", "defaults", "m", "(90,0,-20,10)", "(90,0,-20,10)", "(90,0,-20,10)"]
 
@@ -97,13 +97,13 @@ def test_reading_and_questions_views_in_the_papers_shapes() -> None:
     reading = [{"task": "reading", "attack": "AddSent", "params": "{}", "prompt": "all", "target": t, "n": 20,
                 "em": 60.0, "f1": 70.0, "em_adv": e, "f1_adv": f, "broken_pct": b}
                for t, e, f, b in (("bidaf", 20.0, 30.0, 66.7), ("bert", 50.0, 60.0, 16.7))]
-    [view] = views_for("reading", reading, ["bidaf", "bert"])
+    [view] = get_task("reading").views(reading, ["bidaf", "bert"])
     assert view.rows[0] == ["AddSent defaults", "bidaf", "20", "60", "20", "70", "30", "66.7"]
     assert "<svg" in view.svg and "F1" in view.svg
     questions = [{"task": "questions", "attack": "DPAEG", "params": '{"epsilon":4}', "prompt": "all",
                   "target": "drqa", "n": 50, "success_rate": 62.0, "recall_at_5": 1.0, "recall_at_5_adv": 0.3,
                   "mrr": 1.0, "mrr_adv": 0.25}]
-    [qv] = views_for("questions", questions, ["drqa"])
+    [qv] = get_task("questions").views(questions, ["drqa"])
     assert qv.header == ["attack", "target", "n", "success rate %", "R@5", "R@5 adv", "MRR", "MRR adv"]
     assert qv.rows == [["DPAEG defaults", "drqa", "50", "62", "1", "0.3", "1", "0.25"]]  # epsilon=4 is the default
     [card] = scorecards("questions", questions, ["drqa"])

@@ -186,17 +186,17 @@ def test_output_check_runs_before_caching_and_on_cache_hits(tmp_path: Path) -> N
     answers = {"ok": 2, "str": "3", "high": 99, "word": "three"}
     cache = PredictionCache(tmp_path / "c.sqlite")
     inner = CallableTarget(lambda t: answers[t], fingerprint="v")
-    target = CachedTarget(inner, cache, check=OutputCheck("content", prompts=prompts))
+    target = CachedTarget(inner, cache, check=OutputCheck("score", prompts=prompts))
     outs = target.predict(ask(list(answers)))
     assert [o.score for o in outs] == [2.0, 3.0, None, None]
     assert outs[2].error.startswith("score 99 outside 0-3 for prompt 7")
     assert outs[3].error == "expected a score, got the answer 'three'"
     assert cache.count("v") == 2  # only valid outputs are cached
-    clip = CachedTarget(inner, cache, check=OutputCheck("content", out_of_range="clip", prompts=prompts))
+    clip = CachedTarget(inner, cache, check=OutputCheck("score", out_of_range="clip", prompts=prompts))
     assert [o.score for o in clip.predict(ask(["ok", "high"]))] == [2.0, 3.0]
     assert cache.count("v") == 3
     # the same cache read back under the strict check: the stored 99 is refused again, without a call
     strict = CachedTarget(CallableTarget(lambda t: 1 / 0, fingerprint="v"), cache,
-                          check=OutputCheck("content", prompts=prompts))
+                          check=OutputCheck("score", prompts=prompts))
     again = strict.predict(ask(["high"]))
     assert again[0].error.startswith("score 99 outside") and strict.stats.calls == 0

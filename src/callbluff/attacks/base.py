@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from callbluff.records import OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, Task
+from callbluff.records import Perturbed, Prompt, Record, Task
 
 if TYPE_CHECKING:
     from callbluff.attacks.oracle import Oracle
@@ -52,11 +52,6 @@ Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-ans
 """
 EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
 Kind = Literal["static", "search", "generator"]
-
-TASK_RECORD_TYPES: dict[str, type] = {
-    "essay": ScoredResponse, "content": ScoredResponse, "reading": QAExample, "questions": OpenQuestion,
-}
-
 
 class AttackParams(BaseModel):
     """Base for attack parameter models: unknown keys are errors, values are validated, instances frozen."""
@@ -300,15 +295,14 @@ _KIND_PARAMS: dict[str, type[AttackParams]] = {
 
 def validate_attack_class(cls: type[Attack]) -> None:
     """TypeError naming the attribute and the fix when ``cls`` does not follow the contract."""
-    from callbluff.records import TASKS
     from callbluff.resources.requirements import REQUIREMENTS
 
     who = f"attack class {cls.__name__}"
     for attr in ("name", "task", "family", "paper", "description"):
         if not getattr(cls, attr, None):
             raise TypeError(f"{who} must set class attribute {attr!r}")
-    if cls.task not in TASKS:
-        raise TypeError(f"{who}: task {cls.task!r} is not one of {', '.join(TASKS)}")
+    if not isinstance(cls.task, str):
+        raise TypeError(f"{who}: task must be a task name (a string), got {cls.task!r}")
     kind = getattr(cls, "kind", None)
     if kind not in _KIND_PARAMS:
         raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
@@ -318,6 +312,9 @@ def validate_attack_class(cls: type[Attack]) -> None:
     if not (isinstance(cls.Params, type) and issubclass(cls.Params, _KIND_PARAMS[kind])):
         raise TypeError(f"{who}: Params must subclass {_KIND_PARAMS[kind].__name__} for a {kind} attack")
     rt = getattr(cls, "record_type", None)
+    if rt is None:
+        raise TypeError(f"{who} must set record_type, the record class its task's datasets yield (e.g. "
+                        "ScoredResponse for essay/content, QAExample for reading, OpenQuestion for questions)")
     types = rt if isinstance(rt, tuple) else (rt,)
     if not types or not all(isinstance(t, type) for t in types):
         raise TypeError(f"{who}: record_type must be a record class or a tuple of them, got {rt!r}")
@@ -333,10 +330,8 @@ def validate_attack_class(cls: type[Attack]) -> None:
 def register(cls: A) -> A:
     """Class decorator: check ``cls`` against the contract and make it available by ``name`` (case-insensitive).
 
-    ``record_type`` defaults to the task's record class (``ScoredResponse`` for essay/content, ``QAExample``
-    for reading, ``OpenQuestion`` for questions) when the class does not set it."""
-    if not hasattr(cls, "record_type") and getattr(cls, "task", None) in TASK_RECORD_TYPES:
-        cls.record_type = TASK_RECORD_TYPES[cls.task]
+    ``task`` names a task (:mod:`callbluff.tasks`, which sits above attacks: the name is checked where the attack
+    meets a dataset, and by the conformance kit); ``record_type`` is required."""
     validate_attack_class(cls)
     key = cls.name.lower()
     if key in _REGISTRY and _REGISTRY[key] is not cls:

@@ -47,8 +47,11 @@ def load_demo(name: str, split: str = "all", **options: Any) -> Dataset:
         raise DataError(f"demo:{name}: unknown option(s) {', '.join(sorted(options))}; allowed: {allowed}")
     if name == "squad":
         return load(f"squad:{data_path(FILES[name])}" + (f"?task={task}" if task else ""))
-    task = "content" if name == "content" else "essay"
-    prompts = {k: p for k, p in demo_prompts().items() if p.task == task}
+    task = name  # demo:essay and demo:content are named after their tasks
+    by_task: dict[str, dict[str, Prompt]] = {}
+    for k, p in demo_prompts().items():
+        by_task.setdefault(p.task, {})[k] = p
+    prompts = by_task.get(task, {})
     path = data_path(FILES[name])
 
     def records() -> Iterator[Record]:

@@ -3,7 +3,8 @@
 
 The mapping says which column feeds which record field. Options (spec query or keywords):
 
-- ``task`` = ``essay`` | ``content`` (default) | ``reading`` | ``questions``;
+- ``task`` = ``essay`` | ``content`` (default) | ``reading`` | ``questions``, or a third-party task whose
+  descriptor registered its :class:`RecordColumns` (:mod:`callbluff.tasks`);
 - field columns, each defaulting to a column of the same name when it exists:
   ``id``, ``text``, ``score``, ``prompt`` (default column ``prompt_id``), ``prompt_text``, ``prompt_source``
   (essay / content); ``question``, ``context``, ``answers``, ``answer_starts``, ``title`` (reading);
@@ -51,22 +52,41 @@ from callbluff.datasets._io import (
     resolve_file,
 )
 from callbluff.datasets.base import DataError, Dataset, register_loader
-from callbluff.records import TASKS, OpenQuestion, Prompt, QAExample, Record, ScoredResponse
+from callbluff.records import OpenQuestion, Prompt, QAExample, Record, ScoredResponse
 
-FIELDS: dict[str, tuple[str, ...]] = {
-    "essay": ("id", "text", "score", "prompt", "prompt_text", "prompt_source"),
-    "content": ("id", "text", "score", "prompt", "prompt_text", "prompt_source"),
-    "reading": ("id", "question", "context", "answers", "answer_starts", "title"),
-    "questions": ("id", "question", "answers"),
-}
-REQUIRED: dict[str, tuple[str, ...]] = {"essay": ("text",), "content": ("text",),
-                                        "reading": ("question", "context"), "questions": ("question",)}
 DEFAULT_COLUMN = {"prompt": "prompt_id"}
 DEFAULT_PROMPT = "default"
 _MISSING = object()
 
 #: A row as the mapper sees it: (where, line or None, default id, row mapping).
 Row = tuple[str, "int | None", str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """How the generic loaders turn a row into one task's record: the record ``fields`` a column can feed (in
+    mapping order), the ``required`` ones, and ``build(mapper, row, id, where, line, meta) -> Record``.
+    ``prompts``: the records answer prompts with a score scale, which the loader collects (scoring tasks).
+
+    A task descriptor (:mod:`callbluff.tasks`) names its mapping; registering the task registers the mapping
+    under the task's name (:func:`register_columns`), so ``jsonl:x.jsonl?task=NAME`` works for any task."""
+
+    fields: tuple[str, ...]
+    required: tuple[str, ...]
+    build: Callable[[ColumnMapper, Mapping[str, Any], str, str, int | None, dict[str, Any]], Record]
+    prompts: bool = False
+
+
+_COLUMNS: dict[str, RecordColumns] = {}
+
+
+def register_columns(task: str, columns: RecordColumns) -> None:
+    """Make ``task=TASK`` map rows with ``columns`` (done by :func:`callbluff.tasks.register_task`)."""
+    _COLUMNS[task] = columns
+
+
+def unregister_columns(task: str) -> None:
+    _COLUMNS.pop(task, None)
 
 
 def _missing(v: Any) -> bool:
@@ -113,20 +133,22 @@ class ColumnMapper:
 
     def __init__(self, opt: Options, source: str) -> None:
         self.source = source
-        self.task = opt.choice("task", TASKS, "content")
+        self.task = opt.choice("task", tuple(_COLUMNS), "content")
+        self.columns = _COLUMNS[self.task]
+        fields = self.columns.fields
         self.explicit: dict[str, str] = {}
-        for f in FIELDS[self.task]:
+        for f in fields:
             if f == "score":
                 continue
             v = opt.text(f)
             if v is not None:
                 self.explicit[f] = v.strip()
-        for task, fields in FIELDS.items():  # a field of another task: surely a mistake, say so
-            for f in fields:
-                if f not in FIELDS[self.task] and opt.has(f):
+        for task, other in _COLUMNS.items():  # a field of another task: surely a mistake, say so
+            for f in other.fields:
+                if f not in fields and opt.has(f):
                     raise DataError(f"{opt.loader}:{opt.path}: option {f!r} is for task={task}, but task is "
                                     f"{self.task}. Fix: add task={task} or drop {f}=", path=opt.path, key=f)
-        self.score_cols_explicit = opt.str_list("score") if "score" in FIELDS[self.task] else []
+        self.score_cols_explicit = opt.str_list("score") if "score" in fields else []
         self.score_min = opt.number("score_min")
         self.score_max = opt.number("score_max")
         if (self.score_min is None) != (self.score_max is None):
@@ -157,24 +179,24 @@ class ColumnMapper:
             raise fail(self.source, where, f"missing column(s) {', '.join(map(repr, names))} (mapped by "
                        f"{', '.join(f'{f}={c}' for f, c in missing)}): found {list(columns)}",
                        rename_hints(names, columns, mapped=True) or "fix the column mapping options", key=c)
-        for f in FIELDS[self.task]:
+        for f in self.columns.fields:
             if f == "score":
                 continue
             if f in self.explicit:
                 cols[f] = self.explicit[f]
             elif _has(columns, first, DEFAULT_COLUMN.get(f, f)):
                 cols[f] = DEFAULT_COLUMN.get(f, f)
-            elif f in REQUIRED[self.task]:
+            elif f in self.columns.required:
                 raise fail(self.source, where, f"no column for field {f!r} (task {self.task}): expected a "
                            f"column named {f!r}, found {list(columns)}",
                            (rename_hints([f], columns) + "; or " if rename_hints([f], columns) else "")
                            + f"map the column that holds it with ?{f}=COLUMN (from Python: columns={{'{f}': ...}})",
                            key=f)
-        if "score" in FIELDS[self.task]:
+        if "score" in self.columns.fields:
             self.score_cols = self.score_cols_explicit or (["score"] if _has(columns, first, "score") else [])
             if not self.score_cols:
                 self.unmapped.append("score")
-        self.unmapped += [DEFAULT_COLUMN.get(f, f) for f in FIELDS[self.task] if f != "score" and f not in cols]
+        self.unmapped += [DEFAULT_COLUMN.get(f, f) for f in self.columns.fields if f != "score" and f not in cols]
         self.cols = cols
 
     # -- values
@@ -208,6 +230,12 @@ class ColumnMapper:
                            "text", f"map {field} to a text column", line=line, key=col)
             v = str(v)
         return v
+
+    def text(self, row: Mapping[str, Any], field: str, where: str, line: int | None, required: bool = True) -> str:
+        """The text of record field ``field`` in ``row`` ("" for an unmapped or empty optional field; a
+        :class:`~callbluff.datasets.base.DataError` naming the row for an empty required one): for the ``build``
+        of a :class:`RecordColumns`."""
+        return self._text(row, field, where, line, required)
 
     def _answers(self, row: Mapping[str, Any], where: str, line: int | None) -> tuple[tuple[str, ...], tuple[int, ...]]:
         assert self.cols is not None
@@ -284,20 +312,29 @@ class ColumnMapper:
             rid = default_id
         ids(rid, where, line)
         meta = {c: None if _missing(v := _lookup(row, c)) else v for c in self.meta_cols}
-        if self.task in ("essay", "content"):
-            return self._scored(row, rid, where, line, meta)
+        return self.columns.build(self, row, rid, where, line, meta)
+
+    def reading(self, row: Mapping[str, Any], rid: str, where: str, line: int | None,
+                meta: dict[str, Any]) -> QAExample:
+        """A reading-comprehension record (:data:`READING_COLUMNS`)."""
         question = self._text(row, "question", where, line, True)
         answers, starts = self._answers(row, where, line)
-        if self.task == "reading":
-            context = self._text(row, "context", where, line, True)
-            starts = self._starts(row, where, line, len(answers)) or starts
-            return QAExample(id=rid, question=question, context=context, answers=answers, answer_starts=starts,
-                             title=self._text(row, "title", where, line, False), meta=meta)
+        context = self._text(row, "context", where, line, True)
+        starts = self._starts(row, where, line, len(answers)) or starts
+        return QAExample(id=rid, question=question, context=context, answers=answers, answer_starts=starts,
+                         title=self._text(row, "title", where, line, False), meta=meta)
+
+    def open_question(self, row: Mapping[str, Any], rid: str, where: str, line: int | None,
+                      meta: dict[str, Any]) -> OpenQuestion:
+        """An open-domain question (:data:`QUESTION_COLUMNS`)."""
+        question = self._text(row, "question", where, line, True)
+        answers, _ = self._answers(row, where, line)
         return OpenQuestion(id=rid, question=question, answers=answers,
                             answer_type="regex" if self.answer_type == "regex" else "string", meta=meta)
 
-    def _scored(self, row: Mapping[str, Any], rid: str, where: str, line: int | None,
-                meta: dict[str, Any]) -> ScoredResponse:
+    def scored(self, row: Mapping[str, Any], rid: str, where: str, line: int | None,
+               meta: dict[str, Any]) -> ScoredResponse:
+        """A scored response (:data:`SCORED_COLUMNS`); its prompt's observed score range is collected."""
         assert self.cols is not None
         text = self._text(row, "text", where, line, True)
         if "prompt" in self.cols:
@@ -334,7 +371,7 @@ class ColumnMapper:
     # -- prompts
 
     def prompts(self, meta: dict[str, Any]) -> dict[str, Prompt]:
-        if self.task not in ("essay", "content"):
+        if not self.columns.prompts:
             return {}
         out: dict[str, Prompt] = {}
         inferred = []
@@ -358,6 +395,21 @@ class ColumnMapper:
             meta.setdefault("warnings", []).append(
                 "no score column: records have no gold scores (map one with score=COLUMN)")
         return out
+
+
+SCORED_COLUMNS = RecordColumns(("id", "text", "score", "prompt", "prompt_text", "prompt_source"), ("text",),
+                               ColumnMapper.scored, prompts=True)
+"""Scored responses (essay and short-answer scoring)."""
+READING_COLUMNS = RecordColumns(("id", "question", "context", "answers", "answer_starts", "title"),
+                                ("question", "context"), ColumnMapper.reading)
+"""Extractive reading comprehension (SQuAD-style)."""
+QUESTION_COLUMNS = RecordColumns(("id", "question", "answers"), ("question",), ColumnMapper.open_question)
+"""Open-domain questions."""
+for _task, _columns in (("essay", SCORED_COLUMNS), ("content", SCORED_COLUMNS), ("reading", READING_COLUMNS),
+                        ("questions", QUESTION_COLUMNS)):
+    # the built-in tasks' mappings, so that the loaders work without the task registry (callbluff.tasks sits
+    # above datasets); their descriptors name the same objects
+    register_columns(_task, _columns)
 
 
 def _dataset(spec: str, source: str, opt: Options, mapper: ColumnMapper, rows: Callable[[], Iterator[Row]],

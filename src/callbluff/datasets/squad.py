@@ -10,6 +10,8 @@ Structural errors name the JSON key path (``data[3].paragraphs[0].qas[2].answers
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from callbluff.datasets._io import Options, build_dataset, fail, load_json, resolve_file
@@ -57,7 +59,7 @@ def load_squad(path: str, **options: Any) -> Dataset:
     encoding = opt.text("encoding", "utf-8") or "utf-8"
     skip_impossible = opt.flag("skip_impossible")
     check_spans = opt.flag("check_spans", True)
-    task = opt.choice("task", ("reading", "questions"), "reading")
+    task = opt.choice("task", tuple(AS_TASK), "reading")
     opt.finish()
     p = resolve_file(path, "SQuAD JSON file")
     doc = load_json(p, encoding)
@@ -143,12 +145,25 @@ def load_squad(path: str, **options: Any) -> Dataset:
         raise fail(p, "key data", "no questions found", FORMAT_FIX, key="data")
     meta = {"path": str(p), "format": "squad", "version": version, "articles": len(data), "paragraphs": n_par,
             "impossible": n_imp, "skipped_impossible": n_imp if skip_impossible else 0}
-    if task == "questions":
-        meta["skipped_impossible"] = n_imp
-        questions = tuple(OpenQuestion(id=r.id, question=r.question, answers=tuple(dict.fromkeys(r.answers)),
-                                       meta={"title": r.title}) for r in records if r.answers)
-        if not questions:
-            raise fail(p, "key data", "no answerable questions found (task=questions needs gold answers)",
-                       FORMAT_FIX, key="data")
-        return build_dataset(f"squad:{path}", "questions", {}, questions.__iter__, meta=meta)
+    return AS_TASK[task](path, p, records, meta, n_imp)
+
+
+def _as_reading(path: str, p: Path, records: list[QAExample], meta: dict[str, Any], n_imp: int) -> Dataset:
+    """The questions as extractive reading comprehension (``task=reading``, the default)."""
     return build_dataset(f"squad:{path}", "reading", {}, records.__iter__, meta=meta)
+
+
+def _as_questions(path: str, p: Path, records: list[QAExample], meta: dict[str, Any], n_imp: int) -> Dataset:
+    """The answerable questions without their paragraphs, as open-domain questions (``task=questions``)."""
+    meta["skipped_impossible"] = n_imp
+    questions = tuple(OpenQuestion(id=r.id, question=r.question, answers=tuple(dict.fromkeys(r.answers)),
+                                   meta={"title": r.title}) for r in records if r.answers)
+    if not questions:
+        raise fail(p, "key data", "no answerable questions found (task=questions needs gold answers)",
+                   FORMAT_FIX, key="data")
+    return build_dataset(f"squad:{path}", "questions", {}, questions.__iter__, meta=meta)
+
+
+AS_TASK: dict[str, Callable[[str, Path, list[QAExample], dict[str, Any], int], Dataset]] = {
+    "reading": _as_reading, "questions": _as_questions}
+"""The tasks a SQuAD file can be read as (option ``task``) and how."""

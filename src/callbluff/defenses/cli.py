@@ -52,11 +52,12 @@ def fit(
     from callbluff.cli import out
     from callbluff.defenses.filters import FILTERS, load_filter  # noqa: F401  (load_filter registers ours)
     from callbluff.defenses.plausibility import PlausibilityFilter  # noqa: F401
+    from callbluff.tasks import get_task
 
     if kind not in FILTERS:
         _fail(f"--kind {kind!r}: use one of {', '.join(sorted(FILTERS))}")
     ds = _dataset(data, prompts)
-    if ds.task != "content" and ds.task != "essay":
+    if not get_task(ds.task).scoring:
         _fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
     records = ds.records()
     f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)

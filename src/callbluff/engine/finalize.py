@@ -8,8 +8,8 @@ the metrics):
 - the counts of ``run.json`` (inputs, valid predictions and errors per target; the issue 8 invariant: every
   original and adversarial input is exactly one of a valid prediction or an error row);
 - the failed-prediction lines of ``errors.jsonl`` (originals, then adversarial inputs, each in chunk order);
-- for scoring tasks, the metric sufficient statistics
-  (:class:`~callbluff.engine.sufficient_stats.ScoringAccumulator`). Reading and questions need each question's
+- for tasks with a streaming accumulator (scoring tasks), the metric sufficient statistics
+  (:class:`~callbluff.metrics.streaming.ScoringAccumulator`). Reading and questions need each question's
   versions together and are computed afterwards by :func:`~callbluff.engine.metrics_rows.stream_metrics`.
 
 Only the columns these need are converted to pandas (never the texts), so memory holds one part.
@@ -31,13 +31,9 @@ import pyarrow as pa
 from callbluff.engine.manifest import json_default
 from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics
 from callbluff.engine.store import RunDir, write_atomic
-
-from callbluff.engine.sufficient_stats import (
-    EXAMPLE_METRIC_COLUMNS,
-    ORIGINAL_METRIC_COLUMNS,
-    ScoringAccumulator,
-)
+from callbluff.metrics.streaming import EXAMPLE_METRIC_COLUMNS, ORIGINAL_METRIC_COLUMNS
 from callbluff.records import Prompt, Task
+from callbluff.tasks import get_task
 
 ORIGINAL_TALLY_COLUMNS = list(dict.fromkeys([*ORIGINAL_METRIC_COLUMNS, "source_id"]))
 EXAMPLE_TALLY_COLUMNS = list(dict.fromkeys([*EXAMPLE_METRIC_COLUMNS, "example_id"]))
@@ -53,12 +49,12 @@ def _per_target(target: pd.Series, failed: pd.Series) -> list[tuple[str, int, in
 
 
 class RunTally:
-    """Counts, error lines and (scoring tasks) metric statistics of a run, fed its parts one at a time: all
+    """Counts, error lines and (tasks with a streaming accumulator) metric statistics of a run, fed its parts one at a time: all
     originals parts first, then all examples parts (the order of errors.jsonl)."""
 
     def __init__(self, task: Task, prompts: Mapping[str, Prompt], errors: IO[str]) -> None:
         self.task = task
-        self.accumulator = ScoringAccumulator(prompts, task) if task in ("essay", "content") else None
+        self.accumulator = get_task(task).accumulator(prompts)
         self.errors = errors
         self.n_error_lines = 0
         self.records = 0
@@ -169,7 +165,7 @@ def finalize(run: RunDir, task: Task, prompts: Mapping[str, Prompt], expectation
     if tally.accumulator is not None:
         metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, dict(expectations))
     else:
-        metrics = qa_metrics(run, task, tally.targets, gen_errors, dict(expectations))
+        metrics = qa_metrics(run, task, tally.targets, gen_errors, dict(expectations), prompts)
     write_atomic(run.metrics, json.dumps(metrics, indent=2, default=json_default))
     write_timings(run)
     counts = tally.counts(gen_errors, len(run.done_chunks()))

@@ -16,130 +16,13 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-import numpy as np
 import pandas as pd
 
-from callbluff import metrics as M
-from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, candidate_texts, gold_list
-from callbluff.engine.sufficient_stats import (
-    EXAMPLE_METRIC_COLUMNS,
-    ORIGINAL_METRIC_COLUMNS,
-    ScoringAccumulator,
-)
+from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS
 from callbluff.metrics.rows import ALL, metric_row
+from callbluff.metrics.streaming import EXAMPLE_METRIC_COLUMNS, ORIGINAL_METRIC_COLUMNS
 from callbluff.records import Prompt, Task, canonical_json
-
-
-
-def _golds(col: pd.Series) -> list[list[str]]:
-    return [gold_list(g) for g in col]
-
-
-def reading_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for target, orig_t in orig.groupby("target", sort=True):
-        rows.append({"task": "reading", "attack": "clean", "params": "{}", "prompt": ALL, "target": target,
-                     **M.squad_metrics(list(orig_t["answer"]), _golds(orig_t["gold_answers"])),
-                     "n_errors_original": int(orig_t["error"].notna().sum())})
-        ex_t = ex[ex["target"] == target]
-        for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
-            attacked = orig_t[orig_t["source_id"].isin(set(g["source_id"]))]
-            gold_map = dict(zip(attacked["source_id"], _golds(attacked["gold_answers"])))
-            row = {"task": "reading", "attack": attack, "params": params, "prompt": ALL, "target": target,
-                   **M.squad_metrics(list(attacked["answer"]), _golds(attacked["gold_answers"])),
-                   **M.worst_case_squad_metrics(list(g["source_id"]), list(g["adv_answer"]), gold_map),
-                   **_search_cost_fields(g),
-                   **_answer_change_fields(g),
-                   **_error_fields(g)}
-            rows.append(row)
-    return rows
-
-
-def _search_cost_fields(g: pd.DataFrame) -> dict[str, float]:
-    """Cost per attacked question (Jia & Liang's search adversaries): target queries (``queries_mean``,
-    ``queries_median``, ``queries_max``; a question's examples share one search, so its largest count). The
-    searches' wall time is machine-dependent, so it is in the run's timings.json, not in the metric rows."""
-    if not len(g):
-        return {"queries_mean": math.nan}
-    per_q = g.groupby("source_id", sort=False)["queries"].max()
-    return {"queries_mean": float(per_q.mean()), "queries_median": float(per_q.median()),
-            "queries_max": float(per_q.max())}
-
-
-def _answer_change_fields(g: pd.DataFrame) -> dict[str, float]:
-    """Per attacked question (Jia & Liang: worst case over its adversarial versions): ``broken_pct`` = % of the
-    questions answered correctly (EM) on the original that are answered wrongly on some adversarial version;
-    ``adv_correct_pct`` = % of adversarial inputs whose answer is correct. Failed predictions are left out."""
-    orig_ok: dict[str, bool] = {}
-    adv_ok: dict[str, bool] = {}
-    correct = []
-    for sid, oa, aa, gold in zip(g["source_id"], g["orig_answer"], g["adv_answer"], _golds(g["gold_answers"])):
-        if isinstance(oa, str):
-            orig_ok[sid] = M.exact_match(oa, gold) == 1.0
-        if isinstance(aa, str):
-            hit = M.exact_match(aa, gold) == 1.0
-            correct.append(hit)
-            adv_ok[sid] = adv_ok.get(sid, True) and hit
-    judged = [sid for sid, ok in orig_ok.items() if ok and sid in adv_ok]
-    return {"broken_pct": 100.0 * sum(not adv_ok[s] for s in judged) / len(judged) if judged else math.nan,
-            "adv_correct_pct": 100.0 * float(np.mean(correct)) if correct else math.nan}
-
-
-def _ranked(answer: Any, candidates: Any, error: Any) -> list[str] | None:
-    """The ranked answers of one prediction; None for a failed prediction (left out, never a miss)."""
-    if isinstance(error, str):
-        return None
-    ranked = candidate_texts(candidates)
-    if ranked:
-        return ranked
-    return [answer] if isinstance(answer, str) else []
-
-
-def questions_rows(ex: pd.DataFrame, orig: pd.DataFrame) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-
-    def ranking(answers: pd.Series, cands: pd.Series, errors: pd.Series, golds: list[list[str]],
-                types: list[str], sfx: str) -> dict:
-        ranked = [_ranked(a, c, e) if g else None for a, c, e, g in zip(answers, cands, errors, golds)]
-        if all(r is None for r in ranked):  # no prediction, or no question with a gold answer to rank against
-            return {}
-        keep = [i for i, g in enumerate(golds) if g]  # questions without gold answers cannot be ranked: left out
-        fields = M.ranking_metrics([ranked[i] for i in keep], [golds[i] for i in keep], ks=(1, 5, 20), suffix=sfx,
-                                   answer_type=[types[i] for i in keep])
-        fields.pop(f"n{sfx}", None)
-        return fields
-
-    for target, orig_t in orig.groupby("target", sort=True):
-        golds = _golds(orig_t["gold_answers"])
-        types = list(orig_t["answer_type"])
-        rows.append({"task": "questions", "attack": "clean", "params": "{}", "prompt": ALL, "target": target,
-                     "n": len(orig_t), **ranking(orig_t["answer"], orig_t["candidates"], orig_t["error"], golds, types, ""),
-                     "n_errors_original": int(orig_t["error"].notna().sum())})
-        type_of = dict(zip(orig_t["source_id"], orig_t["answer_type"]))
-        ex_t = ex[ex["target"] == target]
-        for (attack, params), g in ex_t.groupby(["attack", "params"], sort=True):
-            g_golds = _golds(g["gold_answers"])
-            g_types = [type_of.get(s, "string") for s in g["source_id"]]
-            # None = failed prediction: excluded from the success rate, never counted as a wrong answer
-            orig_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else None
-                       for a, gl, t in zip(g["orig_answer"], g_golds, g_types)]
-            adv_ok = [M.answer_matches(a, gl, t) if isinstance(a, str) else None
-                      for a, gl, t in zip(g["adv_answer"], g_golds, g_types)]
-            judged_adv = [a for a in adv_ok if a is not None]
-            rows.append({"task": "questions", "attack": attack, "params": params, "prompt": ALL, "target": target,
-                         "n": len(g), "success_rate": M.success_rate(orig_ok, adv_ok),
-                         "adv_correct_pct": 100.0 * float(np.mean(judged_adv)) if judged_adv else math.nan,
-                         **ranking(g["orig_answer"], g["orig_candidates"], g["orig_error"], g_golds, g_types, ""),
-                         **ranking(g["adv_answer"], g["adv_candidates"], g["adv_error"], g_golds, g_types, "_adv"),
-                         "queries_mean": float(g["queries"].mean()) if len(g) else math.nan,
-                         **_error_fields(g)})
-    return rows
-
-
-def _error_fields(g: pd.DataFrame) -> dict[str, int]:
-    """Failed predictions among a group of examples, split: the source's original input, the adversarial one."""
-    return {"n_errors_original": int(g["orig_error"].notna().sum()),
-            "n_errors_adversarial": int(g["adv_error"].notna().sum()), "n_errors_generate": 0}
+from callbluff.tasks import MetricAccumulator, get_task
 
 
 def _attach_generate_errors(rows: list[dict[str, Any]], gen_errors: Sequence[Mapping[str, Any]],
@@ -169,8 +52,9 @@ def failure_pct(expect: str | None, row: Mapping[str, Any]) -> float | None:
     robust system would, per the attack's declared expectation); None when it cannot be computed.
 
     ``lower`` (Kumar et al.: a human lowers the score): ``not_lowered_pct``; ``bottom`` (Ding et al.): 100 - ARR;
-    ``same-score`` (benign change): % whose score moved; ``same-answer``: reading, % of correctly answered
-    questions broken by an adversarial version (worst case, Jia & Liang), questions, the DPAEG success rate;
+    ``same-score`` (benign change): % whose score moved; ``same-answer``: the DPAEG success rate where the row
+    has one (open-domain questions), else % of correctly answered questions broken by an adversarial version
+    (reading: worst case, Jia & Liang);
     ``wrong-answer``: % of adversarial inputs still given the gold answer."""
     def val(key: str) -> float | None:
         v = row.get(key)
@@ -185,7 +69,7 @@ def failure_pct(expect: str | None, row: Mapping[str, Any]) -> float | None:
         neg, pos = val("neg_pct"), val("pos_pct")
         return None if neg is None or pos is None else neg + pos
     if expect == "same-answer":
-        return val("success_rate") if row.get("task") == "questions" else val("broken_pct")
+        return val("success_rate") if "success_rate" in row else val("broken_pct")
     if expect == "wrong-answer":
         return val("adv_correct_pct")
     return None
@@ -198,17 +82,10 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
     (errors.jsonl stages ``generate`` / ``search``), counted as ``n_errors_generate`` in their rows.
     ``expectations`` maps attack names to their declared expectation (attack contract v2; default: the
     registered attack's ``expect``); each attack row gets ``expect`` and ``failure_pct`` from it."""
+    spec = get_task(task)
     if not len(originals):
         return []
-    if task in ("essay", "content"):
-        acc = ScoringAccumulator(prompts, task)
-        acc.add_originals(originals)
-        acc.add_examples(examples)
-        rows = acc.rows()
-    elif task == "reading":
-        rows = reading_rows(examples, originals)
-    else:
-        rows = questions_rows(examples, originals)
+    rows = spec.metric_rows(examples, originals, prompts)
     return _finish_rows(rows, task, sorted(set(originals["target"])), gen_errors, expectations)
 
 
@@ -232,15 +109,15 @@ def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
                    expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """:func:`compute_metrics` of a run from its parts, without holding the run's rows in memory (issue 15).
 
-    Scoring tasks stream every chunk's metric columns (never the texts) into a
-    :class:`~callbluff.engine.sufficient_stats.ScoringAccumulator`: memory grows with the number of (target,
+    Tasks with a streaming accumulator (scoring: :class:`~callbluff.metrics.streaming.ScoringAccumulator`)
+    stream every chunk's metric columns (never the texts) into it: memory grows with the number of (target,
     attack, params, prompt) groups, not of records. Reading comprehension and open-domain questions need each
     question's versions together (worst case over adversarial versions, Jia & Liang; per-question ranks), so
     their rows are built one target at a time from that target's rows, every column but the texts: memory
     grows with one target's questions x attack configurations (SQuAD dev: ~10k questions), not with texts.
     The rows are the same as :func:`compute_metrics` on the merged tables (tests compare them)."""
-    if task in ("essay", "content"):
-        acc = ScoringAccumulator(prompts, task)
+    acc = get_task(task).accumulator(prompts)
+    if acc is not None:
         targets: set[str] = set()
         for o in parts.frames("originals", ORIGINAL_METRIC_COLUMNS):
             acc.add_originals(o)
@@ -249,23 +126,25 @@ def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
             acc.add_examples(x)
         return accumulated_metrics(acc, targets, gen_errors, expectations)
     targets = {t for o in parts.frames("originals", ["target"]) for t in o["target"]}
-    return qa_metrics(parts, task, targets, gen_errors, expectations)
+    return qa_metrics(parts, task, targets, gen_errors, expectations, prompts)
 
 
 def qa_metrics(parts: Parts, task: Task, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
-               expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """Reading / questions metric rows of ``targets``, one target's rows (all columns but the texts) at a time."""
+               expectations: Mapping[str, str] | None = None,
+               prompts: Mapping[str, Prompt] | None = None) -> list[dict[str, Any]]:
+    """The metric rows of a task without a streaming accumulator (reading, questions: the task's
+    :meth:`~callbluff.tasks.base.Task.metric_rows`), one target's rows (all columns but the texts) at a time."""
     if not targets:
         return []
-    build = reading_rows if task == "reading" else questions_rows
+    spec = get_task(task)
     rows = []
     for t in sorted(targets):
-        rows.extend(build(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
-                          parts.frame("originals", ORIGINAL_COLUMNS, t)))
+        rows.extend(spec.metric_rows(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
+                                     parts.frame("originals", ORIGINAL_COLUMNS, t), prompts or {}))
     return _finish_rows(rows, task, sorted(targets), gen_errors, expectations)
 
 
-def accumulated_metrics(acc: ScoringAccumulator, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
+def accumulated_metrics(acc: MetricAccumulator, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
                         expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The metric rows of a scoring run whose originals (of ``targets``) and examples were all fed to ``acc``
     (by :func:`stream_metrics`, or by the engine's one-pass :class:`~callbluff.engine.finalize.RunTally`)."""
@@ -279,8 +158,9 @@ def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
                  ) -> list[dict[str, Any]]:
     """Attack failures counted in their rows, ``expect`` / ``failure_pct`` added, every row through
     :func:`~callbluff.metrics.rows.metric_row`."""
+    spec = get_task(task)  # an unknown task stops here, naming the known ones
     if gen_errors:
-        _attach_generate_errors(rows, gen_errors, targets, task, pooled=task in ("reading", "questions"))
+        _attach_generate_errors(rows, gen_errors, targets, task, pooled=not spec.prompt_rows)
     for r in rows:
         if r["attack"] != "clean":
             expect = (expectations or {}).get(r["attack"]) or _registered_expectation(r["attack"])

@@ -15,6 +15,7 @@ from callbluff.targets.cache import PredictionCache
 from callbluff.targets.config import from_config
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
+from callbluff.tasks import get_task
 
 
 @dataclass
@@ -67,7 +68,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
     if given:
         for name, t in given.items():
             cfg = getattr(t, "config", None)
-            check = OutputCheck(dataset.task, kind=getattr(cfg, "output", "auto"),
+            check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
             out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
         return out
@@ -76,7 +77,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
             inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
         except Exception as e:
             raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        check = OutputCheck(dataset.task, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
+        check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
                             secrets=secret_values(cfg.model_dump()))
         out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
     return out

@@ -64,7 +64,7 @@ def _predict(target: Any, inputs: list[Input]) -> list[Output]:
 
 class RayExecutor:
     """:class:`~callbluff.engine.executor.Executor` on Ray: ``map`` as Ray tasks (at most ``2 * workers`` in
-    flight, results in input order); ``map_all`` with every task in flight (uneven work such as searches);
+    flight, results in input order); ``map_all`` with all of them in flight (uneven work such as searches);
     ``map_concurrent`` in driver threads (see the module docstring)."""
 
     def __init__(self, workers: int = 2, address: str | None = None) -> None:

@@ -5,13 +5,12 @@ annotations give its Parquet types (the one place the columns are defined; :data
 :class:`OriginalRow` per (source record, target). Prompt-level generator answers have no source: their
 ``original_*`` and ``orig_*`` fields are empty. Gold answers are a list of strings and ranked candidates a list of
 ``{text, score}`` structs (run-directory format 2; format 1 stored both as JSON strings, which
-:func:`gold_list` and :func:`candidate_texts` still read, for reports of old runs).
+:func:`callbluff.tasks.frames.gold_list` and :func:`~callbluff.tasks.frames.candidate_texts` still read, for
+reports of old runs).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -107,7 +106,7 @@ def output_fields(out: Output | None) -> dict[str, Any]:
 
 def original_row(record: Record, task: str, target: str, out: Output, chunk: int) -> dict[str, Any]:
     """One originals.parquet row (as a dict in column order)."""
-    gold, answers, answer_type = gold_of(record)
+    gold, answers, answer_type = gold_of(record, task)
     o = output_fields(out)
     return vars(OriginalRow(
         source_id=record.id, prompt_id=getattr(record, "prompt_id", None), task=task, gold=gold,
@@ -119,7 +118,7 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
                 queries: int, chunk: int, verdict: bool | None = None) -> dict[str, Any]:
     """One examples.parquet row (as a dict in column order). ``src``/``orig`` are None for prompt-level generator
     answers (no source)."""
-    gold, answers, _ = gold_of(src) if src is not None else (None, [], "score")
+    gold, answers, _ = gold_of(src, task) if src is not None else (None, [], "score")
     o, a = output_fields(orig), output_fields(adv)
     return vars(ExampleRow(
         example_id=ex.id, source_id=ex.source_id, prompt_id=ex.prompt_id, task=task, attack=ex.attack,
@@ -130,21 +129,3 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
         adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict))
 
-
-def gold_list(cell: Any) -> list[str]:
-    """The gold answers of one ``gold_answers`` cell as read back (a list or array; a JSON string in format 1;
-    None: no gold answers)."""
-    if cell is None or (isinstance(cell, float) and cell != cell):
-        return []
-    if isinstance(cell, str):
-        return [str(a) for a in json.loads(cell)]
-    return [str(a) for a in cell]
-
-
-def candidate_texts(cell: Any) -> list[str] | None:
-    """The ranked candidate texts of one ``*candidates`` cell as read back (structs; ``[[text, score], ...]`` JSON
-    in format 1); None when the output had no candidates."""
-    if cell is None or (isinstance(cell, float) and cell != cell):
-        return None
-    items: Sequence[Any] = json.loads(cell) if isinstance(cell, str) else cell
-    return [str(c["text"] if isinstance(c, dict) else c[0]) for c in items]

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from callbluff.records import canonical_json
 from callbluff.targets.config import TargetConfig, validate_target_config
+from callbluff.tasks import all_tasks
 
 
 class SuiteError(ValueError):
@@ -101,7 +102,7 @@ class ExpectConfig(BaseModel):
     """One ``[[expect]]`` table: a gate on one metric of one attack's rows (:mod:`callbluff.gates`).
 
     ``attack`` is an attack of the suite (or ``"clean"`` for the clean-data rows, e.g. ``qwk``), ``metric`` a
-    metric field of the rows (:data:`callbluff.metrics.rows.FIELDS`), ``min`` / ``max`` the bounds (at least
+    metric field of the rows (a task descriptor's ``fields``, :mod:`callbluff.tasks`), ``min`` / ``max`` the bounds (at least
     one). ``target`` and ``prompt`` narrow the rows; without ``prompt`` the pooled ``all`` row is checked where
     the run has one, else each prompt's row; without ``target`` every target is checked."""
 
@@ -214,10 +215,8 @@ def _check_attacks(suite: Suite, source: str) -> None:
 
 def _check_expectations(suite: Suite, source: str) -> None:
     """``[[expect]]`` names an attack of the suite (or ``clean``), a known metric field and at least one bound."""
-    from callbluff.metrics.rows import FIELDS
-
     attacks = sorted({a.name for a in suite.attack})
-    metrics = sorted({f for fields in FIELDS.values() for f in fields if f != "expect"})
+    metrics = sorted({f for spec in all_tasks() for f in spec.fields if f != "expect"})
     targets = [t.name for t in suite.target]
     for i, e in enumerate(suite.expect):
         if e.attack != "clean" and e.attack not in attacks:

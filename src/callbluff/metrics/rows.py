@@ -3,8 +3,8 @@
 Every row has the keys :data:`ROW_KEYS` (``task``, ``attack``, ``params``, ``prompt``, ``target``) followed
 by metric fields named as in :mod:`callbluff.metrics` (``qwk``, ``neg_pct``, ``arr``, ``em_adv``,
 ``recall_at_5``, ...). Suites add fields freely; a field may not reuse a key of the row schema. The engine
-builds every row through :func:`metric_row`; the CLI and the report take their per-task field lists from
-:data:`FIELDS` and :data:`TERMINAL_FIELDS` here.
+builds every row through :func:`metric_row`; each task's field lists (report, terminal) are its descriptor's
+``fields`` / ``terminal_fields`` (:mod:`callbluff.tasks`).
 """
 
 from __future__ import annotations
@@ -16,37 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from callbluff.records import TASKS, canonical_json
+from callbluff.records import canonical_json
 
 ROW_KEYS: tuple[str, ...] = ("task", "attack", "params", "prompt", "target")
 
 ERROR_FIELDS: tuple[str, ...] = ("n_errors_original", "n_errors_adversarial", "n_errors_generate")
 """Failed predictions of the sources' original inputs, of the adversarial inputs, and attack failures
 (generation or search) in the row's (attack, params, prompt): three counts, never mixed."""
-
-FIELDS: dict[str, tuple[str, ...]] = {
-    "essay": ("n", "expect", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
-              "abs_mean_diff_pct", "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr",
-              "mean_score_pct", "queries_mean", *ERROR_FIELDS),
-    "content": ("n", "expect", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
-                "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *ERROR_FIELDS),
-    "reading": ("n", "expect", "failure_pct", "em", "f1", "em_adv", "f1_adv", "broken_pct", "adv_correct_pct",
-                "queries_mean", "queries_median", "queries_max", *ERROR_FIELDS),
-    "questions": ("n", "expect", "failure_pct", "success_rate", "adv_correct_pct", "recall_at_5", "recall_at_5_adv",
-                  "recall_at_20", "recall_at_20_adv", "mrr", "mrr_adv", "map", "map_adv", "queries_mean",
-                  *ERROR_FIELDS),
-}
-"""The metric fields of each task's rows, in display order (report tables; metrics.json may hold more)."""
-
-TERMINAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "essay": ("n", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p",
-              *ERROR_FIELDS),
-    "content": ("n", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p", *ERROR_FIELDS),
-    "reading": ("n", "failure_pct", "em", "f1", "em_adv", "f1_adv", *ERROR_FIELDS),
-    "questions": ("n", "failure_pct", "success_rate", "recall_at_5", "recall_at_5_adv", "mrr", "mrr_adv",
-                  *ERROR_FIELDS),
-}
-"""The compact subset printed on the terminal."""
 
 
 def _plain(value: Any) -> Any:
@@ -81,12 +57,13 @@ def metric_row(
     keys) so that rows group and compare as strings; ``prompt`` is a prompt id, or ``"all"`` (or None) for rows
     pooled over prompts / a whole dataset; ``target`` names the system under test. Metric values are made
     JSON-ready: numpy numbers become Python numbers and NaN (undefined, e.g. no valid pair) becomes None.
+    ``task`` is a task name (the engine checks it against the registered tasks, :func:`callbluff.tasks.get_task`).
 
     Raises:
-        ValueError: for an unknown task.
+        ValueError: for a task that is not a non-empty string.
     """
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}: expected one of {', '.join(TASKS)}")
+    if not isinstance(task, str) or not task:
+        raise ValueError(f"task must be a task name, got {task!r}")
     if isinstance(params, str):
         params = json.loads(params) if params else {}
     row: dict[str, Any] = {

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from callbluff.engine.rows import gold_list
+from callbluff.tasks.frames import gold_list
 from callbluff.report.text import num, short_params
 from callbluff.seeding import derive_seed
 

@@ -20,12 +20,12 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader
 
-from callbluff.metrics.rows import FIELDS
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
-from callbluff.report.scorecard import EXPECT_TEXT, scorecards
-from callbluff.report.text import fmt, headlines, short_params
-from callbluff.report.views import failure_chart, views_for
+from callbluff.report.scorecard import EXPECT_TEXT, headlines, scorecards
+from callbluff.report.text import fmt, short_params
+from callbluff.report.views import failure_chart
+from callbluff.tasks import get_task
 
 __all__ = ["ReportError", "headlines", "short_params", "write_report", "render_report", "fmt", "_fmt"]
 
@@ -52,7 +52,7 @@ def examples_per_attack(run: RunData) -> int:
 
 
 def _fields_for(task: str, rows: Sequence[dict[str, Any]]) -> list[str]:
-    base = FIELDS.get(task, FIELDS["questions"])
+    base = get_task(task).fields
     present = {k for r in rows for k, v in r.items() if v is not None}
     return [f for f in base if f in present]
 
@@ -75,7 +75,7 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "run": run, "id": f"run{index}", "task": run.task, "meta": run.meta,
         "cards": scorecards(run.task, run.metrics, targets),
         "failure_svg": failure_chart(run.task, run.metrics, targets),
-        "views": views_for(run.task, run.metrics, targets),
+        "views": get_task(run.task).views(run.metrics, targets),
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,
         "headlines": headlines(run.task, run.metrics),
         "examples": {"items": items, "totals": totals, "per_attack": per_attack, "configured": configured},

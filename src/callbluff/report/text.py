@@ -1,9 +1,10 @@
-"""Numbers and parameters as the report and the terminal print them, and one plain sentence per metric row."""
+"""Numbers and parameters as the report and the terminal print them; the pooled row of each attack configuration."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -76,45 +77,29 @@ def num(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def sentence(task: str, r: Mapping[str, Any]) -> str | None:
-    """One plain sentence for an attack's metric row (what happened, in the papers' terms); None when the row
-    has nothing to say (e.g. an attack that failed on every record)."""
-    n = r.get("n")
-    if task in ("essay", "content"):
-        if r.get("neg_pct") is None and r.get("mean_score_pct") is not None:  # prompt-level generator
-            text = f"{n} generated answers got on average {pct(r.get('mean_score_pct'))}% of the score range"
-            if r.get("arr") is not None:
-                text += f"; {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
-            return text + "."
-        if not n:
-            return None
-        unchanged = 100.0 - (num(r.get("neg_pct")) or 0.0) - (num(r.get("pos_pct")) or 0.0)
-        text = (f"{pct(unchanged)}% of {n} adversarial responses kept their score, {pct(r.get('pos_pct'))}% "
-                f"gained; mean change {pct(r.get('mean_diff_pct'))}% of the scale")
-        if r.get("arr") is not None:
-            text += f"; {pct(r['arr'])}% were rejected (ARR; 100% is ideal)"
-        return text + "."
-    if task == "reading" and r.get("em") is not None:
-        return (f"EM {fmt(r.get('em'))} → {fmt(r.get('em_adv'))}, F1 {fmt(r.get('f1'))} → {fmt(r.get('f1_adv'))} "
-                f"on {n} questions" + (f"; {pct(r['broken_pct'])}% of the correctly answered ones broke"
-                                       if r.get("broken_pct") is not None else "") + ".")
-    if r.get("success_rate") is not None:
-        return f"success rate {pct(r['success_rate'])}% on {n} adversarial questions (DPAEG; 0% is ideal)."
-    return None
+def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:
+    """Sort key that orders numbers by value ("percent=2.0" before "percent=10.0")."""
+    return tuple((0, float(t), "") if re.fullmatch(r"-?\d+(\.\d+)?", t) else (1, 0.0, t)
+                 for t in re.findall(r"-?\d+(?:\.\d+)?|[^\d-]+|-", text))
 
 
-def headlines(task: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One plain sentence per (attack, params, target), from the pooled row (prompt "all" or the only one)."""
-    out: list[str] = []
+def pooled_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """One row per (target, attack, params): the ``all`` row where it exists, else the only prompt's row, else
+    every prompt's row (a configuration the engine did not pool)."""
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for r in rows:
-        if r["attack"] != "clean":
-            groups.setdefault((r["attack"], r["params"], r["target"]), []).append(r)
-    for (attack, params, target), rs in groups.items():
-        r = next((x for x in rs if x["prompt"] == "all"), rs[0] if len(rs) == 1 else None)
-        if r is None:
-            continue
-        text = sentence(task, r)
-        if text is not None:
-            out.append(f"{attack} ({short_params(params)}) against {target}: {text}")
+        if r.get("attack") != "clean":
+            groups.setdefault((str(r["target"]), str(r["attack"]), str(r["params"])), []).append(r)
+    out: list[Mapping[str, Any]] = []
+    for rs in groups.values():
+        pooled = [r for r in rs if r.get("prompt") == "all"]
+        out.extend(pooled or rs)
     return out
+
+
+def row_label(r: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+    """The attack name, with ``[prompt P]`` when its configuration has several unpooled prompt rows."""
+    if r.get("prompt") in ("all", None):
+        return str(r["attack"])
+    same = [x for x in rows if (x["target"], x["attack"], x["params"]) == (r["target"], r["attack"], r["params"])]
+    return str(r["attack"]) + (f" [prompt {r['prompt']}]" if len(same) > 1 else "")

@@ -1,4 +1,5 @@
-"""Views in the papers' shapes, filled by whichever task a run has.
+"""Views in the papers' shapes: the primitives each task descriptor's ``views`` picks from (:mod:`callbluff.tasks`),
+each given the rows of one run (one task).
 
 - essay / content scoring: a target x prompt grid per attack configuration, each cell Kumar et al.'s Table 5
   tuple ``(neg_pct, pos_pct, mean_diff_pct, not_lowered_pct)`` (rounded), and for prompt-level generators a
@@ -19,9 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callbluff.report.plots import bar_svg
-from callbluff.report.scorecard import natural_key, pooled_rows
 from callbluff.report.tables import PAIR_FIELDS, _config_key, _prompt_key
-from callbluff.report.text import fmt, num, short_params
+from callbluff.report.text import fmt, natural_key, num, pooled_rows, short_params
 
 
 @dataclass
@@ -58,7 +58,7 @@ def failure_chart(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequenc
 
 def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
     """Kumar et al. Tables 4-5: per attack configuration, targets x prompts."""
-    attack_rows = [r for r in rows if r.get("attack") != "clean" and r.get("task") in ("essay", "content")]
+    attack_rows = [r for r in rows if r.get("attack") != "clean"]
     if not attack_rows:
         return []
     prompts = sorted({str(r["prompt"]) for r in attack_rows}, key=_prompt_key)
@@ -101,7 +101,7 @@ def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> li
 
 def arr_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
     """Ding et al. Fig. 1: ARR (% rejected, i.e. scored at the minimum) per adversarial generator."""
-    pooled = [r for r in pooled_rows(rows) if r.get("task") == "content" and num(r.get("arr")) is not None]
+    pooled = [r for r in pooled_rows(rows) if num(r.get("arr")) is not None]
     if not pooled:
         return []
     labels = sorted({_attack_label(r) for r in pooled}, key=natural_key)
@@ -116,7 +116,7 @@ def arr_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[
 
 def reading_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
     """Jia & Liang 2017: F1 on the attacked questions before and after each attack."""
-    pooled = [r for r in pooled_rows(rows) if r.get("task") == "reading"]
+    pooled = pooled_rows(rows)
     if not pooled:
         return []
     table = [[_attack_label(r), str(r["target"]), fmt(r.get("n")), fmt(r.get("em")), fmt(r.get("em_adv")),
@@ -142,7 +142,7 @@ QUESTION_FIELDS = (("success_rate", "success rate %"), ("recall_at_1", "R@1"), (
 
 def questions_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
     """DPAEG Tables 2-3: success rate and the ranking metrics before/after."""
-    pooled = [r for r in pooled_rows(rows) if r.get("task") == "questions"]
+    pooled = pooled_rows(rows)
     if not pooled:
         return []
     fields = [(f, lab) for f, lab in QUESTION_FIELDS if any(r.get(f) is not None for r in pooled)]
@@ -156,12 +156,3 @@ def questions_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) ->
                  "ranking metrics over the system's candidate answers, before and after.",
                  ["attack", "target", "n", *[lab for _, lab in fields]], table,
                  bar_svg(labels, series, ylabel="success rate % (0 is ideal)", reference=0.0))]
-
-
-def views_for(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
-    """Every paper-shaped view the run's task has rows for."""
-    if task in ("essay", "content"):
-        return kumar_grids(rows, targets) + (arr_view(rows, targets) if task == "content" else [])
-    if task == "reading":
-        return reading_view(rows, targets)
-    return questions_view(rows, targets)

@@ -204,7 +204,7 @@ class HFTarget(TargetBase):
             raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "
                               "pip install 'callbluff[hf]'")
         self.model_dir = _check_dir(model_dir)
-        self.task = task
+        self.pipeline_kind = task  # the Hugging Face pipeline task (config key `task`), not a callbluff task
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         self.stride = int(stride)
@@ -227,7 +227,7 @@ class HFTarget(TargetBase):
         self._model = self._tokenizer = None
 
     def to_config(self) -> dict[str, Any]:
-        return {"type": "hf", "name": self.name, "model_dir": str(self.model_dir), "task": self.task,
+        return {"type": "hf", "name": self.name, "model_dir": str(self.model_dir), "task": self.pipeline_kind,
                 "batch_size": self.batch_size, "max_length": self.max_length, "stride": self.stride,
                 "top_k": self.top_k, "max_answer_len": self.max_answer_len, "scores": self.scores,
                 "fingerprint": self.fingerprint}
@@ -238,7 +238,7 @@ class HFTarget(TargetBase):
         torch, transformers = require_hf()
         if self.num_threads:
             torch.set_num_threads(int(self.num_threads))
-        if self.task == "question-answering":
+        if self.pipeline_kind == "question-answering":
             self._model, self._tokenizer = load_qa(self.model_dir)
             return
         self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
@@ -246,7 +246,7 @@ class HFTarget(TargetBase):
             self.model_dir, local_files_only=True)
         self._model.eval()
         n = int(self._model.config.num_labels)
-        if self.task == "text-regression" and n != 1:
+        if self.pipeline_kind == "text-regression" and n != 1:
             raise ValueError(f"{self.model_dir}: text-regression needs a 1-output head, this model has {n} labels")
 
     def _qa(self, inputs: Sequence[Input]) -> list[Output]:
@@ -283,7 +283,7 @@ class HFTarget(TargetBase):
             with torch.inference_mode():
                 logits = self._model(**enc).logits.float().numpy()
             for row in logits:
-                if self.task == "text-regression":
+                if self.pipeline_kind == "text-regression":
                     outs.append(Output(score=float(row[0])))
                     continue
                 p = np.exp(row - row.max())
@@ -305,7 +305,7 @@ class HFTarget(TargetBase):
         t0 = time.perf_counter()
         try:
             self._load()
-            outs = self._qa(inputs) if self.task == "question-answering" else self._classify(inputs)
+            outs = self._qa(inputs) if self.pipeline_kind == "question-answering" else self._classify(inputs)
         except Exception as exc:  # noqa: BLE001 - a model failure is an error row per input
             outs = [Output(error=f"{self.name}: {exception_cause(exc)}")] * len(inputs)
         finally:

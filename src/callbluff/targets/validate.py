@@ -4,7 +4,8 @@ Every output a target returns passes through an :class:`OutputCheck` before it r
 the run's tables or an attack's oracle (issue 8):
 
 * the target *declares* what it returns (``output = "score" | "answer" | "both"``; ``"auto"`` means "what the
-  task needs": a score for essay/content scoring, an answer for reading/questions);
+  task needs", the task descriptor's ``output``: a score for essay/content scoring, an answer for
+  reading/questions);
 * a scorer's numeric string (``"3"``) is accepted as its number; an answer where a score is needed, a missing
   answer, NaN, or anything unparseable becomes an error with its cause, never a silent row;
 * a score outside the prompt's scale is an error (``"score 99 outside 0-3 for prompt 1"``) unless the target
@@ -34,16 +35,15 @@ from callbluff.targets.base import Candidate, Input, Output
 OutputKind = Literal["score", "answer", "both", "auto"]
 OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "both", "auto")
 OutOfRange = Literal["error", "clip"]
-SCORING_TASKS = ("essay", "content")
+TASK_OUTPUTS: tuple[str, ...] = ("score", "answer")
 MIN_SECRET_LEN = 4  # shorter values cannot be scrubbed without mangling ordinary text
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def needed_kind(kind: str, task: str) -> str:
-    """The kind an ``auto`` target must deliver for ``task``; explicit kinds pass through."""
-    if kind != "auto":
-        return kind
-    return "score" if task in SCORING_TASKS else "answer"
+def needed_kind(kind: str, task_output: str) -> str:
+    """The kind a target must deliver: its explicit kind, or for ``auto`` what the task needs (``task_output``,
+    the task descriptor's ``output``: ``score`` or ``answer``)."""
+    return task_output if kind == "auto" else kind
 
 
 def _fmt(x: float) -> str:
@@ -60,12 +60,13 @@ def _number(text: str) -> float | None:
 
 @dataclass
 class OutputCheck:
-    """Validate outputs for one target in one run: ``kind`` resolved against ``task``, scale from ``prompts``.
+    """Validate outputs for one target in one run: ``kind`` resolved against ``task_output`` (what the run's
+    task needs, ``score`` or ``answer``: ``get_task(name).output``), scale from ``prompts``.
 
     ``secrets`` are scrubbed from every string. ``clipped`` counts outputs moved onto the scale (``clip`` mode).
     """
 
-    task: str
+    task_output: str
     kind: str = "auto"
     out_of_range: str = "error"
     prompts: Mapping[str, Prompt] = field(default_factory=dict)
@@ -73,11 +74,14 @@ class OutputCheck:
     clipped: int = 0
 
     def __post_init__(self) -> None:
+        if self.task_output not in TASK_OUTPUTS:
+            raise ValueError(f"task_output must be one of {', '.join(TASK_OUTPUTS)} (the task descriptor's output), "
+                             f"got {self.task_output!r}")
         if self.kind not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {', '.join(OUTPUT_KINDS)}, got {self.kind!r}")
         if self.out_of_range not in ("error", "clip"):
             raise ValueError(f"out_of_range must be 'error' or 'clip', got {self.out_of_range!r}")
-        self.need = needed_kind(self.kind, self.task)
+        self.need = needed_kind(self.kind, self.task_output)
         self.secrets = tuple(sorted({s for s in self.secrets if len(s) >= MIN_SECRET_LEN}, key=len, reverse=True))
 
     # -- secrets ------------------------------------------------------------------------------------------

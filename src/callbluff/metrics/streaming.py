@@ -1,4 +1,4 @@
-"""Scoring-task metric rows from streamed sufficient statistics (issue 15: memory independent of the run's size).
+"""Scoring-task metric rows from streamed sufficient statistics (memory independent of the run's size).
 
 The run's parts are fed one chunk at a time (:meth:`ScoringAccumulator.add_originals` /
 :meth:`ScoringAccumulator.add_examples`, only the metric columns, never the texts); each (target, attack,
@@ -213,11 +213,16 @@ class Clean:
 
 
 class ScoringAccumulator:
-    """Streams a scoring run's originals and examples (chunk by chunk) into its metric rows."""
+    """Streams a scoring run's originals and examples (chunk by chunk) into its metric rows.
 
-    def __init__(self, prompts: Mapping[str, Prompt], task: Task) -> None:
+    ``task`` names the rows' task; ``pair_arr`` adds ``arr`` (Ding et al. 3.2) to the rows of response-level
+    attacks too (content scoring), not only to the prompt-level generators' rows. The task descriptors
+    (:mod:`callbluff.tasks`) build it."""
+
+    def __init__(self, prompts: Mapping[str, Prompt], task: Task, *, pair_arr: bool = False) -> None:
         self.prompts = prompts
         self.task = task
+        self.pair_arr = pair_arr
         self.clean: dict[tuple[str, str], Clean] = {}
         self.groups: dict[tuple[str, str, str, str], Group] = {}
         self.generated: dict[tuple[str, str, str], bool] = {}  # (target, attack, params): only prompt answers
@@ -301,12 +306,12 @@ class ScoringAccumulator:
                         row.update(n=grp.bottom.scored, arr=grp.bottom.arr, mean_score_pct=grp.bottom.mean_score_pct)
                     elif pid == ALL:
                         row.update(grp.diffs.fields(0.0, 100.0))
-                        if task == "content":
+                        if self.pair_arr:
                             row["arr"] = grp.bottom.arr
                     else:
                         p = self.prompts[pid]
                         row.update(grp.diffs.fields(p.score_min, p.score_max))
-                        if task == "content":
+                        if self.pair_arr:
                             row["arr"] = grp.bottom.arr
                     row.update(grp.common_fields())
                     if pid == ALL:

@@ -1,0 +1,70 @@
+"""What the two scoring tasks share (essay scoring, Kumar et al. 2020; short-answer content scoring, Ding et al.
+2020): scored responses to prompts with a score scale, targets that return a score, Kumar et al.'s overstability
+statistics streamed per (target, attack, params, prompt) with a pooled ``all`` row, QWK as the clean figure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from callbluff.datasets.generic import SCORED_COLUMNS
+from callbluff.metrics.streaming import ScoringAccumulator
+from callbluff.records import Prompt, Record, ScoredResponse
+from callbluff.report.text import fmt, num, pct
+from callbluff.report.views import View, kumar_grids
+from callbluff.targets.base import Input
+from callbluff.tasks.base import Gold, Task
+
+
+class ScoringTask(Task):
+    """A task whose records are :class:`~callbluff.records.ScoredResponse` and whose targets return scores."""
+
+    record_type = ScoredResponse
+    output = "score"
+    prompt_rows = True
+    columns = SCORED_COLUMNS
+    clean_fields = ("qwk",)
+    pair_arr: ClassVar[bool] = False
+    """``arr`` on the rows of response-level attacks too, not only on prompt-level generators' rows."""
+
+    def original_input(self, record: Record) -> Input:
+        if not isinstance(record, ScoredResponse):
+            raise TypeError(f"no {self.name} target input for {type(record).__name__}")
+        return Input(task=self.name, text=record.text, prompt_id=record.prompt_id)
+
+    def gold(self, record: Record) -> Gold:
+        if not isinstance(record, ScoredResponse):
+            raise TypeError(type(record).__name__)
+        return record.gold, [], "score"
+
+    def accumulator(self, prompts: Mapping[str, Prompt]) -> ScoringAccumulator:
+        return ScoringAccumulator(prompts, self.name, pair_arr=self.pair_arr)
+
+    def sentence(self, row: Mapping[str, Any]) -> str | None:
+        n = row.get("n")
+        if row.get("neg_pct") is None and row.get("mean_score_pct") is not None:  # prompt-level generator
+            text = f"{n} generated answers got on average {pct(row.get('mean_score_pct'))}% of the score range"
+            if row.get("arr") is not None:
+                text += f"; {pct(row['arr'])}% were rejected (ARR; 100% is ideal)"
+            return text + "."
+        if not n:
+            return None
+        unchanged = 100.0 - (num(row.get("neg_pct")) or 0.0) - (num(row.get("pos_pct")) or 0.0)
+        text = (f"{pct(unchanged)}% of {n} adversarial responses kept their score, {pct(row.get('pos_pct'))}% "
+                f"gained; mean change {pct(row.get('mean_diff_pct'))}% of the scale")
+        if row.get("arr") is not None:
+            text += f"; {pct(row['arr'])}% were rejected (ARR; 100% is ideal)"
+        return text + "."
+
+    def clean_quality(self, clean: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """QWK per prompt, averaged over prompts (Kumar et al. Sec. 2.3), and the number of clean responses."""
+        qwks = [q for r in clean if (q := num(r.get("qwk"))) is not None]
+        if not qwks:
+            return [("QWK", "–")]
+        label = "QWK" if len(qwks) == 1 else f"QWK (mean of {len(qwks)} prompts)"
+        return [(label, fmt(sum(qwks) / len(qwks))), ("clean responses", fmt(sum(int(r.get("n") or 0)
+                                                                                 for r in clean)))]
+
+    def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
+        """Kumar et al. Tables 4-5: per attack configuration, targets x prompts."""
+        return kumar_grids(rows, targets)
