@@ -12,6 +12,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from callbluff.attacks.base import get_attack
+from callbluff.engine.metrics_rows import accumulated_metrics, verdict_tallies
+from callbluff.engine.verdicts import Judge
+
 from callbluff import metrics as M
 from callbluff.engine.metrics_rows import compute_metrics, stream_metrics
 from callbluff.engine.store import RunDir
@@ -115,13 +119,15 @@ def test_accumulator_fed_by_chunk_equals_one_pass(seed: int) -> None:
     ex, orig, prompts = scoring_tables(seed)
     whole = compute_metrics(ex, orig, prompts, "content")
     acc = ScoringAccumulator(prompts, "content", pair_arr=True)
+    expect = {a: get_attack(a).expect for a in set(ex["attack"])}
+    judge, tallies = Judge("content", expect, prompts), verdict_tallies("content", expect)
     for _, o in orig.groupby("chunk"):
         acc.add_originals(o)
     for _, x in ex.groupby("chunk"):
         acc.add_examples(x)
-    from callbluff.engine.metrics_rows import _finish_rows
+        tallies.add(x.assign(verdict=judge.frame(x)))  # the verdicts streamed chunk by chunk too
 
-    rows_close(_finish_rows(acc.rows(), "content", ["t1", "t2"], (), None), whole)
+    rows_close(accumulated_metrics(acc, {"t1", "t2"}, (), expect, tallies), whole)
     # and the pure per-prompt numbers really are the metric functions' on all rows at once
     g = ex[(ex["target"] == "t1") & (ex["attack"] == "DelRand") & (ex["prompt_id"] == "p1")]
     row = next(r for r in whole if (r["target"], r["attack"], r["prompt"]) == ("t1", "DelRand", "p1"))

@@ -29,14 +29,15 @@ import pandas as pd
 import pyarrow as pa
 
 from callbluff.engine.manifest import json_default
-from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics
+from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics, verdict_tallies
+from callbluff.metrics.expectations import VerdictTallies
 from callbluff.engine.store import RunDir, write_atomic
 from callbluff.metrics.streaming import EXAMPLE_METRIC_COLUMNS, ORIGINAL_METRIC_COLUMNS
 from callbluff.records import Prompt, Task
 from callbluff.tasks import get_task
 
 ORIGINAL_TALLY_COLUMNS = list(dict.fromkeys([*ORIGINAL_METRIC_COLUMNS, "source_id"]))
-EXAMPLE_TALLY_COLUMNS = list(dict.fromkeys([*EXAMPLE_METRIC_COLUMNS, "example_id"]))
+EXAMPLE_TALLY_COLUMNS = list(dict.fromkeys([*EXAMPLE_METRIC_COLUMNS, *VerdictTallies.COLUMNS, "example_id"]))
 _ZERO = {"original_inputs": 0, "original_ok": 0, "n_errors_original": 0, "adversarial_inputs": 0,
          "adversarial_ok": 0, "n_errors_adversarial": 0}
 
@@ -52,9 +53,11 @@ class RunTally:
     """Counts, error lines and (tasks with a streaming accumulator) metric statistics of a run, fed its parts one at a time: all
     originals parts first, then all examples parts (the order of errors.jsonl)."""
 
-    def __init__(self, task: Task, prompts: Mapping[str, Prompt], errors: IO[str]) -> None:
+    def __init__(self, task: Task, prompts: Mapping[str, Prompt], errors: IO[str],
+                 verdicts: VerdictTallies | None = None) -> None:
         self.task = task
         self.accumulator = get_task(task).accumulator(prompts)
+        self.verdicts = verdicts
         self.errors = errors
         self.n_error_lines = 0
         self.records = 0
@@ -102,6 +105,8 @@ class RunTally:
                          "cause": row.adv_error})
         if self.accumulator is not None:
             self.accumulator.add_examples(x)
+            if self.verdicts is not None:
+                self.verdicts.add(x)
 
     def counts(self, gen_errors: list[dict[str, Any]], chunks: int) -> dict[str, Any]:
         """``run.json`` counts. ``records`` / ``examples`` count distinct ids per chunk and add them up: chunks
@@ -158,12 +163,12 @@ def finalize(run: RunDir, task: Task, prompts: Mapping[str, Prompt], expectation
     with open(tmp, "w", encoding="utf-8") as fh:
         for e in gen_errors:  # attack failures first, then failed predictions (originals, adversarial)
             fh.write(json.dumps(e, sort_keys=True, default=str) + "\n")
-        tally = RunTally(task, prompts, fh)
+        tally = RunTally(task, prompts, fh, verdict_tallies(task, expectations))
         run.write_merged("originals", run.originals, tally.add_originals)
         run.write_merged("examples", run.examples, tally.add_examples)
     os.replace(tmp, run.errors)
     if tally.accumulator is not None:
-        metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, dict(expectations))
+        metrics = accumulated_metrics(tally.accumulator, tally.targets, gen_errors, dict(expectations), tally.verdicts)
     else:
         metrics = qa_metrics(run, task, tally.targets, gen_errors, dict(expectations), prompts)
     write_atomic(run.metrics, json.dumps(metrics, indent=2, default=json_default))

@@ -12,13 +12,14 @@ per-prompt values (``qwk_mean_over_prompts``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import pandas as pd
 
 from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS
+from callbluff.engine.verdicts import Judge
+from callbluff.metrics.expectations import VerdictTallies, failure_unit
 from callbluff.metrics.rows import ALL, metric_row
 from callbluff.metrics.streaming import EXAMPLE_METRIC_COLUMNS, ORIGINAL_METRIC_COLUMNS
 from callbluff.records import Prompt, Task, canonical_json
@@ -47,34 +48,6 @@ def _attach_generate_errors(rows: list[dict[str, Any]], gen_errors: Sequence[Map
                 index[(target, e["attack"], params, ALL)]["n_errors_generate"] += 1
 
 
-def failure_pct(expect: str | None, row: Mapping[str, Any]) -> float | None:
-    """The headline failure rate of a metric row (% of adversarial inputs on which the target did not do what a
-    robust system would, per the attack's declared expectation); None when it cannot be computed.
-
-    ``lower`` (Kumar et al.: a human lowers the score): ``not_lowered_pct``; ``bottom`` (Ding et al.): 100 - ARR;
-    ``same-score`` (benign change): % whose score moved; ``same-answer``: the DPAEG success rate where the row
-    has one (open-domain questions), else % of correctly answered questions broken by an adversarial version
-    (reading: worst case, Jia & Liang);
-    ``wrong-answer``: % of adversarial inputs still given the gold answer."""
-    def val(key: str) -> float | None:
-        v = row.get(key)
-        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-
-    if expect == "lower":
-        return val("not_lowered_pct")
-    if expect == "bottom":
-        a = val("arr")
-        return None if a is None else 100.0 - a
-    if expect == "same-score":
-        neg, pos = val("neg_pct"), val("pos_pct")
-        return None if neg is None or pos is None else neg + pos
-    if expect == "same-answer":
-        return val("success_rate") if "success_rate" in row else val("broken_pct")
-    if expect == "wrong-answer":
-        return val("adv_correct_pct")
-    return None
-
-
 def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Mapping[str, Prompt],
                     task: Task, gen_errors: Sequence[Mapping[str, Any]] = (),
                     expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
@@ -86,7 +59,14 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
     if not len(originals):
         return []
     rows = spec.metric_rows(examples, originals, prompts)
-    return _finish_rows(rows, task, sorted(set(originals["target"])), gen_errors, expectations)
+    tallies = verdict_tallies(task, expectations)
+    if len(examples):
+        if "verdict" not in examples.columns:  # rows made by hand: judged here as the engine judges them
+            types = dict(zip(originals["source_id"].astype(str), originals.get("answer_type", [])))
+            judge = Judge(task, _Expectations(expectations), prompts)
+            examples = examples.assign(verdict=judge.frame(examples, types))
+        tallies.add(examples)
+    return _finish_rows(rows, task, sorted(set(originals["target"])), gen_errors, expectations, tallies)
 
 
 class Parts(Protocol):
@@ -119,12 +99,14 @@ def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
     acc = get_task(task).accumulator(prompts)
     if acc is not None:
         targets: set[str] = set()
+        tallies = verdict_tallies(task, expectations)
         for o in parts.frames("originals", ORIGINAL_METRIC_COLUMNS):
             acc.add_originals(o)
             targets.update(o["target"])
-        for x in parts.frames("examples", EXAMPLE_METRIC_COLUMNS):
+        for x in parts.frames("examples", list(dict.fromkeys([*EXAMPLE_METRIC_COLUMNS, *VerdictTallies.COLUMNS]))):
             acc.add_examples(x)
-        return accumulated_metrics(acc, targets, gen_errors, expectations)
+            tallies.add(x)
+        return accumulated_metrics(acc, targets, gen_errors, expectations, tallies)
     targets = {t for o in parts.frames("originals", ["target"]) for t in o["target"]}
     return qa_metrics(parts, task, targets, gen_errors, expectations, prompts)
 
@@ -138,34 +120,58 @@ def qa_metrics(parts: Parts, task: Task, targets: set[str], gen_errors: Sequence
         return []
     spec = get_task(task)
     rows = []
+    tallies = verdict_tallies(task, expectations)
     for t in sorted(targets):
-        rows.extend(spec.metric_rows(parts.frame("examples", QA_EXAMPLE_COLUMNS, t),
-                                     parts.frame("originals", ORIGINAL_COLUMNS, t), prompts or {}))
-    return _finish_rows(rows, task, sorted(targets), gen_errors, expectations)
+        examples = parts.frame("examples", QA_EXAMPLE_COLUMNS, t)
+        rows.extend(spec.metric_rows(examples, parts.frame("originals", ORIGINAL_COLUMNS, t), prompts or {}))
+        tallies.add(examples)
+    return _finish_rows(rows, task, sorted(targets), gen_errors, expectations, tallies)
 
 
 def accumulated_metrics(acc: MetricAccumulator, targets: set[str], gen_errors: Sequence[Mapping[str, Any]] = (),
-                        expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                        expectations: Mapping[str, str] | None = None,
+                        verdicts: VerdictTallies | None = None) -> list[dict[str, Any]]:
     """The metric rows of a scoring run whose originals (of ``targets``) and examples were all fed to ``acc``
-    (by :func:`stream_metrics`, or by the engine's one-pass :class:`~callbluff.engine.finalize.RunTally`)."""
+    and ``verdicts`` (by :func:`stream_metrics`, or by the engine's one-pass
+    :class:`~callbluff.engine.finalize.RunTally`)."""
     if not targets:
         return []
-    return _finish_rows(acc.rows(), acc.task, sorted(targets), gen_errors, expectations)
+    return _finish_rows(acc.rows(), acc.task, sorted(targets), gen_errors, expectations,
+                        verdicts if verdicts is not None else verdict_tallies(acc.task, expectations))
+
+
+def verdict_tallies(task: Task, expectations: Mapping[str, str] | None) -> VerdictTallies:
+    """Empty verdict tallies for a run of ``task``: each attack's cases are examples or sources as its
+    expectation and the task say (:func:`~callbluff.metrics.expectations.failure_unit`)."""
+    worst_case = get_task(task).worst_case
+    expect_of = _Expectations(expectations)
+    return VerdictTallies(lambda attack: failure_unit(expect_of.get(attack), worst_case))
+
+
+class _Expectations(dict):
+    """Attack name -> declared expectation: the run's (``expectations``), else the registered attack's."""
+
+    def __init__(self, expectations: Mapping[str, str] | None) -> None:
+        super().__init__(expectations or {})
+
+    def get(self, attack: str, default: Any = None) -> str | None:  # type: ignore[override]
+        return super().get(attack) or _registered_expectation(attack)
 
 
 def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
                  gen_errors: Sequence[Mapping[str, Any]], expectations: Mapping[str, str] | None,
-                 ) -> list[dict[str, Any]]:
-    """Attack failures counted in their rows, ``expect`` / ``failure_pct`` added, every row through
+                 verdicts: VerdictTallies) -> list[dict[str, Any]]:
+    """Attack failures counted in their rows, ``expect`` and ``failure_pct`` (the share of the row's cases judged
+    False, :mod:`callbluff.metrics.expectations`) added, every row through
     :func:`~callbluff.metrics.rows.metric_row`."""
     spec = get_task(task)  # an unknown task stops here, naming the known ones
     if gen_errors:
         _attach_generate_errors(rows, gen_errors, targets, task, pooled=not spec.prompt_rows)
+    expect_of = _Expectations(expectations)
     for r in rows:
         if r["attack"] != "clean":
-            expect = (expectations or {}).get(r["attack"]) or _registered_expectation(r["attack"])
-            r["expect"] = expect
-            r["failure_pct"] = failure_pct(expect, r)
+            r["expect"] = expect_of.get(r["attack"])
+            r["failure_pct"] = verdicts.failure_pct(r["target"], r["attack"], r["params"], r["prompt"])
     return [metric_row(r.pop("task"), r.pop("attack"), r.pop("params"), r.pop("prompt"), r.pop("target"), **r)
             for r in rows]
 

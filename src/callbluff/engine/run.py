@@ -34,6 +34,7 @@ from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError
 from callbluff.engine.suite import Suite, SuiteError
+from callbluff.engine.verdicts import Judge
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
@@ -206,7 +207,8 @@ class Engine:
         searches = SearchRunner(gen.search, seed=self.suite.seed, prompts=dataset.prompts, states=gen.states,
                                 executor=self.executor,
                                 concurrency=self.suite.output.search_concurrency) if gen.search else None
-        runner = ChunkRunner(self.run, dataset.task, targets, searches, writer)
+        judge = Judge(dataset.task, self.plan.expectations(), dataset.prompts)
+        runner = ChunkRunner(self.run, dataset.task, targets, searches, writer, judge)
         n_pieces = len(gen.generator_work())
         for chunk in gen.chunks(dataset, limit=self.limit, skip=lambda i: not self._needs_run(i)):
             if chunk.skipped:

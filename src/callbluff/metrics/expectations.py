@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from callbluff.metrics._common import pct
 from callbluff.metrics.scoring import round_half_up
@@ -202,3 +202,47 @@ class VerdictTally:
             verdicts = [v for v in self.sources.values() if v is not None]
             judged, fooled = len(verdicts), sum(v is False for v in verdicts)
         return {"n_judged": judged, "n_fooled": fooled, "failure_pct": pct(fooled, judged)}
+
+
+POOLED = "all"
+"""The ``prompt`` of a metric row pooled over prompts (:data:`callbluff.metrics.rows.ALL`)."""
+
+
+class VerdictTallies:
+    """The verdict tallies of a run's attack rows, keyed as metric rows are: (target, attack, params, prompt), each
+    example also counted in its pooled (target, attack, params, ``all``) row. ``unit(attack)`` says whether an
+    attack's cases are examples or sources (:func:`failure_unit`). Fed table by table (:meth:`add`): memory
+    grows with the groups (and, for per-source units, their sources), not with the examples' texts."""
+
+    COLUMNS = ("target", "attack", "params", "prompt_id", "source_id", "verdict")
+    """The example columns :meth:`add` reads."""
+
+    def __init__(self, unit: Callable[[str], Per]) -> None:
+        self.unit = unit
+        self.groups: dict[tuple[str, str, str, str], VerdictTally] = {}
+
+    def _tally(self, key: tuple[str, str, str, str]) -> VerdictTally:
+        t = self.groups.get(key)
+        if t is None:
+            t = self.groups[key] = VerdictTally(self.unit(key[1]))
+        return t
+
+    def add(self, examples: Any) -> None:
+        """Count the ``verdict`` of every row of a table (a pandas DataFrame with :attr:`COLUMNS`)."""
+        if not len(examples):
+            return
+        for t, a, p, pid, sid, v in zip(*(examples[c] for c in self.COLUMNS)):
+            verdict = None if v is None or (isinstance(v, float) and v != v) else bool(v)
+            pair = [(str(sid), verdict)]
+            if pid is not None and not (isinstance(pid, float) and pid != pid):
+                self._tally((str(t), str(a), str(p), str(pid))).update(pair)
+            self._tally((str(t), str(a), str(p), POOLED)).update(pair)
+
+    def failure_pct(self, target: str, attack: str, params: str, prompt: str) -> float | None:
+        """``failure_pct`` of one metric row; None when the row has no examples (e.g. an attack that failed on
+        every record) or none was judged."""
+        t = self.groups.get((target, attack, params, prompt))
+        if t is None:
+            return None
+        v = t.result()["failure_pct"]
+        return None if isinstance(v, float) and math.isnan(v) else float(v)

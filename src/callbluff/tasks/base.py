@@ -113,6 +113,17 @@ class Task(ABC):
     def gold(self, record: Record) -> Gold:
         """(gold score, gold answers, answer type) of a record."""
 
+    # -- verdicts -------------------------------------------------------------------------------------
+    worst_case: ClassVar[frozenset[str]] = frozenset()
+    """Expectations whose failure rate counts sources, not examples: a source fails when any of its adversarial
+    versions fools the target (Jia & Liang's worst case; :func:`callbluff.metrics.expectations.failure_unit`)."""
+
+    def correct(self, answer: str, golds: Sequence[str], answer_type: str) -> bool | None:
+        """Whether ``answer`` is a correct answer given the gold answers; the verdicts of ``same-answer`` /
+        ``wrong-answer`` attacks rest on it. Default: for an answer task, equal to one of the gold answers (override
+        for the task's own matching, e.g. SQuAD's normalised exact match); for a scoring task, None."""
+        return answer in golds if self.output == "answer" else None
+
     # -- metrics --------------------------------------------------------------------------------------
     def accumulator(self, prompts: Mapping[str, Prompt]) -> MetricAccumulator | None:
         """A streaming accumulator of the task's metric rows, or None when rows need one target's tables at

@@ -100,6 +100,10 @@ class QuestionsTask(Task):
     clean_fields = ("recall_at_1", "mrr")
     robust_fields = (("success_rate", "success rate %"), ("recall_at_5_adv", "Recall@5 adv"), ("mrr_adv", "MRR adv"))
 
+    def correct(self, answer: str, golds: Sequence[str], answer_type: str) -> bool | None:
+        """DPAEG's correctness: the answer matches a gold answer (a pattern for regex gold, as CuratedTREC)."""
+        return bool(M.answer_matches(answer, list(golds), answer_type))
+
     def original_input(self, record: Record) -> Input:
         if not isinstance(record, OpenQuestion):
             raise TypeError(f"no questions target input for {type(record).__name__}")
