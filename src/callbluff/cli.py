@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from callbluff.console import console, fail, out
 
 app = typer.Typer(
     help="callbluff: call the bluff of NLP systems that grade or answer. "
@@ -19,13 +20,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True, soft_wrap=True)  # never wrap paths or error messages
-out = Console(width=None if sys.stdout.isatty() else 200)
-
-
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
 
 
 @app.command("list")
@@ -601,7 +595,7 @@ def train(
     ] = None,
 ) -> None:
     """Train a reference system to attack (saved with its metadata and clean metrics)."""
-    from callbluff.models.train import train_model
+    from callbluff.train import train_model
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
@@ -647,7 +641,7 @@ def prepare(
                                                           "dpaeg-dictionary")] = None,
 ) -> None:
     """Build the one-time caches (AddSent lexicon, DPAEG dictionary) now instead of on first use; idempotent."""
-    from callbluff.resources.prepare import prepare as run_prepare
+    from callbluff.prepare import prepare as run_prepare
 
     try:
         results = run_prepare(step or None, log=lambda m: console.print(m, highlight=False, markup=False))

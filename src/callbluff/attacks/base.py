@@ -151,7 +151,7 @@ class Attack(ABC):
         return None
 
     def fit_fingerprint(self) -> str | None:
-        """Opt in to persisting fitted states across runs (:mod:`callbluff.engine.fit_cache`): a string naming
+        """Opt in to persisting fitted states across runs (:mod:`callbluff.resources.fit_cache`): a string naming
         everything ``fit`` reads besides its records, prompt, params and its family package's code (versions of
         data files and libraries, ``fit_cache.source_stamp`` of helper modules elsewhere), so that a state is reused only where ``fit`` would compute the same one. ``None`` (default): the state
         is fitted on every run."""
@@ -366,9 +366,8 @@ def registered(*classes: type[Attack]) -> Iterator[tuple[type[Attack], ...]]:
 
 
 def _load_builtin_and_plugins() -> None:
+    # the built-in attacks are registered by ``callbluff.attacks``, which Python imports before this module
     global _ENTRY_POINTS_LOADED
-    import callbluff.attacks  # noqa: F401  (registers the built-in attacks)
-
     if not _ENTRY_POINTS_LOADED:
         _ENTRY_POINTS_LOADED = True
         for ep in entry_points(group="callbluff.attacks"):

@@ -7,7 +7,7 @@ data, and the measurement of what they cost (Sec. 5.3):
   training data;
 * :mod:`~callbluff.defenses.filters` -- Sec. 5.4, the non-word-rate and unigram-perplexity filters, and
   :mod:`~callbluff.defenses.plausibility`, our own; ``callbluff filter fit|apply`` and the ``filter`` key of a
-  ``[[target]]`` table (:mod:`callbluff.targets.filtered`) put one in front of any scorer;
+  ``[[target]]`` table (:class:`~callbluff.defenses.filtered.FilteredTarget`) put one in front of any scorer;
 * :mod:`~callbluff.defenses.tradeoff` -- Sec. 5.3, benign noisy answers (real misspellings) and the metrics;
 * :mod:`~callbluff.defenses.battery` -- the generated answers all of them learn from and are measured on.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 from callbluff.defenses.adversarial_training import adversarial_training_set
 from callbluff.defenses.battery import AdversarialAnswer, battery
 from callbluff.defenses.feature_sets import FEATURE_VARIANTS, feature_variant
+from callbluff.defenses.filtered import FilteredTarget
 from callbluff.defenses.filters import (
     FILTERS,
     AnswerFilter,
@@ -29,7 +30,7 @@ from callbluff.defenses.plausibility import PlausibilityFilter
 from callbluff.defenses.tradeoff import noisy_answer, same_score_pct
 
 __all__ = [
-    "FEATURE_VARIANTS", "FILTERS", "AdversarialAnswer", "AnswerFilter", "FilterPromptError", "NonWordRateFilter",
+    "FEATURE_VARIANTS", "FILTERS", "AdversarialAnswer", "AnswerFilter", "FilterPromptError", "FilteredTarget", "NonWordRateFilter",
     "PlausibilityFilter", "UnigramPerplexityFilter", "adversarial_training_set", "battery", "feature_variant",
     "load_filter", "noisy_answer", "same_score_pct",
 ]

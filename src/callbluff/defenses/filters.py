@@ -1,6 +1,6 @@
 """Adversarial-answer filters (Ding et al. 2020, Sec. 5.4): a module before the scorer that flags answers as
 potential adversarials "for human inspection"; a flagged answer is rejected (the prompt's minimum score, see
-:class:`callbluff.targets.filtered.FilteredTarget`).
+:class:`callbluff.defenses.filtered.FilteredTarget`).
 
 Two filters of the paper and one of ours (:mod:`callbluff.defenses.plausibility`), all fitted per prompt on
 the prompt's training answers and saved to a directory (``filter.json`` + ``state.joblib``) that names the
@@ -198,6 +198,8 @@ class AnswerFilter(ABC):
 
 
 FILTERS: dict[str, type[AnswerFilter]] = {}
+"""Kind -> filter class. Ours (:mod:`callbluff.defenses.plausibility`) registers itself when ``callbluff.defenses``
+is imported, which Python does before any of its submodules, this one included."""
 
 
 def register_filter(cls: type[AnswerFilter]) -> type[AnswerFilter]:
@@ -208,8 +210,6 @@ def register_filter(cls: type[AnswerFilter]) -> type[AnswerFilter]:
 def load_filter(path: str | Path) -> AnswerFilter:
     """A filter saved with :meth:`AnswerFilter.save`; ValueError naming the file and the fix otherwise."""
     import joblib
-
-    from callbluff.defenses import plausibility  # noqa: F401  (registers the plausibility filter)
 
     d = Path(path)
     meta_path = d / FILTER_FILE

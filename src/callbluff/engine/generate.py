@@ -101,9 +101,9 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
 
 
 def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
-    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.engine.fit_cache` when the
+    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.resources.fit_cache` when the
     attack opts in (``fit_fingerprint``) and the cache is on."""
-    from callbluff.engine import fit_cache
+    from callbluff.resources import fit_cache
 
     attack = instantiate(spec)
     fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None

@@ -62,7 +62,7 @@ from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.targets.base import Input, Output, Target
 from callbluff.targets.cache import PredictionCache
-from callbluff.targets.config import from_config
+from callbluff.engine.target_factory import from_config
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
 

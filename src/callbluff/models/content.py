@@ -31,7 +31,6 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,7 @@ from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet
 from callbluff.progress import Progress
 from callbluff.seeding import derive_seed
 
-__all__ = ["ContentScorer", "LinearOvO", "train_content_scorer"]
+__all__ = ["ContentScorer", "LinearOvO"]
 
 log = logging.getLogger(__name__)
 
@@ -341,17 +340,3 @@ class ContentScorer(JoblibPerPromptScorer):
         }
         log.info("content-scorer prompt %s: %s", pid, {k: summary[k] for k in ("chosen", "cv_qwk", "fit_seconds")})
         return _PromptModel(fz, svm, weights, lo, hi, summary)
-
-
-def train_content_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[str] | None = None,
-                         features: Iterable[str] | str | None = None, *, eval_spec: str | None = None,
-                         **kw: Any) -> dict[str, Any]:
-    """Train a :class:`ContentScorer` on dataset spec ``data_spec`` (e.g. ``asap-sas:train.tsv.gz``), save
-    it to ``out_dir`` and return its metadata (``model.json``) with ``train_seconds``. With ``eval_spec``
-    (e.g. the public leaderboard), per-prompt QWK on that data is added under ``metrics[pid]["eval_qwk"]``
-    and saved. ``kw`` go to :class:`ContentScorer`."""
-    from callbluff.models.train import train_model
-
-    if features is not None:
-        kw["features"] = features
-    return train_model("content-scorer", data_spec, out_dir, prompts=prompts, eval_spec=eval_spec, **kw)

@@ -8,8 +8,9 @@ Adapters (each has ``fingerprint``, ``stats``, ``predict(inputs) -> outputs``, `
 * :class:`CommandTarget` - a long-running subprocess speaking JSON lines;
 * :class:`HFTarget` - a local Hugging Face model (extra ``hf``; imported lazily).
 
-:func:`from_config` builds any of them from a suite's ``[[target]]`` table; :class:`CachedTarget` puts a
-:class:`PredictionCache` (SQLite, WAL) in front of any target.
+:func:`callbluff.engine.target_factory.from_config` builds any of them from a suite's ``[[target]]`` table
+(:func:`validate_target_config` checks one); :class:`CachedTarget` puts a :class:`PredictionCache` (SQLite, WAL)
+in front of any target.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from callbluff.targets.base import Candidate, Input, Output, Target, TargetStats
 from callbluff.targets.cache import PredictionCache
 from callbluff.targets.callables import CallableTarget
 from callbluff.targets.command import CommandTarget
-from callbluff.targets.config import TARGET_TYPES, TargetConfigError, from_config, validate_target_config
+from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
 from callbluff.targets.http_target import HttpTarget
 from callbluff.targets.sklearn_target import SklearnTarget
 from callbluff.targets.wrappers import CachedTarget, chunked
@@ -28,7 +29,7 @@ from callbluff.targets.wrappers import CachedTarget, chunked
 __all__ = [
     "TARGET_TYPES", "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",
     "Input", "Output", "PredictionCache", "SklearnTarget", "Target", "TargetConfigError", "TargetStats", "Timer",
-    "chunked", "from_config", "validate_target_config",
+    "chunked", "validate_target_config",
 ]
 
 

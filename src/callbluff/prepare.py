@@ -1,5 +1,5 @@
 """Build the one-time caches of callbluff ahead of use: ``callbluff prepare`` / ``python -m
-callbluff.resources.prepare`` (``make setup`` runs it).
+callbluff.prepare`` (``make setup`` runs it).
 
 Some resources are derived from larger ones on first use and then kept under the callbluff cache
 (:func:`callbluff.resources.paths.cache_dir`, ``$CALLBLUFF_HOME``). Built lazily, they cost their first user

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from callbluff.records import Prompt, Record, canonical_json
+from callbluff.resources.paths import cache_dir
 
 ENV_SWITCH = "CALLBLUFF_FIT_CACHE"
 ENV_DIR = "CALLBLUFF_FIT_CACHE_DIR"
@@ -95,8 +96,6 @@ def fit_key(name: str, params_json: str, fingerprint: str, module: str, prompt: 
 
 def cache_root(*parts: str) -> Path:
     """``$CALLBLUFF_FIT_CACHE_DIR/parts`` when set, else ``cache_dir(*parts)``; created on use."""
-    from callbluff.resources.paths import cache_dir
-
     root = os.environ.get(ENV_DIR)
     if not root:
         return cache_dir(*parts)
