@@ -9,9 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-grimp = pytest.importorskip("grimp", reason="import-linter (dev extra) is not installed: `make setup`")
+import grimp  # import-linter's graph library; the dev extra (`make setup`) installs both
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"

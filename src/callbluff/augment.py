@@ -29,9 +29,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack
+from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, get_attack
 from callbluff.datasets.base import Dataset
+from callbluff.engine.executor import LocalExecutor
+from callbluff.engine.generate import (
+    AttackSpec,
+    GenerationTask,
+    GeneratorTask,
+    chunked,
+    fit_states,
+    generate_examples,
+    generate_prompt_examples,
+    split_evenly,
+)
+from callbluff.engine.suite import load_suite
 from callbluff.records import Perturbed, Prompt, ScoredResponse, canonical_json
+from callbluff.resources.requirements import check_requirements
 
 Unit = Literal["points", "percent"]
 
@@ -108,20 +121,6 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
     attacks that fit learn once per prompt on the records read (like ``callbluff generate``). Attack failures
     are appended to ``errors`` (never a crash). Raises ValueError for search attacks (they need a target), a
     task other than essay/content scoring, or an attack without a penalty (checked before any work)."""
-    from callbluff.attacks.base import get_attack
-    from callbluff.engine.executor import LocalExecutor
-    from callbluff.engine.generate import (
-        AttackSpec,
-        GenerationTask,
-        GeneratorTask,
-        chunked,
-        fit_states,
-        generate_examples,
-        generate_prompt_examples,
-        split_evenly,
-    )
-    from callbluff.resources.requirements import check_requirements
-
     if ds.task not in ("essay", "content"):
         raise ValueError(f"augment writes scored training rows: {ds.spec} is task {ds.task!r}, not essay/content")
     specs: list[AttackSpec] = []
@@ -193,8 +192,6 @@ def configs_from(source: str) -> list[tuple[str, dict[str, Any]]]:
     list of attack names (default parameters)."""
     p = Path(source)
     if p.suffix.lower() == ".toml" or p.exists():
-        from callbluff.engine.suite import load_suite
-
         suite = load_suite(p)
         return [(a.name, point) for a in suite.attack for point in a.expand()]
     names = [n.strip() for n in source.split(",") if n.strip()]

@@ -11,7 +11,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
 from callbluff.console import console, fail, out
+from callbluff.datasets import DataError, load
+from callbluff.defenses.cli import filter_app
+from callbluff.engine.suite import SuiteError, load_suite, parse_suite
+from callbluff.gates import check_gates, gates_of_run, junit_xml, junit_xml_suites
+from callbluff.report.load import ReportError
+from callbluff.resources.requirements import check_requirements
+from callbluff.suites.kumar2020 import write_kumar2020_suite
+from callbluff.terminal import RunProgress, StageProgress, counted, training_summary
 
 app = typer.Typer(
     help="callbluff: call the bluff of NLP systems that grade or answer. "
@@ -62,8 +71,6 @@ def generate(
 ) -> None:
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
     from callbluff.attacks.base import SearchAttack, get_attack
-    from callbluff.datasets import DataError, load
-    from callbluff.resources.requirements import check_requirements
     from callbluff.engine.executor import make_executor
     from callbluff.engine.generate import (
         AttackSpec,
@@ -117,8 +124,6 @@ def generate(
     except ValueError as e:
         fail(str(e))
         raise
-    from callbluff.terminal import counted
-
     with (pool as ex, open(tmp, "w", encoding="utf-8") as fh,  # type: ignore[attr-defined]
           counted(console, f"{cls.name}: records", limit) as advance):
         if instance.kind == "generator":  # count answers per prompt, no source records
@@ -144,14 +149,11 @@ def _run_progress(suite: Any, limit: int | None, quiet: bool = False) -> Any:
     """Rich bars (records, generator pieces; counts, elapsed, ETA) for a run; a no-op context when quiet."""
     import contextlib
 
-    from callbluff.terminal import RunProgress
 
     if quiet:
         return contextlib.nullcontext(None)
 
     def count() -> int:
-        from callbluff.datasets import load
-
         return sum(1 for _ in load(suite.dataset_spec(), **suite.dataset.options))
 
     return RunProgress(console, suite.output.chunk_size, count, limit if limit is not None else suite.limit)
@@ -187,7 +189,6 @@ GATE_FAILED = 3
 
 def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) -> bool:
     """Print each ``[[expect]]`` gate of the run as PASS/FAIL (and write JUnit XML); True when all passed."""
-    from callbluff.gates import check_gates, gates_of_run, junit_xml
     from callbluff.report.tables import load_metrics
 
     try:
@@ -248,11 +249,8 @@ def run(
     junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
-    from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
     from callbluff.engine.store import RunDirError
-    from callbluff.engine.suite import SuiteError, load_suite
-
     try:
         suite = load_suite(suite_file)
         with _run_progress(suite, limit, quiet) as progress:
@@ -298,11 +296,8 @@ def evaluate(
     """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
     import tempfile
 
-    from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
     from callbluff.engine.store import RunDirError
-    from callbluff.engine.suite import SuiteError, parse_suite
-
     cfg = target_from_spec(target, target_option)
     try:
         suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
@@ -374,7 +369,6 @@ def report(
 
 
 def _junit_many(run_dirs: list[Path], junit: Path) -> None:
-    from callbluff.gates import check_gates, gates_of_run, junit_xml_suites
     from callbluff.report.tables import load_metrics
 
     suites = []
@@ -406,9 +400,6 @@ def compare(
     top: Annotated[int, typer.Option(help="rows printed on the terminal")] = 25,
 ) -> None:
     """Runs side by side (the same suite against two model versions, or two targets): largest differences first."""
-    from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
-    from callbluff.report.load import ReportError
-
     try:
         c = compare_runs(run_dirs)
     except (ReportError, ValueError) as e:
@@ -488,8 +479,6 @@ def annotate_import(
 suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)
 app.add_typer(suite_app, name="suite")
 
-from callbluff.defenses.cli import filter_app  # noqa: E402  (the `callbluff filter` group)
-
 app.add_typer(filter_app, name="filter")
 
 
@@ -504,9 +493,6 @@ def suite_kumar2020(
     seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
 ) -> None:
     """Kumar et al. 2020 "Calling Out Bluff": all 16 essay adversaries with the paper's size x position grid."""
-    from callbluff.engine.suite import SuiteError, load_suite
-    from callbluff.suites.kumar2020 import write_kumar2020_suite
-
     targets = []
     for spec in target or []:
         cfg = target_from_spec(spec, target_option)
@@ -547,9 +533,6 @@ def augment(
 ) -> None:
     """Adversarial training rows (Kumar et al. Sec. 4.2): target score = original score - penalty, clipped."""
     from callbluff.augment import Penalties, augment_rows, configs_from, read_penalties
-    from callbluff.datasets import DataError, load
-    from callbluff.engine.suite import SuiteError
-
     if unit not in ("points", "percent"):
         fail(f"--unit {unit!r}: allowed: points, percent")
     try:
@@ -599,8 +582,6 @@ def train(
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
-    from callbluff.terminal import StageProgress, training_summary
-
     console.print(f"training {kind} on {data}" + (f", then measuring it on {eval_data}" if eval_data else ""),
                   highlight=False, markup=False)
     try:

@@ -23,6 +23,7 @@ a run. The engine and the conformance kit (:mod:`callbluff.testing`) call the te
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -34,7 +35,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from callbluff.records import OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, Task
+from callbluff.records import TASKS, OpenQuestion, Perturbed, Prompt, QAExample, Record, ScoredResponse, Task
+from callbluff.resources.requirements import REQUIREMENTS
+from callbluff.seeding import prompt_rng
 
 if TYPE_CHECKING:
     from callbluff.attacks.oracle import Oracle
@@ -93,8 +96,6 @@ def state_hash(state: Any) -> str:
 
 def canonical_json_strict(obj: Any) -> str:
     """Canonical JSON that refuses non-JSON values instead of stringifying them (``default=str``)."""
-    import json
-
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -270,8 +271,6 @@ class PromptGenerator(Attack):
                      stop: int | None = None) -> list[Perturbed]:
         """Answers ``start .. min(stop, count) - 1`` of ``prompt``; answer ``i`` draws from
         ``prompt_rng(seed, prompt.id, name, params, i)``, so any split of the range gives the same bytes."""
-        from callbluff.seeding import prompt_rng
-
         self.check_prompt(prompt)
         self._check_state(state)
         count = int(self.params.count)  # type: ignore[attr-defined]  (Params subclasses GeneratorParams)
@@ -300,9 +299,6 @@ _KIND_PARAMS: dict[str, type[AttackParams]] = {
 
 def validate_attack_class(cls: type[Attack]) -> None:
     """TypeError naming the attribute and the fix when ``cls`` does not follow the contract."""
-    from callbluff.records import TASKS
-    from callbluff.resources.requirements import REQUIREMENTS
-
     who = f"attack class {cls.__name__}"
     for attr in ("name", "task", "family", "paper", "description"):
         if not getattr(cls, attr, None):
@@ -400,8 +396,6 @@ def make_attack(name: str, **params: Any) -> Attack:
 
 def parse_param_value(raw: str) -> Any:
     """CLI ``--param key=value`` value: JSON when it parses (numbers, bools, lists), else the string."""
-    import json
-
     try:
         return json.loads(raw)
     except ValueError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from callbluff.records import Prompt, ScoredResponse
+from callbluff.resources.context import default_resources
 from callbluff.seeding import derive_seed, record_rng
 
 
@@ -45,8 +46,6 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
     unusable corpus) is skipped and its cause appended to ``errors``."""
     from callbluff.attacks.base import PromptGenerator, get_attack
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.resources.context import default_resources
-
     res = default_resources()
     configs = list(configs) if configs is not None else ding2020_configurations(count, corpus)
     out: list[AdversarialAnswer] = []

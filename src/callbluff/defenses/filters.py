@@ -24,15 +24,20 @@ an answer; the scorer would reject it too). A prompt with too few answers to spl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from io import BytesIO
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from callbluff.defenses.battery import battery
+from callbluff.defenses.lexicon import hunspell_words, nonword_rate, shared_words
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.ngrams import word_tokens
 from callbluff.seeding import derive_seed
@@ -109,8 +114,6 @@ class AnswerFilter(ABC):
                 if adversarial is not None and pid in adversarial:
                     dev_adv = [t for t in adversarial[pid] if t.strip()]
                 else:
-                    from callbluff.defenses.battery import battery
-
                     dev_adv = [a.text for a in battery(fit_part, prompt, p["dev_count"], seed=p["seed"],
                                                        corpus=p["corpus"], errors=self.errors)]
             state = self._fit_prompt([r.text for r in fit_part], [r.text for r in dev_part], dev_adv)
@@ -171,11 +174,7 @@ class AnswerFilter(ABC):
     # -- persistence ----------------------------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        import hashlib
-
         import joblib
-        from io import BytesIO
-
         buf = BytesIO()
         joblib.dump(self.states, buf)
         h = hashlib.sha256(buf.getvalue())
@@ -243,8 +242,6 @@ class NonWordRateFilter(AnswerFilter):
         self.params["min_answers"] = int(min_answers)
 
     def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from callbluff.defenses.lexicon import hunspell_words, shared_words
-
         _, source = hunspell_words()
         state: dict[str, Any] = {"extra": frozenset(shared_words(fit_texts, self.params["min_answers"])),
                                  "dictionary": source}
@@ -252,8 +249,6 @@ class NonWordRateFilter(AnswerFilter):
         return state
 
     def _values_of(self, state: dict[str, Any], texts: Sequence[str]) -> np.ndarray:
-        from callbluff.defenses.lexicon import hunspell_words, nonword_rate
-
         words, source = hunspell_words()
         if source != state["dictionary"]:
             raise ValueError(f"nonword filter: the Hunspell dictionary changed since fit ({source}, fitted with "
@@ -271,8 +266,6 @@ class UnigramPerplexityFilter(AnswerFilter):
     uses_dev = False
 
     def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from collections import Counter
-
         counts = Counter(w for t in fit_texts for w in word_tokens(t))
         total = sum(counts.values())
         return {"logp": {w: math.log(c / total) for w, c in counts.items()}, "threshold": math.inf,

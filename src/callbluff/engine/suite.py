@@ -32,6 +32,7 @@ Validation errors name the key and say what is allowed.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import tomllib
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from callbluff.datasets.base import parse_spec
 from callbluff.gates import ExpectConfig
 from callbluff.records import canonical_json
 from callbluff.targets.config import TargetConfig, validate_target_config
@@ -118,8 +120,6 @@ class Suite(BaseModel):
 
     def resolve_spec(self, spec: str) -> str:
         """A dataset spec with its path resolved against the suite file (built-in ``demo:...`` unchanged)."""
-        from callbluff.datasets.base import parse_spec
-
         name, path, _ = parse_spec(spec)
         if name == "demo" or not path:
             return spec
@@ -131,8 +131,6 @@ class Suite(BaseModel):
 
     def fingerprint(self) -> str:
         """What must match for a run directory to be resumed (everything that changes the results)."""
-        import hashlib
-
         d = self.model_dump(exclude={"base_dir", "output", "expect"})  # gates do not change results
         d["dataset_spec"] = self.dataset_spec()
         d["chunk_size"] = self.output.chunk_size

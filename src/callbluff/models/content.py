@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from callbluff.metrics import qwk
 from callbluff.models.features import PAPER_GROUPS, ContentFeaturizer, check_groups
 from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet
 from callbluff.progress import Progress
@@ -51,8 +52,6 @@ DEFAULT_LENGTH_WEIGHT_GRID: tuple[float, ...] = (1.0, 10.0, 30.0)
 
 
 def _qwk(gold: Sequence[float], pred: Sequence[float], lo: float, hi: float) -> float:
-    from callbluff.metrics import qwk
-
     return float(qwk(gold, pred, score_min=lo, score_max=hi))
 
 

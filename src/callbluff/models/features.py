@@ -48,6 +48,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from callbluff.progress import Progress, every
 from callbluff.resources.hunspell import expand_hunspell, hunspell_files
+from callbluff.resources.spacy_pipeline import load_english
 
 __all__ = [
     "CONTENT_GROUPS",
@@ -131,8 +132,6 @@ _CACHE = _LRU(200_000)
 
 
 def _nlp() -> Any:
-    from callbluff.resources.spacy_pipeline import load_english
-
     return load_english("full")
 
 

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from callbluff.metrics import qwk
 from callbluff.models import persist
 from callbluff.models.per_prompt import predict_per_prompt, training_sets
 from callbluff.progress import PROMPTS, Progress, prefixed
@@ -78,8 +79,6 @@ _Item = tuple[np.ndarray, np.ndarray]  # (word vectors (n, dim), row of each wor
 
 
 def _qwk(y: np.ndarray, p: np.ndarray, lo: int, hi: int) -> float:
-    from callbluff.metrics import qwk
-
     return float(qwk(y, p, score_min=lo, score_max=hi))
 
 

@@ -24,6 +24,7 @@ import pickle
 import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,6 @@ def source_stamp(*modules: str) -> str:
 
 def versions(*distributions: str) -> str:
     """``name=version`` of installed distributions (``name=absent`` for one not installed), for fingerprints."""
-    from importlib.metadata import PackageNotFoundError, version
-
     out = []
     for d in distributions:
         try:

@@ -18,6 +18,7 @@ An example with no valid span gets no candidates (answer ``""``).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -159,8 +160,6 @@ class HFTarget(TargetBase):
         task, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
         batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
         max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
-        import importlib.util
-
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing:
             raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "

@@ -37,6 +37,7 @@ import numpy as np
 from callbluff.resources.minilm import encode_words
 from callbluff.resources.paths import cache_dir
 from callbluff.resources.requirements import register_requirement
+from callbluff.resources.spacy_pipeline import load_english
 from callbluff.resources.squad_fetch import squad_path
 
 VERSION = 1
@@ -226,8 +227,6 @@ def corpus_paragraphs(path: str | os.PathLike[str], limit: int) -> list[str]:
 def build_lexicon(paragraphs: Iterable[str], *, min_count: int = 2, max_words: int = 30_000,
                   entities_per_class: int = 50) -> Lexicon:
     """Parse ``paragraphs`` with spaCy (tagger + NER) and encode the vocabulary (module docstring)."""
-    from callbluff.resources.spacy_pipeline import load_english
-
     nlp = load_english("full")
     disable = [p for p in nlp.pipe_names if p in ("parser", "lemmatizer")]
     counts: Counter[str] = Counter()
