@@ -37,7 +37,7 @@ from callbluff.defenses.battery import battery
 from callbluff.defenses.filters import NonWordRateFilter, dev_split
 from callbluff.engine.run import run_suite
 from callbluff.engine.suite import load_suite
-from callbluff.resources.requirements import check_requirements
+from callbluff.resources import requirements
 from callbluff.train import train_model
 
 SEED = 7
@@ -112,7 +112,7 @@ def usable_attacks(suite: DemoSuite) -> tuple[list[tuple[str, Mapping[str, Any]]
     """The attacks of ``suite`` whose declared resources are present, and one message per attack left out."""
     keep, skipped = [], []
     for name, params in suite.attacks:
-        problems = check_requirements(get_attack(name)(**params).requires)
+        problems = requirements.check_requirements(get_attack(name)(**params).requires)
         if problems:
             skipped.append(f"{suite.name}/{name}: {'; '.join(problems)}")
         else:
@@ -153,7 +153,7 @@ def fit_content_filter(out: Path, log: Callable[[str], Any]) -> None:
     if (out / "filter.json").exists():
         log(f"  content-filter: reusing {out}")
         return
-    problems = check_requirements(["hunspell"])
+    problems = requirements.check_requirements(["hunspell"])
     if problems:
         log(f"  content-filter: not fitted ({'; '.join(problems)})")
         return
