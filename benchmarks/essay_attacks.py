@@ -92,7 +92,7 @@ Second round (CPU seconds, ``time.process_time``, so less sensitive to the machi
   calls memoised: 200 essays 11.3 -> 10.5 s, identical outputs.
 - WordNet ``data.*`` files read in memory instead of through NLTK's pure-Python stream reader (synset lookups of
   ModLexicon, BabelGen): 4,000 lemmas 1.21 -> 0.64 s, identical synsets.
-- Fit states persisted (``engine/fit_cache.py``, for attacks that opt in with ``fit_fingerprint``: AddWiki*,
+- Fit states persisted (``resources/fit_cache.py``, for attacks that opt in with ``fit_fingerprint``: AddWiki*,
   BabelGen) and BabelGen's vocabulary kept on disk: a repeated run reads them instead of fitting (see the
   first-run / repeated figures above). Still paid on every run: loading WordNet and spaCy, checking the resources.
 
@@ -256,7 +256,7 @@ def render(r: Mapping[str, Any]) -> str:
     w = r.get("combined_warm")
     warm_line = [] if w is None else [
         f"**The same plan run again (fit states and BabelGen's vocabulary read from the fit cache that the "
-        f"first run filled, `engine/fit_cache.py`): {w['seconds']:.1f} s** for {w['examples']} texts (fit step "
+        f"first run filled, `resources/fit_cache.py`): {w['seconds']:.1f} s** for {w['examples']} texts (fit step "
         f"{w['fit_seconds']} s, of which loading and checking resources, WordNet first, {w['check_seconds']} s). "
         f"Goal <= {r['goal_seconds']:.0f} s: **{'met' if r['goal_met_warm'] else 'NOT met'}**. The same examples "
         f"(ids, texts, fit-state hashes; SHA-256 over all) as the first run: "

@@ -50,6 +50,6 @@ log "installing callbluff with extras hf, nlp-data, dev, ray (ray: the --executo
 
 # 6. One-time caches built from the above (AddSent lexicon, DPAEG dictionary), so that neither the first run nor
 #    `make test` builds them; idempotent (a cache that is already there is only loaded).
-"$VENV/bin/python" -m callbluff.resources.prepare || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
+"$VENV/bin/python" -m callbluff.prepare || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
 
 log "ready: $VENV"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import callbluff.resources.prepare as prep
+import callbluff.prepare as prep
 from callbluff.cli import app
 from callbluff.resources.paths import cache_dir
 from callbluff.resources.requirements import check_requirements

@@ -37,7 +37,7 @@ def test_headlines_and_params() -> None:
 
 def test_short_params_omits_the_attacks_defaults_only_when_named() -> None:
     from callbluff.attacks.base import get_attack
-    from callbluff.report.text import short_params
+    from callbluff.render.text import short_params
 
     full = get_attack("DPAEG")().params_dict
     params = json.dumps({**full, "max_questions": 10})

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from callbluff.cli import app
 from callbluff.engine.run import RunResult
-from callbluff.report.tables import PAIR_FIELDS, kumar_csv, kumar_rows, kumar_tables
+from callbluff.render.tables import PAIR_FIELDS, kumar_csv, kumar_rows, kumar_tables
 
 SUITE = """
 name = "tables"
@@ -116,6 +116,6 @@ def test_missing_metrics_names_the_fix(tmp_path: Path) -> None:
 def test_paper_params_short_form(attack: str, params: object, short: str) -> None:
     """The params column reads as the paper names a test case (Kumar et al. Sec. 3.1-3.3): size and position
     first, defaults left out."""
-    from callbluff.report.tables import paper_params
+    from callbluff.render.tables import paper_params
 
     assert paper_params(attack, params) == short

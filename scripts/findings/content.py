@@ -120,7 +120,7 @@ def timed(stage: Any) -> Any:
 
 @timed
 def stage_a(pid: str, train: Any, test: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from callbluff.defenses.battery import battery
+    from callbluff.battery import battery
     from callbluff.models.content import ContentScorer
 
     prompt = train.prompts[pid]
@@ -197,7 +197,7 @@ def filter_test_answers(pid: str, train: Any, test: Any, typos: Any, args: argpa
     """What stages B and F measure the filters on: the prompt's training and leaderboard records, the first
     ``--tradeoff-count`` adversarial answers per configuration (the first answers of stage A's set) with their
     configuration labels, the leaderboard texts and their noisy versions."""
-    from callbluff.defenses import battery
+    from callbluff.battery import battery
 
     prompt = train.prompts[pid]
     tr = [r for r in train.records() if r.prompt_id == pid]
@@ -212,7 +212,7 @@ def filter_test_answers(pid: str, train: Any, test: Any, typos: Any, args: argpa
 def filter_dev_adversarials(pid: str, t: dict[str, Any], args: argparse.Namespace) -> tuple[list[str], float]:
     """The filters' development adversarials (generators fitted on 80 % of the training answers, seed
     ``SEED_FILTER``), shared by the filters that use them, and the seconds they took."""
-    from callbluff.defenses import battery
+    from callbluff.battery import battery
     from callbluff.defenses.filters import dev_split
 
     fit_part, _ = dev_split(t["tr"], 0.2, SEED_FILTER, pid)
@@ -245,7 +245,8 @@ def flag_figures(f: Any, pid: str, t: dict[str, Any]) -> tuple[np.ndarray, np.nd
 
 @timed
 def stage_b(pid: str, train: Any, test: Any, typos: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from callbluff.defenses import FEATURE_VARIANTS, adversarial_training_set, feature_variant, same_score_pct
+    from callbluff.adversarial_training import adversarial_training_set
+    from callbluff.defenses import FEATURE_VARIANTS, feature_variant, same_score_pct
     from callbluff.metrics import qwk
 
     t = filter_test_answers(pid, train, test, typos, args)
@@ -356,7 +357,7 @@ def _fmt(x: float, d: int = 1) -> str:
 
 def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
            f_res: dict[str, dict] | None = None) -> str:
-    from callbluff.defenses.battery import config_label
+    from callbluff.battery import config_label
 
     from callbluff.attacks.content import ding2020_configurations
 
@@ -415,7 +416,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
 
 def systems_section(a_res: dict[str, dict], prompts: list[str]) -> list[str]:
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.defenses.battery import config_label
+    from callbluff.battery import config_label
 
     configs = [config_label(c) for c in ding2020_configurations(1)]
     L: list[str] = []
@@ -600,7 +601,7 @@ def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) 
     import matplotlib.pyplot as plt
 
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.defenses.battery import config_label
+    from callbluff.battery import config_label
 
     FIG_DIR.mkdir(parents=True, exist_ok=True)
     configs = [config_label(c) for c in ding2020_configurations(1)]

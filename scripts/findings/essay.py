@@ -407,7 +407,7 @@ def _md(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
 def write(cache: Path, quick: bool, meta: Mapping[str, Any], info: Mapping[str, Any], runs: Mapping[str, Any],
           prompts: Sequence[str], wall: float, argv: Sequence[str]) -> Path:
     """docs/findings/essay.md (quick: the cache directory) and its figures."""
-    from callbluff.report.tables import kumar_tables
+    from callbluff.render.tables import kumar_tables
 
     doc = cache / "essay.md" if quick else DOC
     figdir = cache / "figures" if quick else FIGURES
@@ -543,7 +543,7 @@ def _lowers(attack_rows: Sequence[Mapping[str, Any]], target: str, like: Mapping
 
 
 def _short(p: Mapping[str, Any], attack: str = "") -> str:
-    from callbluff.report.tables import paper_params
+    from callbluff.render.tables import paper_params
 
     out = paper_params(attack, dict(p))
     if attack in ("DelStart", "DelEnd") and out == "defaults":
@@ -692,7 +692,7 @@ def _table5(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts: 
 
 
 def _full_grid(run_info: Mapping[str, Any]) -> list[str]:
-    from callbluff.report.tables import kumar_tables
+    from callbluff.render.tables import kumar_tables
 
     many = len(run_info["prompts"]) > 1
     L = [f"## The full grid (171 configurations) on prompt{'s' if many else ''} {', '.join(run_info['prompts'])}, "

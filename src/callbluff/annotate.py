@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from callbluff.datasets import load
 from callbluff.report.load import ANNOTATIONS_FILE
 from callbluff.seeding import derive_seed
 from callbluff.tasks import get_task
@@ -67,8 +68,6 @@ def _annotations_dir(run_dir: Path) -> Path:
 
 def _prompts(meta: dict[str, Any]) -> dict[str, Any]:
     """The run's prompts (text, rubric, scale) where its dataset loads here; {} otherwise."""
-    from callbluff.datasets import load
-
     cfg = (meta.get("suite") or {}).get("dataset") or {}
     spec = cfg.get("spec") or (meta.get("dataset") or {}).get("spec")
     try:

@@ -29,9 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from callbluff.attacks.base import Attack, SearchAttack
+from callbluff.attacks.base import Attack, SearchAttack, get_attack
 from callbluff.datasets.base import Dataset
+from callbluff.engine.executor import LocalExecutor
+from callbluff.engine.generate import (
+    AttackSpec,
+)
+from callbluff.engine.suite import load_suite
 from callbluff.records import Perturbed, Prompt, ScoredResponse, canonical_json
+from callbluff.engine.generate import MissingResources, generate
 from callbluff.tasks import get_task
 
 Unit = Literal["points", "percent"]
@@ -109,10 +115,6 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
     attacks that fit learn once per prompt on the records read (like ``callbluff generate``). Attack failures
     are appended to ``errors`` (never a crash). Raises ValueError for search attacks (they need a target), a
     task other than essay/content scoring, or an attack without a penalty (checked before any work)."""
-    from callbluff.attacks.base import get_attack
-    from callbluff.engine.executor import LocalExecutor
-    from callbluff.engine.generate import AttackSpec, MissingResources, generate
-
     if not get_task(ds.task).scoring:
         raise ValueError(f"augment writes scored training rows: {ds.spec} is task {ds.task!r}, not essay/content")
     specs: list[AttackSpec] = []
@@ -169,8 +171,6 @@ def configs_from(source: str) -> list[tuple[str, dict[str, Any]]]:
     list of attack names (default parameters)."""
     p = Path(source)
     if p.suffix.lower() == ".toml" or p.exists():
-        from callbluff.engine.suite import load_suite
-
         suite = load_suite(p)
         return [(a.name, point) for a in suite.attack for point in a.expand()]
     names = [n.strip() for n in source.split(",") if n.strip()]

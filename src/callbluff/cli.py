@@ -9,8 +9,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
+from callbluff.console import console, fail, out
+from callbluff.datasets import DataError, load
+from callbluff.filter_cli import filter_app
+from callbluff.engine.suite import SuiteError, load_suite, parse_suite
+from callbluff.gates import check_gates, gates_of_run, junit_xml, junit_xml_suites
+from callbluff.report.load import ReportError
+from callbluff.suites.kumar2020 import write_kumar2020_suite
+from callbluff.terminal import RunProgress, StageProgress, counted, training_summary
 
 app = typer.Typer(
     help="callbluff: call the bluff of NLP systems that grade or answer. "
@@ -19,13 +28,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True, soft_wrap=True)  # never wrap paths or error messages
-out = Console(width=None if sys.stdout.isatty() else 200)
-
-
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
 
 
 @app.command("list")
@@ -68,11 +70,9 @@ def generate(
 ) -> None:
     """Generate the adversarial set only (no target): one JSON line per example, traced to its source id."""
     from callbluff.attacks.base import get_attack
-    from callbluff.datasets import DataError, load
     from callbluff.engine.executor import make_executor
     from callbluff.engine.generate import AttackSpec, MissingResources
     from callbluff.engine.generate import generate as generate_chunks
-    from callbluff.terminal import counted
 
     params = _parse_params(param)
     try:
@@ -122,14 +122,11 @@ def _run_progress(suite: Any, limit: int | None, quiet: bool = False) -> Any:
     """Rich bars (records, generator pieces; counts, elapsed, ETA) for a run; a no-op context when quiet."""
     import contextlib
 
-    from callbluff.terminal import RunProgress
 
     if quiet:
         return contextlib.nullcontext(None)
 
     def count() -> int:
-        from callbluff.datasets import load
-
         return sum(1 for _ in load(suite.dataset_spec(), **suite.dataset.options))
 
     return RunProgress(console, suite.output.chunk_size, count, limit if limit is not None else suite.limit)
@@ -165,8 +162,7 @@ GATE_FAILED = 3
 
 def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) -> bool:
     """Print each ``[[expect]]`` gate of the run as PASS/FAIL (and write JUnit XML); True when all passed."""
-    from callbluff.gates import check_gates, gates_of_run, junit_xml
-    from callbluff.report.tables import load_metrics
+    from callbluff.render.tables import load_metrics
 
     try:
         gates = gates_of_run(run_dir)
@@ -226,11 +222,8 @@ def run(
     junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
-    from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
     from callbluff.engine.store import RunDirError
-    from callbluff.engine.suite import SuiteError, load_suite
-
     try:
         suite = load_suite(suite_file)
         with _run_progress(suite, limit, quiet) as progress:
@@ -276,11 +269,8 @@ def evaluate(
     """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
     import tempfile
 
-    from callbluff.datasets import DataError
     from callbluff.engine.run import run_suite
     from callbluff.engine.store import RunDirError
-    from callbluff.engine.suite import SuiteError, parse_suite
-
     cfg = target_from_spec(target, target_option)
     try:
         suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
@@ -331,7 +321,7 @@ def report(
             gates_ok &= check_and_print_gates(run_dir, junit if len(run_dirs) == 1 else None,
                                               str(meta.get("name", "suite")))
         if tables == "kumar":
-            from callbluff.report.tables import kumar_csv, kumar_tables
+            from callbluff.render.tables import kumar_csv, kumar_tables
 
             try:
                 md = kumar_tables(run_dir)
@@ -352,8 +342,7 @@ def report(
 
 
 def _junit_many(run_dirs: list[Path], junit: Path) -> None:
-    from callbluff.gates import check_gates, gates_of_run, junit_xml_suites
-    from callbluff.report.tables import load_metrics
+    from callbluff.render.tables import load_metrics
 
     suites = []
     for run_dir in run_dirs:
@@ -384,9 +373,6 @@ def compare(
     top: Annotated[int, typer.Option(help="rows printed on the terminal")] = 25,
 ) -> None:
     """Runs side by side (the same suite against two model versions, or two targets): largest differences first."""
-    from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
-    from callbluff.report.load import ReportError
-
     try:
         c = compare_runs(run_dirs)
     except (ReportError, ValueError) as e:
@@ -441,7 +427,7 @@ def annotate_import(
     """Read filled sheets: Kumar et al. Table 6 (scoring) and the DPAEG comprehension rate; updates report.html."""
     from callbluff.annotate import AnnotationError, import_sheets
     from callbluff.report.html import ReportError, write_report
-    from callbluff.report.text import fmt as fmt_value
+    from callbluff.render.text import fmt as fmt_value
 
     try:
         summary = import_sheets(run_dir, files)
@@ -466,8 +452,6 @@ def annotate_import(
 suite_app = typer.Typer(help="Write a paper's whole protocol as an editable suite TOML.", no_args_is_help=True)
 app.add_typer(suite_app, name="suite")
 
-from callbluff.defenses.cli import filter_app  # noqa: E402  (the `callbluff filter` group)
-
 app.add_typer(filter_app, name="filter")
 
 
@@ -482,9 +466,6 @@ def suite_kumar2020(
     seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
 ) -> None:
     """Kumar et al. 2020 "Calling Out Bluff": all 16 essay adversaries with the paper's size x position grid."""
-    from callbluff.engine.suite import SuiteError, load_suite
-    from callbluff.suites.kumar2020 import write_kumar2020_suite
-
     targets = []
     for spec in target or []:
         cfg = target_from_spec(spec, target_option)
@@ -525,9 +506,6 @@ def augment(
 ) -> None:
     """Adversarial training rows (Kumar et al. Sec. 4.2): target score = original score - penalty, clipped."""
     from callbluff.augment import Penalties, augment_rows, configs_from, read_penalties
-    from callbluff.datasets import DataError, load
-    from callbluff.engine.suite import SuiteError
-
     if unit not in ("points", "percent"):
         fail(f"--unit {unit!r}: allowed: points, percent")
     try:
@@ -573,12 +551,10 @@ def train(
     ] = None,
 ) -> None:
     """Train a reference system to attack (saved with its metadata and clean metrics)."""
-    from callbluff.models.train import train_model
+    from callbluff.train import train_model
 
     if kind not in TRAINABLE:
         fail(f"unknown model kind {kind!r}; allowed: {', '.join(TRAINABLE)}")
-    from callbluff.terminal import StageProgress, training_summary
-
     console.print(f"training {kind} on {data}" + (f", then measuring it on {eval_data}" if eval_data else ""),
                   highlight=False, markup=False)
     try:
@@ -619,7 +595,7 @@ def prepare(
                                                           "dpaeg-dictionary")] = None,
 ) -> None:
     """Build the one-time caches (AddSent lexicon, DPAEG dictionary) now instead of on first use; idempotent."""
-    from callbluff.resources.prepare import prepare as run_prepare
+    from callbluff.prepare import prepare as run_prepare
 
     try:
         results = run_prepare(step or None, log=lambda m: console.print(m, highlight=False, markup=False))

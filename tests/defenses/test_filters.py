@@ -21,9 +21,10 @@ from callbluff.defenses import (
 from callbluff.defenses.filters import best_threshold, dev_split
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.context import default_resources
-from callbluff.targets import CallableTarget, from_config
+from callbluff.defenses.filtered import FilteredTarget
+from callbluff.engine.target_factory import from_config
+from callbluff.targets import CallableTarget
 from callbluff.targets.base import Input
-from callbluff.targets.filtered import FilteredTarget
 from helpers import shared_path
 
 P = Prompt("p", "content", "Explain how pandas and koalas are alike.", score_min=0, score_max=2)

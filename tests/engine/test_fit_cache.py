@@ -1,4 +1,4 @@
-"""Fitted states persisted across runs (callbluff.engine.fit_cache): a second run reads the state instead of
+"""Fitted states persisted across runs (callbluff.resources.fit_cache): a second run reads the state instead of
 fitting, gets the same bytes, and refits when the records, params or switch say so; BabelGen's vocabulary is
 kept on disk the same way."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from callbluff.attacks.essay import BabelGen
 from callbluff.attacks.essay import generate as babel
-from callbluff.engine import fit_cache
+from callbluff.resources import fit_cache
 from callbluff.engine.generate import AttackSpec, fit_states
 from callbluff.records import Prompt, ScoredResponse
 

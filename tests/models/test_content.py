@@ -197,7 +197,7 @@ def test_real_asap_sas_prompt_well_above_chance(tmp_path: Path) -> None:
 
 
 def test_train_content_scorer_saves_metadata_and_eval_metrics(tmp_path: Path) -> None:
-    from callbluff.models import train_content_scorer
+    from callbluff.train import train_content_scorer
 
     meta = train_content_scorer("demo:content?split=train", tmp_path / "m", prompts=["demo-1"],
                                 features="word_2_5,length", eval_spec="demo:content?split=test",

@@ -25,7 +25,7 @@ from callbluff.engine.suite import parse_suite
 from callbluff.metrics.questions import answer_matches
 from callbluff.metrics.reading import f1_score
 from callbluff.report.html import write_report
-from callbluff.report.text import fmt, short_params
+from callbluff.render.text import fmt, short_params
 
 PICK = (6, 7, 22, 23, 34, 44)
 """Positions in SQuAD v1.1 dev (file order) of the questions the tests use."""

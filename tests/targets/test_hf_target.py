@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from callbluff.targets import Input, from_config
+from callbluff.engine.target_factory import from_config
+from callbluff.targets import Input
 
 pytest.importorskip("transformers", reason="HF targets need the 'hf' extra (torch + transformers)")
 

@@ -11,6 +11,7 @@ import pytest
 from helpers.fault_server import FaultServer, expected_score
 from sklearn.dummy import DummyRegressor
 
+from callbluff.engine.target_factory import from_config
 from callbluff.targets import (
     CallableTarget,
     CommandTarget,
@@ -18,7 +19,6 @@ from callbluff.targets import (
     Input,
     SklearnTarget,
     TargetConfigError,
-    from_config,
 )
 
 SCORER = Path(__file__).with_name("echo_scorer.py")

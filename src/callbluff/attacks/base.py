@@ -23,6 +23,7 @@ a run. The engine and the conformance kit (:mod:`callbluff.testing`) call the te
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from callbluff.records import Perturbed, Prompt, Record, Task
+from callbluff.resources.requirements import REQUIREMENTS
+from callbluff.seeding import prompt_rng
 
 if TYPE_CHECKING:
     from callbluff.attacks.oracle import Oracle
@@ -88,8 +91,6 @@ def state_hash(state: Any) -> str:
 
 def canonical_json_strict(obj: Any) -> str:
     """Canonical JSON that refuses non-JSON values instead of stringifying them (``default=str``)."""
-    import json
-
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -146,7 +147,7 @@ class Attack(ABC):
         return None
 
     def fit_fingerprint(self) -> str | None:
-        """Opt in to persisting fitted states across runs (:mod:`callbluff.engine.fit_cache`): a string naming
+        """Opt in to persisting fitted states across runs (:mod:`callbluff.resources.fit_cache`): a string naming
         everything ``fit`` reads besides its records, prompt, params and its family package's code (versions of
         data files and libraries, ``fit_cache.source_stamp`` of helper modules elsewhere), so that a state is reused only where ``fit`` would compute the same one. ``None`` (default): the state
         is fitted on every run."""
@@ -265,8 +266,6 @@ class PromptGenerator(Attack):
                      stop: int | None = None) -> list[Perturbed]:
         """Answers ``start .. min(stop, count) - 1`` of ``prompt``; answer ``i`` draws from
         ``prompt_rng(seed, prompt.id, name, params, i)``, so any split of the range gives the same bytes."""
-        from callbluff.seeding import prompt_rng
-
         self.check_prompt(prompt)
         self._check_state(state)
         count = int(self.params.count)  # type: ignore[attr-defined]  (Params subclasses GeneratorParams)
@@ -295,8 +294,6 @@ _KIND_PARAMS: dict[str, type[AttackParams]] = {
 
 def validate_attack_class(cls: type[Attack]) -> None:
     """TypeError naming the attribute and the fix when ``cls`` does not follow the contract."""
-    from callbluff.resources.requirements import REQUIREMENTS
-
     who = f"attack class {cls.__name__}"
     for attr in ("name", "task", "family", "paper", "description"):
         if not getattr(cls, attr, None):
@@ -361,9 +358,8 @@ def registered(*classes: type[Attack]) -> Iterator[tuple[type[Attack], ...]]:
 
 
 def _load_builtin_and_plugins() -> None:
+    # the built-in attacks are registered by ``callbluff.attacks``, which Python imports before this module
     global _ENTRY_POINTS_LOADED
-    import callbluff.attacks  # noqa: F401  (registers the built-in attacks)
-
     if not _ENTRY_POINTS_LOADED:
         _ENTRY_POINTS_LOADED = True
         for ep in entry_points(group="callbluff.attacks"):
@@ -396,8 +392,6 @@ def make_attack(name: str, **params: Any) -> Attack:
 
 def parse_param_value(raw: str) -> Any:
     """CLI ``--param key=value`` value: JSON when it parses (numbers, bools, lists), else the string."""
-    import json
-
     try:
         return json.loads(raw)
     except ValueError:

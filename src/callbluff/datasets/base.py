@@ -61,6 +61,8 @@ class Dataset:
 
 Loader = Callable[..., Dataset]
 _LOADERS: dict[str, Loader] = {}
+"""Spec prefix -> loader. The built-in loaders register themselves when ``callbluff.datasets`` is imported, which
+Python does before any of its submodules (this one included), so the registry is full whenever it is read."""
 
 
 def register_loader(name: str) -> Callable[[Loader], Loader]:
@@ -74,8 +76,6 @@ def register_loader(name: str) -> Callable[[Loader], Loader]:
 
 
 def loader_names() -> list[str]:
-    import callbluff.datasets  # noqa: F401  (registers built-in loaders)
-
     return sorted(_LOADERS)
 
 
@@ -91,8 +91,6 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
 def load(spec: str, **options: Any) -> Dataset:
     """Load a dataset from a spec string; ``options`` override those in the spec's query part."""
-    import callbluff.datasets  # noqa: F401
-
     name, path, spec_options = parse_spec(spec)
     if name not in _LOADERS:
         raise DataError(f"dataset spec {spec!r}: unknown dataset kind {name!r}; known: {', '.join(loader_names())}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from callbluff.models.content import ContentScorer
 from callbluff.models.features import PAPER_GROUPS
 
 FEATURE_VARIANTS: dict[str, tuple[str, ...]] = {
@@ -31,8 +32,6 @@ FEATURE_VARIANTS: dict[str, tuple[str, ...]] = {
 def feature_variant(name: str, **kw: Any) -> Any:
     """An untrained :class:`~callbluff.models.content.ContentScorer` with the feature groups of variant
     ``name`` (:data:`FEATURE_VARIANTS`); ``kw`` go to the scorer."""
-    from callbluff.models.content import ContentScorer
-
     if name not in FEATURE_VARIANTS:
         raise ValueError(f"unknown feature variant {name!r}; known: {', '.join(FEATURE_VARIANTS)}")
     return ContentScorer(FEATURE_VARIANTS[name], **kw)

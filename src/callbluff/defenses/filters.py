@@ -1,6 +1,6 @@
 """Adversarial-answer filters (Ding et al. 2020, Sec. 5.4): a module before the scorer that flags answers as
 potential adversarials "for human inspection"; a flagged answer is rejected (the prompt's minimum score, see
-:class:`callbluff.targets.filtered.FilteredTarget`).
+:class:`callbluff.defenses.filtered.FilteredTarget`).
 
 Two filters of the paper and one of ours (:mod:`callbluff.defenses.plausibility`), all fitted per prompt on
 the prompt's training answers and saved to a directory (``filter.json`` + ``state.joblib``) that names the
@@ -16,26 +16,36 @@ prompts it knows; asking it about another prompt is an error that says so.
 Development split (where the paper is silent): per prompt, ``dev_fraction`` (20 %) of the training answers,
 drawn with a seed derived from ``seed`` and the prompt id, are held out; the dictionary / n-gram tables are
 built from the rest, and the adversarial development answers come from the generator battery
-(:func:`callbluff.defenses.battery.battery`, ``dev_count`` per configuration) fitted on that rest, so the
-development answers are unseen by both. An answer without any word token is always flagged (nothing there is
+(:func:`callbluff.battery.battery`, ``dev_count`` per configuration) fitted on that rest, so the
+development answers are unseen by both. The battery generates through the engine, which sits above the
+defences (the engine builds filtered targets), so :meth:`AnswerFilter.fit` takes it as an argument
+(``battery=callbluff.battery.battery``; ``callbluff filter fit`` passes it). An answer without any word token is always flagged (nothing there is
 an answer; the scorer would reject it too). A prompt with too few answers to split (fewer than
 ``min_dev`` development answers) keeps the configured ``threshold`` instead of choosing one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from io import BytesIO
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from callbluff.defenses.lexicon import hunspell_words, nonword_rate, shared_words
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.ngrams import word_tokens
 from callbluff.seeding import derive_seed
+
+Battery = Callable[..., Sequence[Any]]
+"""``battery(records, prompt, count, *, seed, corpus, errors)`` -> generated answers with a ``text``
+(:func:`callbluff.battery.battery`)."""
 
 FILTER_FILE = "filter.json"
 STATE_FILE = "state.joblib"
@@ -91,11 +101,12 @@ class AnswerFilter(ABC):
 
     # -- fitting --------------------------------------------------------------------------------------
     def fit(self, records: Sequence[ScoredResponse], prompts: Mapping[str, Prompt], *,
-            adversarial: Mapping[str, Sequence[str]] | None = None) -> Self:
+            adversarial: Mapping[str, Sequence[str]] | None = None, battery: Battery | None = None) -> Self:
         """Fit on every prompt of ``prompts`` with its ``records`` (a prompt without records is fitted on
         none: the unigram filter then flags every answer, the others judge by the non-word rate and the
-        configured ``threshold``). ``adversarial`` (prompt id -> texts) replaces the generated development
-        adversarials."""
+        configured ``threshold``). The development adversarials of a prompt are ``adversarial[prompt id]``
+        when given, else ``battery`` run on the prompt's fit part (:func:`callbluff.battery.battery`); a filter
+        that chooses its threshold on them and gets neither raises ValueError naming both."""
         by_prompt: dict[str, list[ScoredResponse]] = {}
         for r in records:
             by_prompt.setdefault(str(r.prompt_id), []).append(r)
@@ -108,9 +119,10 @@ class AnswerFilter(ABC):
             if self.uses_dev and len(dev_part) >= p["min_dev"]:
                 if adversarial is not None and pid in adversarial:
                     dev_adv = [t for t in adversarial[pid] if t.strip()]
+                elif battery is None:
+                    raise ValueError(f"{type(self).__name__}.fit: prompt {pid} needs development adversarials: pass "
+                                     "adversarial={prompt id: texts} or battery=callbluff.battery.battery")
                 else:
-                    from callbluff.defenses.battery import battery
-
                     dev_adv = [a.text for a in battery(fit_part, prompt, p["dev_count"], seed=p["seed"],
                                                        corpus=p["corpus"], errors=self.errors)]
             state = self._fit_prompt([r.text for r in fit_part], [r.text for r in dev_part], dev_adv)
@@ -171,11 +183,7 @@ class AnswerFilter(ABC):
     # -- persistence ----------------------------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        import hashlib
-
         import joblib
-        from io import BytesIO
-
         buf = BytesIO()
         joblib.dump(self.states, buf)
         h = hashlib.sha256(buf.getvalue())
@@ -198,6 +206,8 @@ class AnswerFilter(ABC):
 
 
 FILTERS: dict[str, type[AnswerFilter]] = {}
+"""Kind -> filter class. Ours (:mod:`callbluff.defenses.plausibility`) registers itself when ``callbluff.defenses``
+is imported, which Python does before any of its submodules, this one included."""
 
 
 def register_filter(cls: type[AnswerFilter]) -> type[AnswerFilter]:
@@ -208,8 +218,6 @@ def register_filter(cls: type[AnswerFilter]) -> type[AnswerFilter]:
 def load_filter(path: str | Path) -> AnswerFilter:
     """A filter saved with :meth:`AnswerFilter.save`; ValueError naming the file and the fix otherwise."""
     import joblib
-
-    from callbluff.defenses import plausibility  # noqa: F401  (registers the plausibility filter)
 
     d = Path(path)
     meta_path = d / FILTER_FILE
@@ -243,8 +251,6 @@ class NonWordRateFilter(AnswerFilter):
         self.params["min_answers"] = int(min_answers)
 
     def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from callbluff.defenses.lexicon import hunspell_words, shared_words
-
         _, source = hunspell_words()
         state: dict[str, Any] = {"extra": frozenset(shared_words(fit_texts, self.params["min_answers"])),
                                  "dictionary": source}
@@ -252,8 +258,6 @@ class NonWordRateFilter(AnswerFilter):
         return state
 
     def _values_of(self, state: dict[str, Any], texts: Sequence[str]) -> np.ndarray:
-        from callbluff.defenses.lexicon import hunspell_words, nonword_rate
-
         words, source = hunspell_words()
         if source != state["dictionary"]:
             raise ValueError(f"nonword filter: the Hunspell dictionary changed since fit ({source}, fitted with "
@@ -271,8 +275,6 @@ class UnigramPerplexityFilter(AnswerFilter):
     uses_dev = False
 
     def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from collections import Counter
-
         counts = Counter(w for t in fit_texts for w in word_tokens(t))
         total = sum(counts.values())
         return {"logp": {w: math.log(c / total) for w, c in counts.items()}, "threshold": math.inf,

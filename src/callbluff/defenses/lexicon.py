@@ -2,7 +2,7 @@
 "enlarged with all the words in [the] corrected version of ASAP-SAS".
 
 The Hunspell dictionary is the system's (Debian ``hunspell-en-us``, installed by ``make setup``), expanded
-with its affix rules by :func:`callbluff.models.features._expand_hunspell` (stems plus prefix/suffix forms),
+with its affix rules by :func:`callbluff.resources.hunspell.expand_hunspell` (stems plus prefix/suffix forms),
 so a lookup is a set membership. No corrected ASAP-SAS exists offline, so the enlargement is made of the
 training answers' own words that occur in at least ``min_answers`` (default 2) different answers: a word the
 students share is taken as a real word of the prompt, a one-off misspelling is not. Tokens are
@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from callbluff.resources.hunspell import HUNSPELL_DIRS, expand_hunspell, hunspell_files
 from callbluff.resources.ngrams import word_tokens
 
 
@@ -27,13 +28,11 @@ class DictionaryError(RuntimeError):
 @lru_cache(maxsize=1)
 def hunspell_words() -> tuple[frozenset[str], str]:
     """(all word forms of the system Hunspell ``en_US`` dictionary, lower-cased; a fingerprint of them)."""
-    from callbluff.models.features import HUNSPELL_DIRS, _expand_hunspell, _hunspell_files
-
-    files = _hunspell_files("en_US")
+    files = hunspell_files("en_US")
     if files is None:
         raise DictionaryError(f"no Hunspell en_US dictionary in {', '.join(HUNSPELL_DIRS)}: "
                               "`apt-get install hunspell-en-us` (`make setup` does)")
-    words = frozenset(_expand_hunspell(*files))
+    words = frozenset(expand_hunspell(*files))
     digest = hashlib.sha256("\n".join(sorted(words)).encode()).hexdigest()[:16]
     return words, f"hunspell:{files[0]}:{digest}"
 

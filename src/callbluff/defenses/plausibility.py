@@ -38,7 +38,7 @@ does not make its correctly spelled neighbours look misplaced (the non-word and 
 
 A classifier (``classifier``: scikit-learn's histogram gradient boosting, the default, or a logistic
 regression; balanced classes, standardised features; one thread) learns real answers against the generator
-battery's answers (:mod:`callbluff.defenses.battery`, generated from the fit part). The real answers are, by
+battery's answers (:mod:`callbluff.battery`, generated from the fit part). The real answers are, by
 default (``cross_fit``), all the prompt's training answers, each measured out-of-fold (5 folds: against
 tables and language models of the other answers; answers with the same words are held out together, as are
 they in the classifier's folds), so the classifier and the threshold see five times more real answers than
@@ -69,8 +69,11 @@ from typing import Any, Literal
 import numpy as np
 
 from callbluff.defenses.filters import AnswerFilter, register_filter
+from callbluff.defenses.lexicon import hunspell_words, is_known, nonword_rate, shared_words
+from callbluff.resources.corpus import CorpusSpec, generic_corpus
 from callbluff.resources.ngram_lm import BOS, DISCOUNT, EOS, UNK
-from callbluff.resources.ngrams import word_tokens
+from callbluff.resources.ngrams import EOS_WORD, cached_table, word_tokens
+from callbluff.resources.spacy_pipeline import load_english
 
 FEATURES: tuple[str, ...] = ("nonword", "bigram_prompt", "bigram_known", "bigram_english", "trigram_prompt",
                              "unseen_prompt", "similarity", "log_length", "lm_logprob", "lm_gain", "lm_gain_low",
@@ -160,9 +163,6 @@ class WordTrigramLM:
 def generic_bigrams(corpus: str | None) -> tuple[frozenset[str], str]:
     """Word bigrams of the generic corpus (:mod:`callbluff.resources.corpus`, default SQuAD Wikipedia) and
     its fingerprint, read from the cached word 2-gram table."""
-    from callbluff.resources.corpus import CorpusSpec, generic_corpus
-    from callbluff.resources.ngrams import EOS_WORD, cached_table
-
     spec = CorpusSpec(corpus)
     c = generic_corpus(spec)
     t = cached_table(c.documents, c.fingerprint, "word", 2)
@@ -195,8 +195,6 @@ class PlausibilityFilter(AnswerFilter):
     # -- features -------------------------------------------------------------------------------------
     def features(self, state: dict[str, Any], texts: Sequence[str]) -> np.ndarray:
         """The (len(texts), len(FEATURES)) feature matrix of :data:`FEATURES`."""
-        from callbluff.defenses.lexicon import hunspell_words
-
         if state.get("features") != FEATURES:
             raise ValueError(f"plausibility filter: fitted with the features {list(state.get('features', FEATURES[:8]))}"
                              f", this version computes {list(FEATURES)} (a filter saved by an older callbluff); fit "
@@ -212,8 +210,6 @@ class PlausibilityFilter(AnswerFilter):
 
     def _feature_rows(self, state: dict[str, Any], texts: Sequence[str], toks: Sequence[Sequence[str]],
                       tags: Sequence[Sequence[str]], words: frozenset[str], english: frozenset[str]) -> np.ndarray:
-        from callbluff.defenses.lexicon import nonword_rate
-
         sim = self._similarity(state, texts)
         lm: WordTrigramLM = state["lm"]
         rows = []
@@ -255,8 +251,6 @@ class PlausibilityFilter(AnswerFilter):
                 source: str, fp: str) -> dict[str, Any]:
         """What the features measure an answer against: the answers' words, n-grams, language models and
         TF-IDF space."""
-        from callbluff.defenses.lexicon import shared_words
-
         extra = frozenset(shared_words(texts, self.params["min_answers"]))
         state: dict[str, Any] = {
             "features": FEATURES, "dictionary": source, "corpus": fp, "extra": extra,
@@ -276,8 +270,6 @@ class PlausibilityFilter(AnswerFilter):
         return state
 
     def _fit_prompt(self, fit_texts: list[str], dev_real: list[str], dev_adv: list[str]) -> dict[str, Any]:
-        from callbluff.defenses.lexicon import hunspell_words
-
         words, source = hunspell_words()
         english, fp = generic_bigrams(self.params["corpus"])
         cross = self.params["cross_fit"] and len(dev_real) >= self.params["min_dev"] and bool(dev_adv)
@@ -384,7 +376,6 @@ def pos_tags(tokens: Sequence[Sequence[str]]) -> list[list[str]]:
     punctuation, as every answer is seen by the filter. Batched with ``nlp.pipe``."""
     from spacy.tokens import Doc
 
-    from callbluff.resources.spacy_pipeline import load_english
 
     nlp = load_english("tagger")
     docs = (Doc(nlp.vocab, words=list(tk)) if tk else Doc(nlp.vocab, words=[]) for tk in tokens)
@@ -434,8 +425,6 @@ def _edges(gain: np.ndarray, known: np.ndarray) -> float:
 def _glued_rate(tokens: Sequence[str], dictionary: frozenset[str], extra: frozenset[str]) -> float:
     """Share of ``tokens`` that are non-words made of two or more known words run together (a student's
     missing spaces: "transcriptiontranslation"), which random characters and character n-grams rarely are."""
-    from callbluff.defenses.lexicon import is_known
-
     if not tokens:
         return 0.0
     return sum(not is_known(w, dictionary, extra) and _splits(w, dictionary, extra) for w in tokens) / len(tokens)
@@ -447,8 +436,6 @@ GLUE_MIN = 3
 
 def _splits(word: str, dictionary: frozenset[str], extra: frozenset[str]) -> bool:
     """``word`` is two or more known words (each at least :data:`GLUE_MIN` letters) without spaces."""
-    from callbluff.defenses.lexicon import is_known
-
     n = len(word)
     if n < 2 * GLUE_MIN or n > 60:
         return False

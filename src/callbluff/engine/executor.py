@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Protocol, TypeVar
 
+from callbluff.engine.ray_executor import RayExecutor
+from callbluff.iterutil import map_threads
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -57,13 +60,7 @@ class LocalExecutor:
         return self._get_pool().map(fn, items)
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
-        items = list(items)
-        if concurrency <= 1 or len(items) <= 1:
-            return map(fn, items)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="callbluff-search") as tp:
-            return iter(list(tp.map(fn, items)))
+        return map_threads(fn, items, concurrency)
 
     def remote_target(self, target: T) -> T:
         return target
@@ -88,7 +85,5 @@ def make_executor(kind: str = "local", workers: int = 1, ray_address: str | None
             raise ValueError("--ray-address needs --executor ray")
         return LocalExecutor(workers)
     if kind == "ray":
-        from callbluff.engine.ray_executor import RayExecutor
-
         return RayExecutor(workers, ray_address)
     raise ValueError(f"--executor {kind!r} is unknown; allowed: local, ray")

@@ -35,15 +35,14 @@ from callbluff.engine.work import (
     generate_examples,
     generate_prompt_examples,
     instantiate,
-    split_evenly,
 )
-from callbluff.iterutil import chunked
+from callbluff.iterutil import chunked, split_evenly
 from callbluff.records import Perturbed, Prompt, Record
 from callbluff.resources.context import default_resources
 from callbluff.resources.requirements import check_requirements
 
 __all__ = ["GENERATOR_CHUNK0", "AttackSpec", "Chunk", "Generation", "GenerationResult", "MissingResources",
-           "fit_states", "generate", "instantiate", "split_evenly"]
+           "fit_states", "generate", "instantiate"]
 
 GENERATOR_CHUNK0 = 900_000
 """Prompt-level generator answers are numbered as chunks from here (after the record chunks, whose numbers count

@@ -12,7 +12,7 @@ from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
-from callbluff.targets.config import from_config
+from callbluff.engine.target_factory import from_config
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
 from callbluff.tasks import get_task

@@ -35,8 +35,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from callbluff.engine.executor import LocalExecutor
+from callbluff.iterutil import map_threads, split_evenly
 from callbluff.targets.base import Input, Output
+from callbluff.targets.cache import PredictionCache
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -85,7 +86,6 @@ class RayExecutor:
         self._ray = ray
         self._call = ray.remote(num_cpus=1, max_retries=2)(_call)
         self._predict = ray.remote(num_cpus=1, max_retries=2)(_predict)
-        self._local = LocalExecutor(1)
         self._caches: dict[str, ActorCache] = {}
         self.tasks = {"map": 0, "map_all": 0, "predict": 0}  # tasks submitted, by kind (tests, diagnostics)
 
@@ -112,7 +112,7 @@ class RayExecutor:
         return list(ray.get(refs))
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
-        return self._local.map_concurrent(fn, items, concurrency)
+        return map_threads(fn, items, concurrency)
 
     def put(self, obj: Any) -> Any:
         """``obj`` in the object store (shared by many tasks without being sent with each)."""
@@ -181,8 +181,6 @@ class RemoteTarget:
         return self._ref
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        from callbluff.engine.generate import split_evenly
-
         ex = self._executor
         pieces = split_evenly(list(inputs), ex.workers)
         refs = [ex._predict.remote(self._ref, list(p)) for p in pieces]
@@ -204,8 +202,6 @@ class _CacheActor:
     same SQLite file as the driver's; SQLite's WAL mode and busy timeout arbitrate the two connections)."""
 
     def __init__(self, path: str) -> None:
-        from callbluff.targets.cache import PredictionCache
-
         self.cache = PredictionCache(path)
 
     def get_many(self, fingerprint: str, keys: list[str]) -> dict[str, Output]:

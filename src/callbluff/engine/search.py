@@ -28,7 +28,8 @@ from callbluff.attacks.oracle import Oracle
 from callbluff.engine.executor import Executor
 from callbluff.engine.ray_executor import RayExecutor, RemoteTarget
 from callbluff.engine.inputs import adversarial_input
-from callbluff.engine.work import AttackSpec, instantiate, split_evenly
+from callbluff.engine.work import AttackSpec, instantiate
+from callbluff.iterutil import split_evenly
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import Resources, default_resources
 from callbluff.seeding import record_rng

@@ -32,6 +32,7 @@ Validation errors name the key and say what is allowed.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import tomllib
 from pathlib import Path
@@ -39,6 +40,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from callbluff.datasets.base import parse_spec
+from callbluff.gates import ExpectConfig
 from callbluff.records import canonical_json
 from callbluff.targets.config import TargetConfig, validate_target_config
 from callbluff.tasks import all_tasks
@@ -98,29 +101,6 @@ class OutputConfig(BaseModel):
                                                 "example browser (a deterministic sample; 0: none)")
 
 
-class ExpectConfig(BaseModel):
-    """One ``[[expect]]`` table: a gate on one metric of one attack's rows (:mod:`callbluff.gates`).
-
-    ``attack`` is an attack of the suite (or ``"clean"`` for the clean-data rows, e.g. ``qwk``), ``metric`` a
-    metric field of the rows (a task descriptor's ``fields``, :mod:`callbluff.tasks`), ``min`` / ``max`` the bounds (at least
-    one). ``target`` and ``prompt`` narrow the rows; without ``prompt`` the pooled ``all`` row is checked where
-    the run has one, else each prompt's row; without ``target`` every target is checked."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    attack: str
-    metric: str
-    min: float | None = None
-    max: float | None = None
-    target: str | None = None
-    prompt: str | None = None
-
-    def label(self) -> str:
-        bounds = " and ".join(b for b in (f">= {self.min:g}" if self.min is not None else "",
-                                          f"<= {self.max:g}" if self.max is not None else "") if b)
-        where = "".join(f" {k}={v}" for k, v in (("target", self.target), ("prompt", self.prompt)) if v)
-        return f"{self.attack} {self.metric} {bounds}{where}"
-
-
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "suite"
@@ -141,8 +121,6 @@ class Suite(BaseModel):
 
     def resolve_spec(self, spec: str) -> str:
         """A dataset spec with its path resolved against the suite file (built-in ``demo:...`` unchanged)."""
-        from callbluff.datasets.base import parse_spec
-
         name, path, _ = parse_spec(spec)
         if name == "demo" or not path:
             return spec
@@ -154,8 +132,6 @@ class Suite(BaseModel):
 
     def fingerprint(self) -> str:
         """What must match for a run directory to be resumed (everything that changes the results)."""
-        import hashlib
-
         d = self.model_dump(exclude={"base_dir", "output", "expect"})  # gates do not change results
         d["dataset_spec"] = self.dataset_spec()
         d["chunk_size"] = self.output.chunk_size

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
-from callbluff.engine import fit_cache
+from callbluff.resources import fit_cache
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import default_resources
 from callbluff.seeding import record_rng
@@ -118,7 +118,7 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
 
 
 def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
-    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.engine.fit_cache` when the
+    """``fit`` of one (configuration, prompt), read from / written to :mod:`callbluff.resources.fit_cache` when the
     attack opts in (``fit_fingerprint``) and the cache is on."""
     attack = instantiate(spec)
     fingerprint = attack.fit_fingerprint() if fit_cache.enabled() else None
@@ -180,15 +180,3 @@ def generate_prompt_examples(task: GeneratorTask) -> GenerationResult:
             raise
         return GenerationResult([], [_error("generate", attack, f"prompt:{task.prompt.id}", task.prompt.id, e)])
     return GenerationResult(ex, [])
-
-
-def split_evenly(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
-    """``items`` cut into at most ``parts`` contiguous slices of near-equal size (order kept)."""
-    parts = max(1, min(parts, len(items)))
-    size, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for i in range(parts):
-        stop = start + size + (1 if i < extra else 0)
-        out.append(items[start:stop])
-        start = stop
-    return [s for s in out if len(s)]

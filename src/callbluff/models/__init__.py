@@ -25,7 +25,6 @@ KINDS: dict[str, tuple[str, str]] = {
 
 _LAZY: dict[str, tuple[str, str]] = {cls: (mod, cls) for mod, cls in KINDS.values()}
 _LAZY.update({
-    "train_content_scorer": ("callbluff.models.content", "train_content_scorer"),
     "train_essay_scorer": ("callbluff.models.essay", "train_essay_scorer"),
 })
 

@@ -31,18 +31,18 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
+from callbluff.metrics import qwk
 from callbluff.models.features import PAPER_GROUPS, ContentFeaturizer, check_groups
 from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet
 from callbluff.progress import Progress
 from callbluff.seeding import derive_seed
 
-__all__ = ["ContentScorer", "LinearOvO", "train_content_scorer"]
+__all__ = ["ContentScorer", "LinearOvO"]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,6 @@ DEFAULT_LENGTH_WEIGHT_GRID: tuple[float, ...] = (1.0, 10.0, 30.0)
 
 
 def _qwk(gold: Sequence[float], pred: Sequence[float], lo: float, hi: float) -> float:
-    from callbluff.metrics import qwk
-
     return float(qwk(gold, pred, score_min=lo, score_max=hi))
 
 
@@ -341,17 +339,3 @@ class ContentScorer(JoblibPerPromptScorer):
         }
         log.info("content-scorer prompt %s: %s", pid, {k: summary[k] for k in ("chosen", "cv_qwk", "fit_seconds")})
         return _PromptModel(fz, svm, weights, lo, hi, summary)
-
-
-def train_content_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[str] | None = None,
-                         features: Iterable[str] | str | None = None, *, eval_spec: str | None = None,
-                         **kw: Any) -> dict[str, Any]:
-    """Train a :class:`ContentScorer` on dataset spec ``data_spec`` (e.g. ``asap-sas:train.tsv.gz``), save
-    it to ``out_dir`` and return its metadata (``model.json``) with ``train_seconds``. With ``eval_spec``
-    (e.g. the public leaderboard), per-prompt QWK on that data is added under ``metrics[pid]["eval_qwk"]``
-    and saved. ``kw`` go to :class:`ContentScorer`."""
-    from callbluff.models.train import train_model
-
-    if features is not None:
-        kw["features"] = features
-    return train_model("content-scorer", data_spec, out_dir, prompts=prompts, eval_spec=eval_spec, **kw)

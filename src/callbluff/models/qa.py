@@ -26,7 +26,9 @@ import numpy as np
 
 from callbluff.models import persist
 from callbluff.records import canonical_json
+from callbluff.resources.spacy_pipeline import load_english
 from callbluff.targets.base import Candidate, Input, Output
+from callbluff.targets.hf import load_qa, model_dir_hash, qa_predict
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -182,8 +184,6 @@ class SlidingWindowQA:
     # -- internals ------------------------------------------------------------------------------------
     def _pipeline(self) -> Any:
         if self._nlp is None:
-            from callbluff.resources.spacy_pipeline import load_english
-
             self._nlp = load_english("full")
         return self._nlp
 
@@ -374,8 +374,6 @@ class TransformerQA:
     def fingerprint(self) -> str:
         if self._fingerprint is None:
             decoding = {k: v for k, v in self.params.items() if k not in ("batch_size", "num_threads")}
-            from callbluff.targets.hf import model_dir_hash
-
             digest = model_dir_hash(self.model_dir)[:16]
             self._fingerprint = f"{self.kind}:{self.model_dir.name}:{digest}:{_hash(decoding)}"
         return self._fingerprint
@@ -388,15 +386,11 @@ class TransformerQA:
                 import torch
 
                 torch.set_num_threads(int(self.num_threads))
-            from callbluff.targets.hf import load_qa
-
             self._model, self._tokenizer = load_qa(self.model_dir)
         return self._model, self._tokenizer
 
     def answer(self, questions: Sequence[str], contexts: Sequence[str]) -> list[list[Candidate]]:
         """Ranked candidate spans (best first, at most ``top_k``) for each (question, context) pair."""
-        from callbluff.targets.hf import qa_predict
-
         model, tok = self._load()
         return qa_predict(model, tok, list(questions), list(contexts), max_length=self.max_length,
                           stride=self.stride, top_k=self.top_k, batch_size=self.batch_size,

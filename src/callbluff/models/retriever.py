@@ -45,7 +45,9 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from callbluff.metrics import normalize_answer as _norm
 from callbluff.models import persist
+from callbluff.models.qa import SlidingWindowQA, TransformerQA
 from callbluff.progress import Progress
 from callbluff.records import canonical_json
 from callbluff.targets.base import Candidate, Input, Output
@@ -57,8 +59,6 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 def normalize_answer(text: str) -> str:
     """The official SQuAD v1.1 answer normalisation (lower case, no punctuation/articles/extra spaces)."""
-    from callbluff.metrics import normalize_answer as _norm
-
     return _norm(text)
 
 
@@ -259,8 +259,6 @@ def _reader_answers(reader: Any, questions: list[str], contexts: list[str]) -> l
 
 
 def _make_reader(reader: Any) -> Any:
-    from callbluff.models.qa import SlidingWindowQA, TransformerQA
-
     if isinstance(reader, str):
         if reader in ("sliding-window", "sliding-window-qa"):
             return SlidingWindowQA()
@@ -444,8 +442,6 @@ class RetrieverReader:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, reader: Any = None) -> RetrieverReader:
         """Load a saved system; ``reader`` overrides the saved reader (needed when it could not be saved)."""
-        from callbluff.models.qa import SlidingWindowQA, TransformerQA
-
         root = Path(path)
         meta = persist.read_meta(root, cls.kind)
         params = dict(meta["params"])

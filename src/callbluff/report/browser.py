@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from callbluff.tasks.frames import gold_list
-from callbluff.report.text import num, short_params
+from callbluff.render.text import num, short_params
 from callbluff.seeding import derive_seed
 
 COLUMNS = ("example_id", "source_id", "prompt_id", "attack", "params", "index", "field", "original_text",

@@ -6,7 +6,7 @@ user or adversarial text is escaped: Jinja's autoescape for HTML, :func:`~callbl
 for the embedded data, and the script inserts text with ``textContent`` only.
 
 Sections: findings (gates, scorecard per target: clean quality next to robustness, worst attack first), the
-paper-shaped views (:mod:`callbluff.report.views`), human evaluation results when imported
+paper-shaped views (:mod:`callbluff.render.views`), human evaluation results when imported
 (:mod:`callbluff.annotate`), the example browser (:mod:`callbluff.report.browser`), configuration, versions,
 counts, target statistics and errors.
 """
@@ -23,8 +23,8 @@ from jinja2 import Environment, PackageLoader
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.report.scorecard import EXPECT_TEXT, headlines, scorecards
-from callbluff.report.text import fmt, short_params
-from callbluff.report.views import failure_chart
+from callbluff.render.text import fmt, short_params
+from callbluff.render.views import failure_chart
 from callbluff.tasks import get_task
 
 __all__ = ["ReportError", "headlines", "short_params", "write_report", "render_report", "fmt", "_fmt"]

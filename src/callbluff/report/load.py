@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from callbluff.gates import check_gates, gates_of_run
+
 
 class ReportError(ValueError):
     """A run directory the report cannot read: the message names the file and the fix."""
@@ -54,8 +56,6 @@ def _json(path: Path, what: str) -> Any:
 
 def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
     """Read a run directory (errors.jsonl: the first ``max_errors`` rows and the count)."""
-    from callbluff.gates import check_gates, gates_of_run
-
     path = Path(run_dir)
     if not (path / "run.json").exists():
         raise ReportError(f"{path}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {path}`")

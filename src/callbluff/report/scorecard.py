@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from callbluff.report.text import fmt, natural_key, num, pct, pooled_rows, row_label, short_params
+from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, row_label, short_params
 from callbluff.tasks import get_task
 
 EXPECT_TEXT: dict[str, str] = {

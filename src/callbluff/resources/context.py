@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from callbluff.resources.spacy_pipeline import load_english
+
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc, Token
@@ -44,8 +46,6 @@ class Resources:
     @cached_property
     def nlp(self) -> Language:
         """Full English pipeline (POS, dependency parse, NER)."""
-        from callbluff.resources.spacy_pipeline import load_english
-
         return load_english("full")
 
     @cached_property
@@ -53,8 +53,6 @@ class Resources:
         """Fast sentence segmentation (spaCy ``senter`` only). Its ``max_length`` is raised to
         :data:`SENTENCER_MAX_LENGTH`: spaCy's default limit (1,000,000 characters) guards the parser's and NER's
         memory, which the senter does not use, so a 1 MB essay is split instead of refused."""
-        from callbluff.resources.spacy_pipeline import load_english
-
         nlp = load_english("sentences")
         nlp.max_length = max(nlp.max_length, SENTENCER_MAX_LENGTH)
         return nlp

@@ -25,6 +25,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from callbluff.resources.squad_fetch import FILES, squad_dir
+
 DEFAULT_MAX_WORDS = 1_000_000
 """Default cut of the generic corpus: about the size of the Brown corpus the paper used."""
 
@@ -106,8 +108,6 @@ def _read_file(p: Path, field: str) -> list[str]:
 
 
 def _default_files() -> list[Path]:
-    from callbluff.resources.squad_fetch import FILES, squad_dir
-
     files = [squad_dir() / name for name in sorted(FILES, reverse=True)]  # train first, then dev
     missing = [str(p) for p in files if not p.is_file()]
     if missing:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from callbluff.resources.corpus import CorpusSpec, generic_corpus
+from callbluff.resources.paths import cache_dir
 
 Unit = Literal["char", "word"]
 EOS_CHAR = "\n"
@@ -253,8 +254,6 @@ def table_cache_dir() -> Path:
         p = Path(env)
         p.mkdir(parents=True, exist_ok=True)
         return p
-    from callbluff.resources.paths import cache_dir
-
     return cache_dir("ngram-tables")
 
 

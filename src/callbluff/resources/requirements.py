@@ -4,6 +4,12 @@ An attack names what it needs (``requires = ("wordnet", "spacy-parse")``); the e
 :func:`check_requirements` with the union of the names of a suite's attacks before the first chunk and stops
 with one message per missing resource, instead of writing one error row per record. Each check is cheap
 (a module lookup or one small load) and its result is cached for the life of the process.
+
+The registry is open: the requirements on the shared resources of this package are registered here; a
+resource owned by another module is registered by that module, at import, with :func:`register_requirement`
+(``squad-train``, the corpus of the AddSent lexicon, by :mod:`callbluff.attacks.reading.lexicon`), so this
+module never imports its users. An attack's module imports the owner of every name in its ``requires``
+(checked when the attack registers).
 """
 
 from __future__ import annotations
@@ -13,6 +19,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from callbluff.resources.corpus import CorpusError, CorpusSpec, corpus_files
+from callbluff.resources.hunspell import HUNSPELL_DIRS
+from callbluff.resources.spacy_pipeline import MODEL_PACKAGES, load_english
+from callbluff.resources.typos import default_paths
+from callbluff.resources.wordnet_setup import load_wordnet
 
 SETUP_HINT = "run `make setup`"
 
@@ -34,8 +46,6 @@ def _has_module(module: str) -> bool:
 
 
 def _spacy_model() -> str | None:
-    from callbluff.resources.spacy_pipeline import MODEL_PACKAGES
-
     if not _has_module("spacy"):
         return f"spaCy is not installed: {SETUP_HINT} (or `pip install 'spacy>=3.8,<3.9'`)"
     if not any(_has_module(m) for m in MODEL_PACKAGES):
@@ -53,8 +63,6 @@ def _check_spacy_parse() -> str | None:
     problem = _spacy_model()
     if problem:
         return f"spacy-parse: {problem}"
-    from callbluff.resources.spacy_pipeline import load_english
-
     try:
         names = set(load_english("full").pipe_names)
     except (OSError, RuntimeError, ValueError) as e:
@@ -69,8 +77,6 @@ def _check_spacy_parse() -> str | None:
 def _check_wordnet() -> str | None:
     if not _has_module("nltk"):
         return f"wordnet: NLTK is not installed: {SETUP_HINT}"
-    from callbluff.resources.wordnet_setup import load_wordnet
-
     try:
         load_wordnet()  # loaded once here, before workers fork (NLTK's slow OMW version map skipped)
     except LookupError:
@@ -80,8 +86,6 @@ def _check_wordnet() -> str | None:
 
 
 def _check_hunspell() -> str | None:
-    from callbluff.models.features import HUNSPELL_DIRS
-
     for d in HUNSPELL_DIRS:
         if all((Path(d) / f"en_US.{ext}").exists() for ext in ("dic", "aff")):
             return None
@@ -98,19 +102,7 @@ def _check_wordfreq() -> str | None:
     return None
 
 
-def _check_squad_train() -> str | None:
-    from callbluff.attacks.reading.lexicon import default_corpus
-
-    try:
-        default_corpus()
-    except FileNotFoundError as e:
-        return f"squad-train: {e}"
-    return None
-
-
 def _check_typos() -> str | None:
-    from callbluff.resources.typos import default_paths
-
     try:
         paths = default_paths()
     except FileNotFoundError as e:
@@ -123,8 +115,6 @@ def _check_typos() -> str | None:
 
 
 def _check_generic_corpus() -> str | None:
-    from callbluff.resources.corpus import CorpusError, CorpusSpec, corpus_files
-
     try:
         corpus_files(CorpusSpec())
     except CorpusError as e:
@@ -139,7 +129,25 @@ def _check_module(name: str, hint: str) -> Callable[[], str | None]:
     return check
 
 
-REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
+REQUIREMENTS: dict[str, Requirement] = {}
+"""Name -> requirement; filled by :func:`register_requirement` (the built-ins below, then their owners)."""
+
+
+def register_requirement(name: str, description: str, check: Callable[[], str | None]) -> Requirement:
+    """Register (or re-register, e.g. on a module reload) the requirement ``name``: ``check()`` returns None when
+    the resource is usable, else one message naming what is missing and the fix. Returns the requirement."""
+    req = Requirement(name, description, check)
+    REQUIREMENTS[name] = req
+    _status.cache_clear()
+    return req
+
+
+@lru_cache(maxsize=None)
+def _status(name: str) -> str | None:
+    return REQUIREMENTS[name].check()
+
+
+for _req in (
     Requirement("spacy", "spaCy with an English pipeline (tokens, sentences)", _check_spacy),
     Requirement("spacy-parse", "spaCy English pipeline with tagger, parser and NER", _check_spacy_parse),
     Requirement("wordnet", "WordNet 3.0 through NLTK (synonyms, antonyms, hypernyms)", _check_wordnet),
@@ -151,15 +159,11 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("lemminflect", "English inflection (lemminflect)",
                 _check_module("lemminflect", "add `lemminflect` to the dependencies in pyproject.toml and "
                                              "`pip install lemminflect`")),
-    Requirement("squad-train", "SQuAD v1.1 train (the corpus of the AddSent lexicon)", _check_squad_train),
     Requirement("torch", "PyTorch (neural attacks and targets)",
                 _check_module("torch", "`pip install -e '.[hf]'` (the hf extra)")),
-)}
-
-
-@lru_cache(maxsize=None)
-def _status(name: str) -> str | None:
-    return REQUIREMENTS[name].check()
+):
+    register_requirement(_req.name, _req.description, _req.check)
+del _req
 
 
 def check_requirements(names: Iterable[str]) -> list[str]:
@@ -170,7 +174,8 @@ def check_requirements(names: Iterable[str]) -> list[str]:
     problems: list[str] = []
     for name in dict.fromkeys(names):
         if name not in REQUIREMENTS:
-            problems.append(f"unknown requirement {name!r}; known: {', '.join(sorted(REQUIREMENTS))}")
+            problems.append(f"unknown requirement {name!r}; known: {', '.join(sorted(REQUIREMENTS))} (a requirement "
+                            "is registered by the module that owns the resource: import it first)")
             continue
         problem = _status(name)
         if problem:

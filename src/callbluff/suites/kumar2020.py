@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from callbluff.datasets.base import parse_spec
+
 PERCENTS: tuple[int, ...] = (10, 15, 20, 25)
 """Sec. 3.1: "We try out different values of [the size criterion] ({10, 15, 20, 25})"."""
 POSITIONS: tuple[str, ...] = ("beginning", "middle", "end")
@@ -111,8 +113,6 @@ def _key(key: str) -> str:
 def relative_spec(spec: str, suite_dir: Path) -> str:
     """``spec`` with a file path that exists from the current directory rewritten relative to ``suite_dir``
     (suites resolve paths against their own directory); built-in and missing paths are kept as given."""
-    from callbluff.datasets.base import parse_spec
-
     name, path, _ = parse_spec(spec)
     if name == "demo" or not path or Path(path).is_absolute() or not Path(path).exists():
         return spec

@@ -6,21 +6,22 @@ Adapters (each has ``fingerprint``, ``stats``, ``predict(inputs) -> outputs``, `
 * :class:`SklearnTarget` - a scikit-learn estimator/pipeline (object or joblib path), optionally per prompt;
 * :class:`HttpTarget` - an HTTP JSON endpoint (templates, ``${ENV}`` headers, retries, concurrency, rate limit);
 * :class:`CommandTarget` - a long-running subprocess speaking JSON lines;
-* :class:`HFTarget` - a local Hugging Face model (extra ``hf``; imported lazily).
+* :class:`HFTarget` - a local Hugging Face model (extra ``hf``: torch and transformers are imported when the
+  model is loaded).
 
-:func:`from_config` builds any of them from a suite's ``[[target]]`` table; :class:`CachedTarget` puts a
-:class:`PredictionCache` (SQLite, WAL) in front of any target.
+:func:`callbluff.engine.target_factory.from_config` builds any of them from a suite's ``[[target]]`` table
+(:func:`validate_target_config` checks one); :class:`CachedTarget` puts a :class:`PredictionCache` (SQLite, WAL)
+in front of any target.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from callbluff.targets.base import Candidate, Input, Output, Target, TargetStats, Timer
 from callbluff.targets.cache import PredictionCache
 from callbluff.targets.callables import CallableTarget
 from callbluff.targets.command import CommandTarget
-from callbluff.targets.config import TARGET_TYPES, TargetConfigError, from_config, validate_target_config
+from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
+from callbluff.targets.hf import HFTarget
 from callbluff.targets.http_target import HttpTarget
 from callbluff.targets.sklearn_target import SklearnTarget
 from callbluff.targets.wrappers import CachedTarget, chunked
@@ -28,14 +29,5 @@ from callbluff.targets.wrappers import CachedTarget, chunked
 __all__ = [
     "TARGET_TYPES", "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",
     "Input", "Output", "PredictionCache", "SklearnTarget", "Target", "TargetConfigError", "TargetStats", "Timer",
-    "chunked", "from_config", "validate_target_config",
+    "chunked", "validate_target_config",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # HFTarget lives in a module that imports numpy only, but keep torch/transformers strictly lazy
-    if name == "HFTarget":
-        from callbluff.targets.hf import HFTarget
-
-        return HFTarget
-    raise AttributeError(f"module 'callbluff.targets' has no attribute {name!r}")

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
 from callbluff.records import canonical_json
+from callbluff.resources.paths import file_sha256  # noqa: F401  (the adapters' file identity, re-exported)
 from callbluff.targets.base import Candidate, Output, TargetStats
 
 OutputKind = Literal["score", "answer", "both", "auto"]
@@ -143,14 +144,6 @@ def exception_cause(exc: BaseException) -> str:
 def config_hash(obj: Any, n: int = 16) -> str:
     """Short SHA-256 of the canonical JSON of ``obj`` (for fingerprints)."""
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
-
-
-def file_sha256(path: Any) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class TargetBase:

@@ -21,7 +21,8 @@ hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, 
 model      ``path``: a directory written by a callbluff reference model (``callbluff.models.load_model``)
 ========== ==================================================================================================
 
-Relative paths are resolved against ``base_dir`` (the suite file's directory): ``path``, ``per_prompt``
+:func:`callbluff.engine.target_factory.from_config` builds the target a table describes (it wires in the
+reference models and the filters, which sit above this package). Relative paths are resolved against ``base_dir`` (the suite file's directory): ``path``, ``per_prompt``
 files, ``model_dir`` and, for commands, ``cwd`` (which defaults to ``base_dir``). A ``callable`` whose module
 is not importable is looked for in ``base_dir`` too.
 """
@@ -39,7 +40,6 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from callbluff.targets.base import Target
 from callbluff.targets.validate import OutOfRange, OutputKind
 
 TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "command", "hf", "model")
@@ -71,7 +71,7 @@ class TargetSettings(BaseModel):
     output: OutputKind = "auto"
     out_of_range: OutOfRange = "error"
     filter: str | None = Field(None, description="directory of an adversarial-answer filter (`callbluff filter "
-                               "fit`); answers it flags get the prompt's minimum score (callbluff.targets.filtered)")
+                               "fit`); answers it flags get the prompt's minimum score (callbluff.defenses.filtered)")
 
 
 class CallableSettings(TargetSettings):
@@ -270,7 +270,7 @@ def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> Ta
         raise TargetConfigError(_explain(err, cls, kind, where)) from None
 
 
-def _resolve(path: str | None, base_dir: Path | None) -> str | None:
+def resolve_path(path: str | None, base_dir: Path | None) -> str | None:
     if path is None:
         return None
     p = Path(os.path.expanduser(path))
@@ -301,56 +301,3 @@ def import_function(spec: str, base_dir: Path | None = None) -> Any:
     if not callable(obj):
         raise TargetConfigError(f"function {spec!r} is a {type(obj).__name__}, not a callable")
     return obj
-
-
-def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.PathLike[str] | None = None,
-                where: str = "[[target]]") -> Target:
-    """Build the target a ``[[target]]`` table (or its validated config) describes; relative paths resolve
-    against ``base_dir``. The adapter takes the validated config itself: no setting is forwarded by hand."""
-    c = cfg if isinstance(cfg, TargetSettings) else validate_target_config(cfg, where)
-    base = Path(base_dir) if base_dir is not None else None
-    if c.filter is not None:
-        from callbluff.targets.filtered import FilteredTarget
-
-        inner = from_config(c.model_copy(update={"filter": None}), base_dir=base_dir, where=where)
-        try:
-            return FilteredTarget(inner, _resolve(c.filter, base))
-        except ValueError as e:
-            raise TargetConfigError(f"{where}: key 'filter': {e}") from None
-    if isinstance(c, CallableConfig):
-        from callbluff.targets.callables import CallableTarget
-
-        return CallableTarget(import_function(c.function, base), config=c)
-    if isinstance(c, SklearnConfig):
-        from callbluff.targets.sklearn_target import SklearnTarget
-
-        per = {k: _resolve(v, base) for k, v in (c.per_prompt or {}).items()}
-        return SklearnTarget(_resolve(c.path, base), per_prompt=per or None, config=c)
-    if isinstance(c, HttpConfig):
-        from callbluff.targets.http_target import HttpTarget
-
-        return HttpTarget(c)
-    if isinstance(c, CommandConfig):
-        from callbluff.targets.command import CommandTarget
-
-        cwd = _resolve(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
-        return CommandTarget(c.model_copy(update={"cwd": cwd}))
-    if isinstance(c, HFConfig):
-        from callbluff.targets.hf import HFTarget
-
-        return HFTarget(c.model_copy(update={"model_dir": _resolve(c.model_dir, base) or c.model_dir}))
-    assert isinstance(c, ModelConfig)
-    from callbluff.models import load_model
-
-    target = load_model(_resolve(c.path, base))
-    if not (hasattr(target, "predict") and hasattr(target, "fingerprint")):
-        raise TargetConfigError(f"{where}: load_model({c.path!r}) returned a {type(target).__name__}, which is "
-                                "not a Target (needs predict() and fingerprint)")
-    if c.name and hasattr(target, "name"):
-        try:
-            target.name = c.name
-        except AttributeError:
-            pass
-    if c.fingerprint:
-        target.fingerprint = c.fingerprint
-    return target

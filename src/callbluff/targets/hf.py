@@ -18,59 +18,22 @@ An example with no valid span gets no candidates (answer ``""``).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
+from callbluff.resources.hf_models import check_model_dir as _check_dir
+from callbluff.resources.hf_models import model_dir_hash, require_hf
+from callbluff.targets._common import TargetBase, config_hash, exception_cause
 from callbluff.targets.base import Candidate, Input, Output, TargetStats
 from callbluff.targets.config import HFConfig
 from callbluff.targets.config import settings as target_settings
 
 HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression")
-_HASHED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
-           "merges.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model")
-_WEIGHTS = (".safetensors", ".bin", ".pt", ".pth")
-
-
-def require_hf() -> tuple[Any, Any]:
-    """Import torch and transformers, or explain how to install them."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:
-        raise ImportError(f"Hugging Face targets need the 'hf' extra ({exc}); install it with "
-                          "pip install 'callbluff[hf]' (CPU torch + transformers)") from exc
-    # loading a local model is not progress worth a bar on every run (it would land in CLI output and logs)
-    transformers.utils.logging.disable_progress_bar()
-    return torch, transformers
-
-
-def _check_dir(model_dir: str | os.PathLike[str]) -> Path:
-    path = Path(model_dir)
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"no Hugging Face model at {path} (expected config.json, weights and tokenizer "
-                                "files saved with save_pretrained)")
-    return path
-
-
-def model_dir_hash(model_dir: str | os.PathLike[str]) -> str:
-    """SHA-256 over the weights, config and tokenizer files of a model directory (its content identity)."""
-    import hashlib
-
-    path = _check_dir(model_dir)
-    h = hashlib.sha256()
-    for f in sorted(path.iterdir()):
-        if f.is_file() and (f.name in _HASHED or f.suffix in _WEIGHTS):
-            h.update(f.name.encode())
-            h.update(file_sha256(f).encode())
-    return h.hexdigest()
 
 
 def load_qa(model_dir: str | os.PathLike[str]) -> tuple[Any, Any]:
@@ -197,8 +160,6 @@ class HFTarget(TargetBase):
         task, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
         batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
         max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
-        import importlib.util
-
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing:
             raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "

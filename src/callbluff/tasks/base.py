@@ -38,7 +38,7 @@ from callbluff.records import Perturbed, Prompt, Record
 from callbluff.targets.base import Input
 
 if TYPE_CHECKING:
-    from callbluff.report.views import View
+    from callbluff.render.views import View
 
 OUTPUTS: tuple[str, ...] = ("score", "answer")
 Gold = tuple["float | None", list[str], str]

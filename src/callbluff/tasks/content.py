@@ -8,7 +8,7 @@ from typing import Any
 
 from callbluff.metrics.rows import ERROR_FIELDS
 from callbluff.records import Prompt, Record, ScoredResponse
-from callbluff.report.views import View, arr_view, kumar_grids
+from callbluff.render.views import View, arr_view, kumar_grids
 from callbluff.tasks.base import register_task
 from callbluff.tasks.scoring import ScoringTask
 

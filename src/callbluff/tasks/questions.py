@@ -16,8 +16,8 @@ from callbluff import metrics as M
 from callbluff.datasets.generic import QUESTION_COLUMNS
 from callbluff.metrics.rows import ALL, ERROR_FIELDS
 from callbluff.records import OpenQuestion, Prompt, Record
-from callbluff.report.text import fmt, num, pct
-from callbluff.report.views import View, questions_view
+from callbluff.render.text import fmt, num, pct
+from callbluff.render.views import View, questions_view
 from callbluff.targets.base import Input
 from callbluff.tasks.base import Gold, Task, register_task
 from callbluff.tasks.frames import candidate_texts, error_fields, golds_of

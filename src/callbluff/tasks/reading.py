@@ -17,8 +17,8 @@ from callbluff import metrics as M
 from callbluff.datasets.generic import READING_COLUMNS
 from callbluff.metrics.rows import ALL, ERROR_FIELDS
 from callbluff.records import Prompt, QAExample, Record
-from callbluff.report.text import fmt, pct
-from callbluff.report.views import View, reading_view
+from callbluff.render.text import fmt, pct
+from callbluff.render.views import View, reading_view
 from callbluff.targets.base import Input
 from callbluff.tasks.base import Gold, Task, register_task
 from callbluff.tasks.frames import error_fields, golds_of

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 from callbluff.datasets.generic import SCORED_COLUMNS
 from callbluff.metrics.streaming import ScoringAccumulator
 from callbluff.records import Prompt, Record, ScoredResponse
-from callbluff.report.text import fmt, num, pct
-from callbluff.report.views import View, kumar_grids
+from callbluff.render.text import fmt, num, pct
+from callbluff.render.views import View, kumar_grids
 from callbluff.targets.base import Input
 from callbluff.tasks.base import Gold, Task
 

@@ -12,7 +12,7 @@ from callbluff.attacks.base import GeneratorParams, PromptGenerator, register
 from callbluff.attacks.content.common import DING, StateMemo, prompt_answers
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
-from callbluff.resources.ngrams import mean_length
+from callbluff.resources.ngrams import mean_length, table_cache_dir
 
 NOUN_TAGS = ("NN", "NNS", "NNP", "NNPS")
 """Penn Treebank noun tags (the tag set of the NLTK tagger the paper used; spaCy's ``tag_`` uses it too)."""
@@ -26,7 +26,6 @@ def noun_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
     import hashlib
     import json
 
-    from callbluff.resources.ngrams import table_cache_dir
 
     meta = res.nlp.meta
     h = hashlib.sha256(f"{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}|{NOUN_TAGS}".encode())

@@ -14,6 +14,7 @@ from callbluff.attacks.base import PromptGenerator, register
 from callbluff.attacks.content.common import DING, GenericCorpusParams, GenericCorpusUser, prompt_answers
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
+from callbluff.resources.hf_lm import load_causal_lm
 from callbluff.resources.ngram_lm import detokenize, generic_lm
 
 NGRAM_LM = "interpolated Kneser-Ney word trigram LM trained on the generic corpus (not GPT-2)"
@@ -68,8 +69,6 @@ class LMGenerate(GenericCorpusUser, PromptGenerator):
     def _lm_name(self) -> tuple[str, str]:
         """(what the model is, its fingerprint), loading it (once per process)."""
         if self.params.model_dir:
-            from callbluff.resources.hf_lm import load_causal_lm
-
             lm = load_causal_lm(self.params.model_dir)
             return f"Hugging Face causal LM {lm.path}", lm.fingerprint
         ngram = generic_lm(self.params.spec())
@@ -97,8 +96,6 @@ class LMGenerate(GenericCorpusUser, PromptGenerator):
         seed, length = state["seeds"][j]
         remaining = length - len(seed.split())
         if self.params.model_dir:
-            from callbluff.resources.hf_lm import load_causal_lm
-
             cont = load_causal_lm(self.params.model_dir).continue_text(
                 seed, remaining, rng, self.params.temperature, self.params.top_k)
         else:

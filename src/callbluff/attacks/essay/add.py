@@ -24,6 +24,7 @@ from callbluff.attacks.essay.knowledge import KnowledgeState, corpus_files, fit_
 from callbluff.attacks.essay.pools import PoolSplit, load_pool_items
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
+from callbluff.resources.fit_cache import file_stamps, source_stamp, versions
 from callbluff.resources.spacy_pipeline import MODEL_PACKAGES
 
 TERMINAL = (".", "!", "?", '"', "'", "\u201d", "\u2019", "\u2026")
@@ -270,12 +271,10 @@ class _WikiAttack(_AddSentences):
     requires = ("spacy", "spacy-parse")
 
     def fit_fingerprint(self) -> str | None:
-        """Persist the fitted state across runs (:mod:`callbluff.engine.fit_cache`): the fit reads the knowledge
+        """Persist the fitted state across runs (:mod:`callbluff.resources.fit_cache`): the fit reads the knowledge
         corpus files (path, size, mtime), scikit-learn's TF-IDF and the spaCy pipeline (versions, and the source
         of ``Resources`` and the pipeline loader); None when the corpus is
         missing (``fit`` then raises, naming the fix)."""
-        from callbluff.engine.fit_cache import file_stamps, source_stamp, versions
-
         try:
             files = corpus_files(self.params.corpus)  # type: ignore[attr-defined]
         except (OSError, ValueError):

@@ -11,6 +11,7 @@ frequency, part of speech from WordNet, inflection by lemminflect) and the promp
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -23,7 +24,9 @@ from pydantic import Field, field_validator, model_validator
 from callbluff.attacks.base import GeneratorParams, PromptGenerator, register
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
+from callbluff.resources import fit_cache
 from callbluff.resources.context import Resources
+from callbluff.resources.fit_cache import versions
 
 # -- sentence templates (original; slots: K keyword, N noun, Ns plural noun, A adjective, V verb (base),
 #    Vz 3rd person singular, Vd past participle, Ving gerund, R adverb). Every template is one sentence. ------
@@ -104,8 +107,6 @@ def _resource_versions() -> str:
     version and the versions of nltk, wordfreq, lemminflect and scikit-learn."""
     from nltk.corpus import wordnet as wn
 
-    from callbluff.engine.fit_cache import versions
-
     return f"wordnet={wn.get_version()};" + versions("nltk", "wordfreq", "lemminflect", "scikit-learn")
 
 
@@ -114,10 +115,6 @@ def babel_vocabulary(zipf_min: float, zipf_max: float, min_length: int) -> dict[
     """:func:`build_babel_vocabulary`, kept on disk across runs (``fit_cache.cache_root("babel-vocabulary")``, keyed by
     the arguments, :func:`_resource_versions` and the source of this package, off with ``CALLBLUFF_FIT_CACHE=0``; the
     same words as building it: building takes ~20 s, every process that generates needs it) and in memory."""
-    import json
-
-    from callbluff.engine import fit_cache
-
     if not fit_cache.enabled():
         return build_babel_vocabulary(zipf_min, zipf_max, min_length)
     key = hashlib.sha256(f"{zipf_min!r}|{zipf_max!r}|{min_length!r}|{_resource_versions()}|"
@@ -326,7 +323,7 @@ class BabelGen(PromptGenerator):
         return babel_vocabulary(float(p.zipf_min), float(p.zipf_max), int(p.min_length))  # type: ignore[attr-defined]
 
     def fit_fingerprint(self) -> str | None:
-        """Persist the fitted state across runs (:mod:`callbluff.engine.fit_cache`): the fit reads WordNet,
+        """Persist the fitted state across runs (:mod:`callbluff.resources.fit_cache`): the fit reads WordNet,
         wordfreq, lemminflect and scikit-learn (:func:`_resource_versions`)."""
         return _resource_versions()
 

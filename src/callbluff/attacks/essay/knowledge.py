@@ -26,7 +26,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from callbluff.records import Prompt, Record
-from callbluff.resources.context import Resources
+from callbluff.resources.context import DEPENDENCY_CACHE_SIZE, Resources
+from callbluff.resources.squad_fetch import squad_path
 
 MIN_WORDS = 4
 _SKIP_POS = frozenset({"DET", "PRON", "PUNCT", "NUM", "SYM", "X", "CCONJ", "ADP", "PART", "SPACE"})
@@ -110,8 +111,6 @@ def _jsonl_docs(p: Path) -> list[Document]:
 
 def default_corpus_files() -> list[Path]:
     """The SQuAD v1.1 train and dev files that set-up fetched (those present)."""
-    from callbluff.resources.squad_fetch import squad_path
-
     return [p for p in (squad_path("train"), squad_path("dev")) if p.is_file()]
 
 
@@ -120,8 +119,6 @@ def corpus_files(corpus: str | None) -> list[Path]:
     if corpus is None:
         found = default_corpus_files()
         if not found:
-            from callbluff.resources.squad_fetch import squad_path
-
             raise FileNotFoundError(
                 f"no knowledge corpus: the default SQuAD v1.1 Wikipedia paragraphs are not at {squad_path('train')} "
                 f"or {squad_path('dev')}; run `python -m callbluff.resources.squad_fetch` (scripts/setup.sh does), "
@@ -192,8 +189,6 @@ def phrase_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
     """The :func:`noun_phrases` of ``texts`` counted; the texts are parsed in one batch without NER
     (``res.dependency_docs``: one ``nlp.pipe``) and the counts kept per set of texts, so AddWikiRelated, AddWikiUnrelated and every
     grid point of them fit on a prompt's texts with one parse (a fresh Counter is returned each time)."""
-    from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
-
     key = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     hit = _PHRASE_COUNTS.get(key)
     if hit is None:

@@ -21,7 +21,7 @@ from callbluff.attacks.edits import Edit, Position, SizePositionParams, Unit, ap
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.attacks.shuffling import changing_permutation
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
-from callbluff.resources.context import Resources
+from callbluff.resources.context import DEPENDENCY_CACHE_SIZE, Resources
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -102,8 +102,6 @@ def prefetch_parses(records: Sequence[Record], res: Resources) -> None:
     parse per essay (the engine calls an attack's ``prefetch`` once per task; the second finds every essay
     cached); outputs are the same with or without it. Essays longer than the pipeline's ``max_length`` are
     left out."""
-    from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
-
     limit = res.nlp.max_length
     texts = [r.text for r in records if isinstance(r, ScoredResponse) and r.text.strip() and len(r.text) <= limit]
     res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE], batch_size=32)

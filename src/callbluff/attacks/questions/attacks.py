@@ -39,6 +39,7 @@ from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.questions import keywords as kw
 from callbluff.attacks.questions import words as aw
 from callbluff.records import OpenQuestion, Perturbed
+from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
 
 PAPER = "DPAEG: dependency parse-based adversarial examples generation for Q&A robots"
@@ -374,8 +375,6 @@ class DPAEG(StaticAttack):
         """Parse the questions of many records in one batch (``res.dependency_docs``: one ``nlp.pipe``) so
         that :meth:`generate` finds each parse cached; outputs are the same with or without it. At most
         :data:`~callbluff.resources.context.DEPENDENCY_CACHE_SIZE` questions (more would evict each other)."""
-        from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
-
         texts = [r.question for r in records if isinstance(r, OpenQuestion) and skip_reason(r.question) is None]
         res.dependency_docs(texts[:DEPENDENCY_CACHE_SIZE], lemmas=False)
 

@@ -39,6 +39,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from callbluff.resources.paths import cache_dir
 from callbluff.resources.typos import TypoCorpus, match_case
 
 WN_POS = {"NOUN": "n", "PROPN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
@@ -103,7 +104,6 @@ def dictionary_path(size: int = 40_000) -> Path:
     """Where the spell-similar dictionary of ``size`` words is cached (it depends on the wordfreq version)."""
     from importlib.metadata import version
 
-    from callbluff.resources.paths import cache_dir
 
     return cache_dir("dpaeg") / f"dictionary-{size}-v{INDEX_VERSION}-wordfreq{version('wordfreq')}.json"
 

@@ -32,6 +32,7 @@ from functools import lru_cache
 from spacy.tokens import Doc, Token
 
 from callbluff.attacks.reading.lexicon import ENTITY_CLASS, Lexicon
+from callbluff.resources.wordnet_setup import load_wordnet
 
 SPECIAL = {
     "States": "Kingdom", "US": "UK", "U.S": "U.K.", "U.S.": "U.K.", "UK": "US", "U.K.": "U.S.", "U.K": "U.S.",
@@ -85,8 +86,6 @@ def _match_case(new: str, old: str) -> str:
 @lru_cache(maxsize=50_000)
 def antonyms(word: str, wn_pos: str) -> tuple[str, ...]:
     """Single-word antonyms of the lemmas of ``word``'s first WordNet synset of part of speech ``wn_pos``."""
-    from callbluff.resources.wordnet_setup import load_wordnet
-
     synsets = load_wordnet().synsets(word.lower(), wn_pos)
     if not synsets:
         return ()

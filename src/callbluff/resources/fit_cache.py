@@ -24,10 +24,12 @@ import pickle
 import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from callbluff.records import Prompt, Record, canonical_json
+from callbluff.resources.paths import cache_dir
 
 ENV_SWITCH = "CALLBLUFF_FIT_CACHE"
 ENV_DIR = "CALLBLUFF_FIT_CACHE_DIR"
@@ -62,8 +64,6 @@ def source_stamp(*modules: str) -> str:
 
 def versions(*distributions: str) -> str:
     """``name=version`` of installed distributions (``name=absent`` for one not installed), for fingerprints."""
-    from importlib.metadata import PackageNotFoundError, version
-
     out = []
     for d in distributions:
         try:
@@ -95,8 +95,6 @@ def fit_key(name: str, params_json: str, fingerprint: str, module: str, prompt: 
 
 def cache_root(*parts: str) -> Path:
     """``$CALLBLUFF_FIT_CACHE_DIR/parts`` when set, else ``cache_dir(*parts)``; created on use."""
-    from callbluff.resources.paths import cache_dir
-
     root = os.environ.get(ENV_DIR)
     if not root:
         return cache_dir(*parts)

@@ -1,5 +1,5 @@
 """Build the one-time caches of callbluff ahead of use: ``callbluff prepare`` / ``python -m
-callbluff.resources.prepare`` (``make setup`` runs it).
+callbluff.prepare`` (``make setup`` runs it).
 
 Some resources are derived from larger ones on first use and then kept under the callbluff cache
 (:func:`callbluff.resources.paths.cache_dir`, ``$CALLBLUFF_HOME``). Built lazily, they cost their first user
@@ -27,7 +27,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from callbluff.attacks.questions.words import dictionary, dictionary_path
+from callbluff.attacks.reading.lexicon import lexicon_cached, load_lexicon
+from callbluff.resources.corpus import CorpusSpec, generic_corpus
+from callbluff.resources.ngrams import _table_path, generic_sampler
 from callbluff.resources.paths import cache_dir
+from callbluff.resources.requirements import check_requirements
 
 
 @dataclass(frozen=True)
@@ -56,26 +61,18 @@ class StepResult:
 
 
 def _reading_lexicon() -> object:
-    from callbluff.attacks.reading.lexicon import load_lexicon
-
     return load_lexicon()
 
 
 def _lexicon_ready() -> bool:
-    from callbluff.attacks.reading.lexicon import lexicon_cached
-
     return lexicon_cached()
 
 
 def _dpaeg_dictionary() -> object:
-    from callbluff.attacks.questions.words import dictionary
-
     return dictionary()
 
 
 def _dictionary_ready() -> bool:
-    from callbluff.attacks.questions.words import dictionary_path
-
     return dictionary_path().is_file()
 
 
@@ -83,17 +80,11 @@ GENERIC_NGRAMS = [(unit, n) for unit in ("char", "word") for n in range(1, 6)]
 
 
 def _generic_ngrams() -> object:
-    from callbluff.resources.corpus import CorpusSpec
-    from callbluff.resources.ngrams import generic_sampler
-
     return [generic_sampler(CorpusSpec(), unit, n) for unit, n in GENERIC_NGRAMS]  # type: ignore[arg-type]
 
 
 def _generic_ngrams_ready() -> bool:
     """The tables' file names carry the corpus fingerprint, so this reads the default corpus (a few seconds)."""
-    from callbluff.resources.corpus import generic_corpus
-    from callbluff.resources.ngrams import _table_path
-
     try:
         fingerprint = generic_corpus().fingerprint
     except Exception:  # noqa: BLE001 - no corpus: not ready (run_step then reports the missing requirement)
@@ -113,8 +104,6 @@ STEPS: tuple[Step, ...] = (
 
 def run_step(step: Step) -> StepResult:
     """Run one step: nothing when its cache is there, else check its inputs and build it."""
-    from callbluff.resources.requirements import check_requirements
-
     t0 = time.perf_counter()
     if step.ready():
         return StepResult(step.name, "cached", time.perf_counter() - t0)

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from callbluff.report.plots import bar_svg
-from callbluff.report.tables import PAIR_FIELDS, _config_key, _prompt_key
-from callbluff.report.text import fmt, natural_key, num, pooled_rows, short_params
+from callbluff.render.plots import bar_svg
+from callbluff.render.tables import PAIR_FIELDS, _config_key, _prompt_key
+from callbluff.render.text import fmt, natural_key, num, pooled_rows, short_params
 
 
 @dataclass

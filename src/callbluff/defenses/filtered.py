@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from callbluff.defenses.filters import AnswerFilter, FilterPromptError, load_filter
 from callbluff.targets.base import Input, Output, Target, TargetStats
 
 
@@ -21,9 +22,7 @@ class FilteredTarget:
     directory of a saved one). ``fingerprint`` combines both, so cached predictions of the unfiltered scorer
     are never reused. ``stats.rejected`` counts the inputs the filter rejected."""
 
-    def __init__(self, target: Target, answer_filter: Any) -> None:
-        from callbluff.defenses.filters import AnswerFilter, load_filter
-
+    def __init__(self, target: Target, answer_filter: AnswerFilter | str | Path) -> None:
         self.target = target
         self.filter: AnswerFilter = (answer_filter if isinstance(answer_filter, AnswerFilter)
                                      else load_filter(Path(answer_filter)))
@@ -33,8 +32,6 @@ class FilteredTarget:
         self.rejected = 0
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        from callbluff.defenses.filters import FilterPromptError
-
         t0 = time.perf_counter()
         out: list[Output | None] = [None] * len(inputs)
         groups: dict[str | None, list[int]] = {}

@@ -1,0 +1,74 @@
+"""Build the target a suite's ``[[target]]`` table describes: an adapter of :mod:`callbluff.targets`, a saved
+reference model (``type = "model"``, :func:`callbluff.models.load_model`), either behind an adversarial-answer
+filter (``filter = "DIR"``, :class:`callbluff.defenses.filtered.FilteredTarget`) when the table names one.
+
+It lives in the engine, above the targets, the models and the defences it wires together; the settings
+themselves are validated by :mod:`callbluff.targets.config`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from callbluff.defenses.filtered import FilteredTarget
+from callbluff.models import load_model
+from callbluff.targets.base import Target
+from callbluff.targets.callables import CallableTarget
+from callbluff.targets.command import CommandTarget
+from callbluff.targets.config import (
+    CallableConfig,
+    CommandConfig,
+    HFConfig,
+    HttpConfig,
+    ModelConfig,
+    SklearnConfig,
+    TargetConfigError,
+    TargetSettings,
+    import_function,
+    resolve_path,
+    validate_target_config,
+)
+from callbluff.targets.hf import HFTarget
+from callbluff.targets.http_target import HttpTarget
+from callbluff.targets.sklearn_target import SklearnTarget
+
+
+def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.PathLike[str] | None = None,
+                where: str = "[[target]]") -> Target:
+    """Build the target a ``[[target]]`` table (or its validated config) describes; relative paths resolve
+    against ``base_dir``. The adapter takes the validated config itself: no setting is forwarded by hand."""
+    c = cfg if isinstance(cfg, TargetSettings) else validate_target_config(cfg, where)
+    base = Path(base_dir) if base_dir is not None else None
+    if c.filter is not None:
+        inner = from_config(c.model_copy(update={"filter": None}), base_dir=base_dir, where=where)
+        try:
+            return FilteredTarget(inner, resolve_path(c.filter, base))
+        except ValueError as e:
+            raise TargetConfigError(f"{where}: key 'filter': {e}") from None
+    if isinstance(c, CallableConfig):
+        return CallableTarget(import_function(c.function, base), config=c)
+    if isinstance(c, SklearnConfig):
+        per = {k: resolve_path(v, base) for k, v in (c.per_prompt or {}).items()}
+        return SklearnTarget(resolve_path(c.path, base), per_prompt=per or None, config=c)
+    if isinstance(c, HttpConfig):
+        return HttpTarget(c)
+    if isinstance(c, CommandConfig):
+        cwd = resolve_path(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
+        return CommandTarget(c.model_copy(update={"cwd": cwd}))
+    if isinstance(c, HFConfig):
+        return HFTarget(c.model_copy(update={"model_dir": resolve_path(c.model_dir, base) or c.model_dir}))
+    assert isinstance(c, ModelConfig)
+    target = load_model(resolve_path(c.path, base))
+    if not (hasattr(target, "predict") and hasattr(target, "fingerprint")):
+        raise TargetConfigError(f"{where}: load_model({c.path!r}) returned a {type(target).__name__}, which is "
+                                "not a Target (needs predict() and fingerprint)")
+    if c.name and hasattr(target, "name"):
+        try:
+            target.name = c.name
+        except AttributeError:
+            pass
+    if c.fingerprint:
+        target.fingerprint = c.fingerprint
+    return target
