@@ -392,7 +392,7 @@ def build_dataset(spec: str, task: Task, prompts: dict[str, Prompt], make_record
     return Dataset(spec=spec, task=task, prompts=prompts, records_factory=factory, meta=meta)
 
 
-#: Files at least this large stream (``lazy``) unless their spec says ``lazy=false`` (issue 15).
+#: Files at least this large stream (``lazy``) unless their spec says ``lazy=false``.
 LAZY_AUTO_BYTES = 64 * 2**20
 
 

@@ -1,4 +1,4 @@
-"""Our filter (issue 11; not in Ding et al. 2020): is this answer made of real words, in a plausible order,
+"""Our filter (not in Ding et al. 2020): is this answer made of real words, in a plausible order,
 about what the prompt's answers are about?
 
 Ding et al.'s filters each look at one thing (Sec. 5.4): the non-word rate misses adversarials made of real

@@ -2,7 +2,7 @@
 
 An :class:`Executor` maps a picklable function over items and yields the results *in input order*, so a
 run's output never depends on the executor or its number of workers. :class:`LocalExecutor` uses worker
-processes; :class:`~callbluff.engine.ray_executor.RayExecutor` runs the same work as Ray tasks (issue 15).
+processes; :class:`~callbluff.engine.ray_executor.RayExecutor` runs the same work as Ray tasks.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ part goes by, a :class:`RunTally` takes from it everything else the run director
 from disk and converted once (not once for the merge, once for the counts, once for errors.jsonl and once for
 the metrics):
 
-- the counts of ``run.json`` (inputs, valid predictions and errors per target; the issue 8 invariant: every
+- the counts of ``run.json`` (inputs, valid predictions and errors per target; the invariant: every
   original and adversarial input is exactly one of a valid prediction or an error row);
 - the failed-prediction lines of ``errors.jsonl`` (originals, then adversarial inputs, each in chunk order);
 - for tasks with a streaming accumulator (scoring tasks), the metric sufficient statistics

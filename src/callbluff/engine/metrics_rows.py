@@ -87,7 +87,7 @@ QA_EXAMPLE_COLUMNS = [c for c in EXAMPLE_COLUMNS if c not in ("original_text", "
 def stream_metrics(parts: Parts, prompts: Mapping[str, Prompt], task: Task,
                    gen_errors: Sequence[Mapping[str, Any]] = (),
                    expectations: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """:func:`compute_metrics` of a run from its parts, without holding the run's rows in memory (issue 15).
+    """:func:`compute_metrics` of a run from its parts, without holding the run's rows in memory.
 
     Tasks with a streaming accumulator (scoring: :class:`~callbluff.metrics.streaming.ScoringAccumulator`)
     stream every chunk's metric columns (never the texts) into it: memory grows with the number of (target,

@@ -1,4 +1,4 @@
-"""The Ray executor (issue 15): a run's work as Ray tasks, on a local Ray runtime or a cluster.
+"""The Ray executor: a run's work as Ray tasks, on a local Ray runtime or a cluster.
 
 Who does what (docs/scale-out.md has the diagram):
 

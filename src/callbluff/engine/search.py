@@ -8,7 +8,7 @@ into an error row. The engine calls it
 
 - in driver threads (``output.search_concurrency`` at once) with the run's :class:`CachedTarget`: the local
   executor, and targets that stream their outputs (HTTP, command: I/O-bound, called from the driver);
-- in Ray tasks (:func:`run_search_piece`, issue 15) for in-process targets on the Ray executor: each task runs the
+- in Ray tasks (:func:`run_search_piece`) for in-process targets on the Ray executor: each task runs the
   searches of a piece of a chunk's records in a worker, with the target loaded once per worker process and a
   :class:`CachedTarget` whose cache is the driver's SQLite file served by one cache actor on the driver's node
   (:class:`~callbluff.engine.ray_executor.ActorCache`). Every query's output is committed through the actor before

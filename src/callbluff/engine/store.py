@@ -8,7 +8,7 @@ complete), ``examples.parquet`` (all parts merged), ``predictions.sqlite`` (the 
 skips finished chunks (re-running those with failed predictions, unless told not to), and the cache answers
 every prediction made before an interruption.
 
-A damaged directory (issue 8) is handled where it can be: a chunk part that is missing or unreadable is
+A damaged directory is handled where it can be: a chunk part that is missing or unreadable is
 removed with its siblings and the chunk recomputed (its predictions come from the cache, so the target is not
 asked again); a damaged ``run.json`` or cache raises :class:`RunDirError` naming the file and the fix
 (``--restart``, which starts over but keeps a readable cache, or which file to remove).

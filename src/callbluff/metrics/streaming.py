@@ -239,7 +239,7 @@ class ScoringAccumulator:
         if not len(orig):
             return
         # a few whole-chunk operations rather than several per (target, prompt) group: this runs once per chunk
-        # at the end of every run, on its critical path (issue 8 overhead)
+        # at the end of every run, on its critical path
         scored = orig["score"].notna()
         # grouped by column names: grouping by Series objects makes pandas format each one for a KeyError it
         # catches (a third of this function's time)

@@ -1,4 +1,4 @@
-"""Reference systems to attack out of the box (issue 4), each usable directly as a Target.
+"""Reference systems to attack out of the box, each usable directly as a Target.
 
 Imports are lazy (``callbluff.models.ContentScorer`` imports :mod:`.content` on first use), so importing
 this package costs nothing. :func:`load_model` opens any saved model directory by the ``kind`` key of its

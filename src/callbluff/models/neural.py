@@ -1,4 +1,4 @@
-"""A neural short-answer / essay scorer trainable on CPU (issue 4, item 3): Riordan et al. (2019) as in
+"""A neural short-answer / essay scorer trainable on CPU: Riordan et al. (2019) as in
 Ding et al. (2020), Sec. 3.1.
 
 Ding et al. attack "the RNN-based system described in Riordan et al. (2019). It uses pretrained word

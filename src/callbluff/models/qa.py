@@ -1,4 +1,4 @@
-"""Extractive reading-comprehension readers to attack out of the box (issue 4, item 4).
+"""Extractive reading-comprehension readers to attack out of the box.
 
 Two readers, both usable directly as a :class:`~callbluff.targets.base.Target` for the ``reading`` task
 (``Input.text`` = question, ``Input.context`` = paragraph); each :class:`Output` carries the best span as

@@ -1,4 +1,4 @@
-"""A DrQA-style open-domain question-answering system (issue 4, item 5): TF-IDF retriever + reader.
+"""A DrQA-style open-domain question-answering system: TF-IDF retriever + reader.
 
 Chen et al. (2017), "Reading Wikipedia to Answer Open-Domain Questions" (DrQA), Sec. 3.1 "Document
 Retriever": documents and questions are compared as TF-IDF weighted bag-of-word vectors over **unigrams and

@@ -1,4 +1,4 @@
-"""The prediction cache: SQLite in WAL mode keyed by (target fingerprint, input key) (issue 3 item 2).
+"""The prediction cache: SQLite in WAL mode keyed by (target fingerprint, input key).
 
 One row per prediction: ``fingerprint`` (:attr:`Target.fingerprint`), ``key`` (:meth:`Input.key`, a hash of
 task, prompt, context and text), the :class:`Output` as JSON and the time it was stored. Only successful

@@ -1,4 +1,4 @@
-"""A long-running subprocess speaking JSON lines as a target (issue 3 "command" adapter).
+"""A long-running subprocess speaking JSON lines as a target (the ``command`` adapter).
 
 Protocol (one line each way per input, in order, UTF-8):
 

@@ -1,4 +1,4 @@
-"""HTTP JSON endpoints as targets (issue 3 "Targets": body template, response path, ``${ENV}`` headers,
+"""HTTP JSON endpoints as targets (body template, response path, ``${ENV}`` headers,
 single/batch mode, concurrency limit, timeout, retries with exponential backoff and jitter, rate limit).
 
 Request body

@@ -1,7 +1,7 @@
 """Output validation and secret scrubbing: what a target returned, checked before anything is stored.
 
 Every output a target returns passes through an :class:`OutputCheck` before it reaches the prediction cache,
-the run's tables or an attack's oracle (issue 8):
+the run's tables or an attack's oracle:
 
 * the target *declares* what it returns (``output = "score" | "answer" | "both"``; ``"auto"`` means "what the
   task needs", the task descriptor's ``output``: a score for essay/content scoring, an answer for

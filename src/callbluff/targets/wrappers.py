@@ -7,7 +7,7 @@ once), checks every output (:class:`~callbluff.targets.validate.OutputCheck`: de
 secrets scrubbed) and shields callers from badly behaved targets: an exception or a wrong number of outputs
 from the wrapped target becomes an error output per input, never a crash.
 
-Durability (issue 8): a prediction the target has returned is committed to SQLite *before the next call to that
+Durability: a prediction the target has returned is committed to SQLite *before the next call to that
 target is sent*, so a run killed at any moment repeats at most the calls that were in flight:
 
 * a target with ``predict_stream(inputs, emit)`` (HTTP, command) hands over each output as it arrives and it is

@@ -37,7 +37,7 @@ step follows noise among the gold variants (on a SQuAD dev question the objectiv
 queries while "when did newcastle first indoor market open in september." fools the reader outright). The
 margin moves as soon as a wrong span gains on the gold one, e.g. when question words are placed; it needs a
 wrong span among the ranked ones, so a reader that lists more of them (e.g. ``top_k = 50``) guides it better
-(docs/findings/reading.md: with 50 spans and 10 random words per index, F1 9.5 on the shared reader). Failed
+(docs/findings/reading.md measures both objectives and settings). Failed
 predictions never win. A candidate word that would make the distractor contain a gold answer
 (SQuAD-normalised tokens) is skipped, so no distractor ever states the answer.
 """
