@@ -25,7 +25,7 @@ from callbluff.seeding import derive_seed
 
 COLUMNS = ("example_id", "source_id", "prompt_id", "attack", "params", "index", "field", "original_text",
            "adversarial_text", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
-           "adv_answer", "orig_error", "adv_error", "queries")
+           "adv_answer", "orig_error", "adv_error", "queries", "verdict")
 MAX_DIFF_CHARS = 60_000
 """Texts longer than this (both together, in characters) are shown without a word diff (difflib is quadratic in
 the worst case)."""
@@ -106,6 +106,11 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _verdict(v: Any) -> bool | None:
+    """An example's verdict as read back (None: not judged, or a run written before verdicts)."""
+    return None if v is None or (isinstance(v, float) and v != v) else bool(v)
+
+
 def _telling(group: pd.DataFrame) -> pd.Series:
     """Sort key per row, larger = more telling: a score that rose most / fell least, or an answer that is not
     the original one."""
@@ -159,7 +164,8 @@ def sample_examples(run_dir: str | Path, per_attack: int,
         chosen["_telling"] = _telling(chosen)
         telling = chosen.groupby("example_id")["_telling"].max().to_dict()
         by_id = {eid: rows for eid, rows in chosen.groupby("example_id", sort=False)}
-        for eid in sorted(by_id, key=lambda i: (-telling[i], str(i))):
+        fooled = {eid: bool((rows["verdict"] == False).any()) for eid, rows in by_id.items()}  # noqa: E712
+        for eid in sorted(by_id, key=lambda i: (not fooled[i], -telling[i], str(i))):  # fooled first
             rows = by_id[eid]
             first = rows.iloc[0]
             items.append({
@@ -169,11 +175,12 @@ def sample_examples(run_dir: str | Path, per_attack: int,
                 "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
                 "gold_answers": gold_list(first["gold_answers"]) or None,
                 "diff": word_diff(first["original_text"], first["adversarial_text"]),
-                "generated": first["original_text"] is None,
+                "generated": first["original_text"] is None, "fooled": fooled[eid],
                 "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
                          "adv_score": num(r["adv_score"]), "orig_answer": _plain(r["orig_answer"]),
                          "adv_answer": _plain(r["adv_answer"]),
                          "error": _plain(r["adv_error"]) or _plain(r["orig_error"]),
-                         "queries": _plain(r["queries"])} for _, r in rows.iterrows()],
+                         "queries": _plain(r["queries"]), "verdict": _verdict(r["verdict"])}
+                        for _, r in rows.iterrows()],
             })
     return items, totals, per_attack

@@ -1,0 +1,48 @@
+"""Each example's verdict (its attack's declared expectation judged on the target's outputs) is in
+examples.parquet, the metric rows' failure_pct is the share judged False, and the report's browser puts the
+examples that fooled the target first and can show only those."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from callbluff.report.browser import sample_examples
+
+
+@pytest.fixture(scope="module")
+def run(small_run: Callable[..., Any]) -> Any:
+    return small_run()
+
+
+def test_verdicts_are_stored_and_add_up_to_failure_pct(run: Any) -> None:
+    ex = pd.read_parquet(run.run_dir / "examples.parquet")
+    assert ex["verdict"].notna().all()  # every prediction succeeded: every example is judged
+    # ShuffleSent and DelRand expect a lower score (Kumar et al.): fooled = not lowered
+    lowered = ex["adv_score"] < ex["orig_score"] - 1e-9
+    assert (ex["verdict"] == lowered).all()
+    metrics = json.loads((run.run_dir / "metrics.json").read_text())
+    for attack in ("ShuffleSent", "DelRand"):
+        [row] = [r for r in metrics if r["attack"] == attack]  # the demo essays answer one prompt: one row
+        g = ex[ex["attack"] == attack]
+        assert row["failure_pct"] == pytest.approx(100.0 * float((~g["verdict"].astype(bool)).mean()))
+        assert row["failure_pct"] == pytest.approx(row["not_lowered_pct"])
+
+
+def test_browser_puts_fooled_examples_first(run: Any) -> None:
+    items, _, _ = sample_examples(run.run_dir, 50, seed=5)
+    ex = pd.read_parquet(run.run_dir / "examples.parquet")
+    fooled_ids = set(ex.loc[ex["verdict"] == False, "example_id"])  # noqa: E712
+    assert fooled_ids and any(not it["fooled"] for it in items)  # both kinds are there to order
+    for it in items:
+        assert it["fooled"] == (it["example_id"] in fooled_ids)
+        assert it["fooled"] == any(o["verdict"] is False for o in it["out"])
+    for attack in {it["attack"] for it in items}:
+        flags = [it["fooled"] for it in items if it["attack"] == attack]
+        assert flags == sorted(flags, reverse=True), attack  # within an attack: fooled first
+    page = (run.run_dir / "report.html").read_text(encoding="utf-8")
+    assert 'class="cb-fooled"' in page and "only examples that fooled a target" in page
