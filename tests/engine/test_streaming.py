@@ -19,7 +19,8 @@ from callbluff.engine.verdicts import Judge
 from callbluff import metrics as M
 from callbluff.engine.metrics_rows import compute_metrics, stream_metrics
 from callbluff.engine.store import RunDir
-from callbluff.metrics.streaming import Clean, DiffStats, ScoringAccumulator
+from callbluff.metrics.scoring import DiffStats
+from callbluff.metrics.streaming import Clean, ScoringAccumulator
 from callbluff.metrics.scoring import round_half_up
 from callbluff.records import Prompt
 
@@ -39,8 +40,8 @@ def test_diff_stats_in_pieces_equal_overstability(seed: int, pieces: int) -> Non
     a[rng.random(n) < 0.1] = np.nan
     stats = DiffStats()
     for part in np.array_split(np.arange(n), pieces):
-        stats.add(o[part], a[part])
-    got, want = stats.fields(0, 3), M.overstability(o, a, 0, 3)
+        stats.update(o[part], a[part])
+    got, want = stats.result(0, 3), M.overstability(o, a, 0, 3)
     assert got.keys() == want.keys()
     for k in want:
         assert close(float(got[k]), float(want[k])), (k, got[k], want[k])
@@ -52,8 +53,8 @@ def test_diff_stats_in_pieces_equal_overstability(seed: int, pieces: int) -> Non
 def test_diff_stats_t_test_conventions(o: list, a: list, p: float) -> None:
     stats = DiffStats()
     for i in range(len(o)):  # one pair at a time: min/max carry the "all equal" case across pieces
-        stats.add(np.array(o[i:i + 1], float), np.array(a[i:i + 1], float))
-    got = stats.fields(0, 4)["ttest_p"]
+        stats.update(np.array(o[i:i + 1], float), np.array(a[i:i + 1], float))
+    got = stats.result(0, 4)["ttest_p"]
     assert close(got, p) and close(got, M.overstability(o, a, 0, 4)["ttest_p"])
 
 
@@ -163,3 +164,32 @@ def test_stream_metrics_of_an_empty_run(tmp_path: Path) -> None:
     run.create()
     assert stream_metrics(run, {}, "content") == [] == stream_metrics(run, {}, "reading")
     assert run.write_merged("originals", run.originals) == 0 and pq.read_table(run.originals).num_rows == 0
+
+
+def test_overstability_agrees_with_numpy_and_scipy_directly() -> None:
+    """The one implementation (DiffStats) against the statistics computed independently, on random pairs."""
+    from scipy import stats as sst
+
+    rng = np.random.default_rng(11)
+    o = rng.integers(0, 4, 300).astype(float)
+    a = np.clip(o + rng.normal(-0.3, 0.8, 300).round(), 0, 3)
+    got = M.overstability(o, a, 0, 3)
+    d = a - o
+    assert got["n"] == 300 and got["neg_pct"] == pytest.approx(100 * np.mean(d < -1e-9))
+    assert got["mean_diff_pct"] == pytest.approx(100 * d.mean() / 3, abs=1e-12)
+    assert got["std_diff_pct"] == pytest.approx(100 * d.std() / 3, abs=1e-12)
+    assert got["mean_neg_diff_pct"] == pytest.approx(100 * d[d < 0].mean() / 3, abs=1e-12)
+    assert got["ttest_p"] == pytest.approx(float(sst.ttest_rel(a, o).pvalue), rel=1e-9)
+
+
+def test_diffstats_merge_equals_one_pass() -> None:
+    rng = np.random.default_rng(5)
+    o, a = rng.normal(size=200), rng.normal(size=200)
+    a[::13] = np.nan
+    left, right, whole = DiffStats(), DiffStats(), DiffStats()
+    left.update(o[:70], a[:70])
+    right.update(o[70:], a[70:])
+    whole.update(o, a)
+    left.merge(right)
+    for k, v in whole.result(-3, 3).items():
+        assert left.result(-3, 3)[k] == pytest.approx(v, rel=1e-12, abs=1e-12), k

@@ -35,10 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from callbluff.metrics._common import pct
-from callbluff.metrics.scoring import round_half_up
+from callbluff.metrics.scoring import TOL, round_half_up
 
-TOL = 1e-9
-"""A score change of at most this is "unchanged" (:func:`callbluff.metrics.overstability`'s default)."""
 
 Verdict = bool | None
 Per = Literal["example", "source"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -134,13 +135,114 @@ def qwk(
     return float(cohen_kappa_score(ti, pi, weights="quadratic", labels=labels))
 
 
+TOL = 1e-9
+"""A score change of at most this counts as unchanged (Kumar et al.'s statistics, the verdicts of
+:mod:`callbluff.metrics.expectations`): float noise from a regressor is not a change."""
+
+
+@dataclass
+class DiffStats:
+    """Kumar et al.'s overstability statistics (Sec. 3.1) as a streaming accumulator: :meth:`update` with
+    (original, adversarial) score arrays as they come, :meth:`merge` two accumulators, :meth:`result` the fields
+    of :func:`overstability`. It keeps sufficient statistics only: counts (``n``, ``n_missing``, down, up), sums
+    of ``d = adversarial - original`` (all, ``|d|``, over the lowered and over the raised samples), Welford /
+    Chan's mean and sum of squared deviations ``m2`` (numerically stable under merging) for the standard
+    deviation, and the extremes of ``d`` for the t-test's degenerate cases. The paired t-test is computed from
+    the same statistics: ``t = mean(d) / sqrt(var(d, ddof=1) / n)`` on ``n - 1`` degrees of freedom (what
+    :func:`scipy.stats.ttest_rel` computes). No order statistic is needed, so nothing is approximated."""
+
+    tol: float = TOL
+    n: int = 0
+    n_missing: int = 0
+    neg: int = 0
+    pos: int = 0
+    total: float = 0.0
+    abs_total: float = 0.0
+    neg_total: float = 0.0
+    pos_total: float = 0.0
+    mean: float = 0.0
+    m2: float = 0.0
+    lo: float = math.inf
+    hi: float = -math.inf
+    abs_hi: float = 0.0
+
+    def update(self, original: ArrayLike, adversarial: ArrayLike) -> None:
+        """Add pairs (None/NaN in either: a failed prediction, counted in ``n_missing``)."""
+        original, adversarial = np.asarray(original, dtype=float), np.asarray(adversarial, dtype=float)
+        ok = ~(np.isnan(original) | np.isnan(adversarial))
+        self.n_missing += int((~ok).sum())
+        d = adversarial[ok] - original[ok]
+        if d.size == 0:
+            return
+        neg, pos = d < -self.tol, d > self.tol
+        mean_k = float(d.mean())
+        self._add(int(d.size), int(neg.sum()), int(pos.sum()), float(d.sum()), float(np.abs(d).sum()),
+                  float(d[neg].sum()), float(d[pos].sum()), mean_k, float(((d - mean_k) ** 2).sum()),
+                  float(d.min()), float(d.max()), float(np.abs(d).max()))
+
+    def merge(self, other: DiffStats) -> None:
+        """Add another accumulator's pairs (same ``tol``)."""
+        if other.tol != self.tol:
+            raise ValueError("cannot merge overstability statistics computed with different tolerances")
+        self.n_missing += other.n_missing
+        if other.n:
+            self._add(other.n, other.neg, other.pos, other.total, other.abs_total, other.neg_total, other.pos_total,
+                      other.mean, other.m2, other.lo, other.hi, other.abs_hi)
+
+    def _add(self, k: int, neg: int, pos: int, total: float, abs_total: float, neg_total: float, pos_total: float,
+             mean_k: float, m2_k: float, lo: float, hi: float, abs_hi: float) -> None:
+        self.neg += neg
+        self.pos += pos
+        self.total += total
+        self.abs_total += abs_total
+        self.neg_total += neg_total
+        self.pos_total += pos_total
+        self.lo, self.hi = min(self.lo, lo), max(self.hi, hi)
+        self.abs_hi = max(self.abs_hi, abs_hi)
+        n = self.n + k  # Chan et al.'s pairwise merge of (count, mean, M2)
+        delta = mean_k - self.mean
+        self.mean += delta * k / n
+        self.m2 += m2_k + delta * delta * self.n * k / n
+        self.n = n
+
+    def result(self, score_min: float, score_max: float, *, ddof: int = 0) -> dict[str, float | int]:
+        """The fields of :func:`overstability` (see there), differences as % of ``score_max - score_min``."""
+        _check_range(score_min, score_max)
+        n = self.n
+        out: dict[str, float | int] = {"n": n, "n_missing": self.n_missing}
+        if n == 0:
+            out.update({k: math.nan for k in OVERSTABILITY_FIELDS[2:]})
+            return out
+        rng = float(score_max - score_min)
+        out["neg_pct"] = pct(self.neg, n)
+        out["pos_pct"] = pct(self.pos, n)
+        out["not_lowered_pct"] = pct(n - self.neg, n)
+        out["mean_diff_pct"] = pct(self.total / n, rng)
+        out["abs_mean_diff_pct"] = pct(self.abs_total / n, rng)
+        out["std_diff_pct"] = pct(math.sqrt(max(self.m2, 0.0) / (n - ddof)), rng) if n > ddof else math.nan
+        out["mean_neg_diff_pct"] = pct(self.neg_total / self.neg, rng) if self.neg else 0.0
+        out["mean_pos_diff_pct"] = pct(self.pos_total / self.pos, rng) if self.pos else 0.0
+        if n < 2:
+            p = math.nan
+        elif self.abs_hi <= self.tol:
+            p = 1.0
+        elif self.lo == self.hi:
+            p = 0.0
+        else:
+            var = max(self.m2, 0.0) / (n - 1)
+            t = (self.total / n) / math.sqrt(var / n) if var > 0 else math.inf
+            p = float(2.0 * stats.t.sf(abs(t), n - 1))
+        out["ttest_p"] = p
+        return out
+
+
 def overstability(
     original: ArrayLike,
     adversarial: ArrayLike,
     score_min: float,
     score_max: float,
     *,
-    tol: float = 1e-9,
+    tol: float = TOL,
     ddof: int = 0,
 ) -> dict[str, float | int]:
     """Kumar et al.'s statistics of the score change from original to adversarial responses (Sec. 3.1).
@@ -171,7 +273,8 @@ def overstability(
                                   adversarial vs original scores
     ============================  =====================================================================
 
-    Conventions where the t-test is undefined: all differences zero (within ``tol``) -> ``ttest_p = 1.0``
+    Computed by the streaming :class:`DiffStats` (the one implementation; a run's metric rows stream their
+    chunks into it). Conventions where the t-test is undefined: all differences zero (within ``tol``) -> ``ttest_p = 1.0``
     (no evidence of any change; scipy would return NaN); all differences equal and non-zero ->
     ``0.0`` (a systematic shift with no variance); fewer than 2 valid pairs -> NaN. With no valid pair
     at all (every prediction failed) every statistic is NaN and ``n = 0``.
@@ -183,34 +286,9 @@ def overstability(
     o = as_float_array(original, "original")
     a = as_float_array(adversarial, "adversarial")
     same_length("original", o, "adversarial", a)
-    ok = ~(np.isnan(o) | np.isnan(a))
-    o, a = o[ok], a[ok]
-    n = int(o.size)
-    out: dict[str, float | int] = {"n": n, "n_missing": int((~ok).sum())}
-    if n == 0:
-        out.update({k: math.nan for k in OVERSTABILITY_FIELDS[2:]})
-        return out
-    rng = float(score_max - score_min)
-    d = a - o
-    neg, pos = d < -tol, d > tol
-    out["neg_pct"] = pct(neg.sum(), n)
-    out["pos_pct"] = pct(pos.sum(), n)
-    out["not_lowered_pct"] = pct((~neg).sum(), n)
-    out["mean_diff_pct"] = pct(d.mean(), rng)
-    out["abs_mean_diff_pct"] = pct(np.abs(d).mean(), rng)
-    out["std_diff_pct"] = pct(d.std(ddof=ddof), rng) if n > ddof else math.nan
-    out["mean_neg_diff_pct"] = pct(d[neg].mean(), rng) if neg.any() else 0.0
-    out["mean_pos_diff_pct"] = pct(d[pos].mean(), rng) if pos.any() else 0.0
-    if n < 2:
-        p = math.nan
-    elif np.all(np.abs(d) <= tol):
-        p = 1.0
-    elif np.all(d == d[0]):
-        p = 0.0
-    else:
-        p = float(stats.ttest_rel(a, o).pvalue)
-    out["ttest_p"] = p
-    return out
+    acc = DiffStats(tol=tol)
+    acc.update(o, a)
+    return acc.result(score_min, score_max, ddof=ddof)
 
 
 def arr(

@@ -34,90 +34,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from callbluff.metrics._common import pct
 from callbluff.metrics.rows import ALL
-from callbluff.metrics.scoring import OVERSTABILITY_FIELDS, _check_range, round_half_up
+from callbluff.metrics.scoring import DiffStats, _check_range, round_half_up
 from callbluff.records import Prompt, Task
 
 ORIGINAL_METRIC_COLUMNS = ["target", "prompt_id", "gold", "score", "error"]
 EXAMPLE_METRIC_COLUMNS = ["target", "attack", "params", "prompt_id", "source_id", "orig_score", "adv_score",
                           "orig_error", "adv_error", "queries"]
-TOL = 1e-9  # :func:`callbluff.metrics.overstability`'s default tolerance for "unchanged"
-
-
-@dataclass
-class DiffStats:
-    """Sufficient statistics of the score differences ``d`` of one group (see the module docstring)."""
-
-    n: int = 0
-    n_missing: int = 0
-    neg: int = 0
-    pos: int = 0
-    total: float = 0.0
-    abs_total: float = 0.0
-    neg_total: float = 0.0
-    pos_total: float = 0.0
-    mean: float = 0.0
-    m2: float = 0.0
-    lo: float = math.inf
-    hi: float = -math.inf
-    abs_hi: float = 0.0
-
-    def add(self, original: np.ndarray, adversarial: np.ndarray) -> None:
-        ok = ~(np.isnan(original) | np.isnan(adversarial))
-        self.n_missing += int((~ok).sum())
-        d = adversarial[ok] - original[ok]
-        k = int(d.size)
-        if k == 0:
-            return
-        neg, pos = d < -TOL, d > TOL
-        self.neg += int(neg.sum())
-        self.pos += int(pos.sum())
-        self.total += float(d.sum())
-        self.abs_total += float(np.abs(d).sum())
-        self.neg_total += float(d[neg].sum())
-        self.pos_total += float(d[pos].sum())
-        self.lo, self.hi = min(self.lo, float(d.min())), max(self.hi, float(d.max()))
-        self.abs_hi = max(self.abs_hi, float(np.abs(d).max()))
-        mean_k = float(d.mean())
-        m2_k = float(((d - mean_k) ** 2).sum())
-        n = self.n + k  # Chan et al.'s pairwise merge of (count, mean, M2)
-        delta = mean_k - self.mean
-        self.mean += delta * k / n
-        self.m2 += m2_k + delta * delta * self.n * k / n
-        self.n = n
-
-    def fields(self, score_min: float, score_max: float) -> dict[str, float | int]:
-        """The fields of :func:`callbluff.metrics.overstability`, with its conventions."""
-        _check_range(score_min, score_max)
-        n = self.n
-        out: dict[str, float | int] = {"n": n, "n_missing": self.n_missing}
-        if n == 0:
-            out.update({k: math.nan for k in OVERSTABILITY_FIELDS[2:]})
-            return out
-        rng = float(score_max - score_min)
-        out["neg_pct"] = pct(self.neg, n)
-        out["pos_pct"] = pct(self.pos, n)
-        out["not_lowered_pct"] = pct(n - self.neg, n)
-        out["mean_diff_pct"] = pct(self.total / n, rng)
-        out["abs_mean_diff_pct"] = pct(self.abs_total / n, rng)
-        out["std_diff_pct"] = pct(math.sqrt(max(self.m2, 0.0) / n), rng)
-        out["mean_neg_diff_pct"] = pct(self.neg_total / self.neg, rng) if self.neg else 0.0
-        out["mean_pos_diff_pct"] = pct(self.pos_total / self.pos, rng) if self.pos else 0.0
-        if n < 2:
-            p = math.nan
-        elif self.abs_hi <= TOL:
-            p = 1.0
-        elif self.lo == self.hi:
-            p = 0.0
-        else:
-            var = max(self.m2, 0.0) / (n - 1)
-            t = (self.total / n) / math.sqrt(var / n) if var > 0 else math.inf
-            p = float(2.0 * stats.t.sf(abs(t), n - 1))
-        out["ttest_p"] = p
-        return out
 
 
 @dataclass
@@ -274,12 +198,12 @@ class ScoringAccumulator:
             glo, gw = g["_lo"].to_numpy(), g["_width"].to_numpy()
             pooled = self.groups.setdefault((*key, ALL), Group())
             pooled.add_common(g)
-            pooled.diffs.add((o_raw - glo) / gw * 100.0, (a_raw - glo) / gw * 100.0)
+            pooled.diffs.update((o_raw - glo) / gw * 100.0, (a_raw - glo) / gw * 100.0)
             pooled.bottom.add(a_raw, glo, gw)
             for pid, gp in g.groupby("prompt_id", sort=False):
                 grp = self.groups.setdefault((*key, pid), Group())
                 grp.add_common(gp)
-                grp.diffs.add(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float))
+                grp.diffs.update(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float))
                 grp.bottom.add(gp["adv_score"].to_numpy(float), gp["_lo"].to_numpy(), gp["_width"].to_numpy())
 
     def rows(self) -> list[dict[str, Any]]:
@@ -305,12 +229,12 @@ class ScoringAccumulator:
                     if generated:
                         row.update(n=grp.bottom.scored, arr=grp.bottom.arr, mean_score_pct=grp.bottom.mean_score_pct)
                     elif pid == ALL:
-                        row.update(grp.diffs.fields(0.0, 100.0))
+                        row.update(grp.diffs.result(0.0, 100.0))
                         if self.pair_arr:
                             row["arr"] = grp.bottom.arr
                     else:
                         p = self.prompts[pid]
-                        row.update(grp.diffs.fields(p.score_min, p.score_max))
+                        row.update(grp.diffs.result(p.score_min, p.score_max))
                         if self.pair_arr:
                             row["arr"] = grp.bottom.arr
                     row.update(grp.common_fields())
