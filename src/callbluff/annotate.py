@@ -92,9 +92,20 @@ def _prompt_ranges(prompts: dict[str, Any], examples: pd.DataFrame) -> dict[str,
 
 
 def _sample(examples: pd.DataFrame, n: int, seed: int, kind: str) -> pd.DataFrame:
+    """``n`` examples stratified over the attack configurations (attack, params): each configuration's examples
+    in a seeded order, taken round-robin over the configurations (in name order), so every configuration gets
+    ``n // configurations`` examples or one more (fewer where it has fewer), as Kumar et al. asked annotators
+    about every attack (Sec. 4.1, Table 6); a single seeded draw over all examples would leave rare attacks
+    out."""
     first = examples.drop_duplicates("example_id")
-    keys = sorted(first["example_id"], key=lambda i: derive_seed(seed, "annotate", kind, str(i)))[:n]
-    return first.set_index("example_id").loc[keys].reset_index()
+    queues = [sorted(g["example_id"], key=lambda i: derive_seed(seed, "annotate", kind, str(i)))
+              for _, g in first.groupby(["attack", "params"], sort=True)]
+    keys: list[str] = []
+    depth = 0
+    while len(keys) < n and any(depth < len(q) for q in queues):
+        keys.extend(q[depth] for q in queues if depth < len(q))
+        depth += 1
+    return first.set_index("example_id").loc[keys[:n]].reset_index()
 
 
 def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: int = 0) -> Exported:

@@ -70,6 +70,7 @@ def test_scoring_round_trip_gives_table6(run_dir: Path, tmp_path: Path) -> None:
     assert overall["mean_change_pct"] == pytest.approx(-15.0)
     per_attack = [x for x in summary["kumar_table6"] if x["attack"] != "all"]
     assert sum(x["n_items"] for x in per_attack) == 4
+    assert sorted(x["n_items"] for x in per_attack) == [2, 2]  # stratified: DelRand and ShuffleSent, 2 each
     assert "Human scoring (Kumar et al. 2020 Table 6 shape)" in (run_dir / "report.html").read_text()
 
 
@@ -110,6 +111,23 @@ def test_comprehension_round_trip(run_dir: Path, tmp_path: Path) -> None:
     assert overall["per_annotator"] == {"p1": 100.0, "p2": 60.0, "p3": 20.0}
     with pytest.raises(AnnotationError, match=r"column understood: 'maybe'; write yes or no"):
         import_sheets(run_dir, [_write(tmp_path / "bad.csv", [{**rows[0], "understood": "maybe"}, *rows[1:]])])
+
+
+def test_export_is_stratified_per_attack(run_dir: Path, tmp_path: Path) -> None:
+    """--n items spread over the attack configurations (round-robin over each one's seeded order), not one draw
+    over all examples that can leave an attack out; the same seed gives the same sheet."""
+    import pandas as pd
+
+    examples = pd.read_parquet(run_dir / "examples.parquet")
+    per_config = examples.drop_duplicates("example_id").groupby("attack").size().to_dict()
+    assert len(per_config) == 2 and min(per_config.values()) >= 3
+    for n in (1, 3, 5):
+        a = export_sheet(run_dir, "scoring", n, tmp_path / f"a{n}.csv", seed=7)
+        b = export_sheet(run_dir, "scoring", n, tmp_path / f"b{n}.csv", seed=7)
+        assert a.sheet == b.sheet and a.n == n
+        key = json.loads(a.key.read_text())["items"]
+        counts = pd.Series([k["attack"] for k in key.values()]).value_counts().to_dict()
+        assert sum(counts.values()) == n and max(counts.values()) - min(counts.get(x, 0) for x in per_config) <= 1
 
 
 def test_comprehension_rates_by_hand() -> None:
