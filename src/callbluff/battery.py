@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from callbluff.attacks.base import get_attack
+from callbluff.attacks.content import ding2020_configurations
 from callbluff.engine.generate import AttackSpec, Chunk, generate
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
@@ -46,9 +48,6 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
     Never raises for one configuration: one that cannot fit or generate on this prompt (no answers, an
     unusable corpus) is skipped and its cause appended to ``errors``; a static attack failing on one source
     answer is reported there too and the others go on."""
-    from callbluff.attacks.base import get_attack
-    from callbluff.attacks.content import ding2020_configurations
-
     configs = list(configs) if configs is not None else ding2020_configurations(count, corpus)
     out: list[AdversarialAnswer] = []
     for cfg in configs:

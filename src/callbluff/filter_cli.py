@@ -15,7 +15,6 @@ from typing import Annotated
 
 import typer
 
-from callbluff.battery import battery
 from callbluff.console import console, fail, out
 from callbluff.datasets import load
 from callbluff.defenses.filters import FILTERS, load_filter
@@ -55,6 +54,8 @@ def fit(
     records = ds.records()
     f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)
     try:
+        from callbluff.battery import battery  # loads the attack families (spaCy, torch): not at CLI start-up
+
         f.fit(records, ds.prompts, battery=battery)
     except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"filter fit on {data}: {type(e).__name__}: {e}")

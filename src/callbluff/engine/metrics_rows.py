@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from callbluff.attacks.base import get_attack
 from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS
 from callbluff.engine.verdicts import Judge
 from callbluff.metrics.expectations import VerdictTallies, failure_unit
@@ -177,8 +178,6 @@ def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
 
 
 def _registered_expectation(attack: str) -> str | None:
-    from callbluff.attacks.base import get_attack
-
     try:
         return get_attack(attack).expect
     except KeyError:

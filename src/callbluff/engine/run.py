@@ -35,6 +35,7 @@ from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.verdicts import Judge
+from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
@@ -195,8 +196,6 @@ class Engine:
         result.target_stats = target_stats
         result.notes = list(self.notes)
         if self.suite.output.report:
-            from callbluff.report.html import write_report  # the report layer sits above the engine
-
             write_report(self.run.path)
         return result
 
