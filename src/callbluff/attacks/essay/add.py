@@ -21,7 +21,7 @@ from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.edits import Edit, Position, SizePositionParams, Unit, apply, select, units
 from callbluff.attacks.essay.common import KUMAR
 from callbluff.attacks.essay.knowledge import KnowledgeState, corpus_files, fit_knowledge
-from callbluff.attacks.essay.pools import PoolSplit, load_pool_items
+from callbluff.attacks.essay.pools import PoolSplit, load_pool_entries, load_pool_items
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.resources.fit_cache import file_stamps, source_stamp, versions
@@ -125,27 +125,81 @@ class _AddSentences(StaticAttack):
 class PoolParams(AddParams):
     """``pool``: a JSON list of strings, a text file with one entry per line, or a CSV (``column``); gzip is
     read when the name ends in ``.gz``. None: the pool shipped with callbluff (``data/pools``, sources in its
-    README). ``split``: how entries become sentences (``entry`` as is, spaCy ``sentence`` s, lyric ``line`` s)."""
+    README). ``split``: how entries become sentences (``entry`` as is, spaCy ``sentence`` s, lyric ``line`` s).
+
+    ``items`` (the released form, beside ``percent``): add that many *whole* pool entries (a whole song, a
+    whole speech excerpt, every one of its units in order) whatever the response's length, as the authors'
+    released test cases do (a whole song of about 700 words appended to an essay of about 160). Give
+    ``items`` or a ``percent``, not both (``percent``'s default is not used with ``items``); ``bounded`` does
+    not apply (the block would replace the response)."""
 
     pool: str | None = None
     column: str = "text"
     split: PoolSplit = "entry"
+    items: int | None = Field(None, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _one_size(self) -> PoolParams:
+        if self.items is not None and self.percent != type(self).model_fields["percent"].default:
+            raise ValueError("give percent (a share of the response's sentences) or items (whole pool entries), "
+                             "not both")
+        if self.items is not None and self.bounded:
+            raise ValueError("bounded does not apply to items (whole entries would replace the response); "
+                             "drop one of them")
+        return self
 
 
 class _PoolAttack(_AddSentences):
     """Add sentences drawn uniformly from a text pool; the pool is read once per run by ``fit`` and its
-    items (what was drawn from) are the fit state, so every example's ``fit_state`` hash names the pool."""
+    items (what was drawn from) are the fit state, so every example's ``fit_state`` hash names the pool.
+    With ``items`` (the released form) the state is the pool's entries, each as its units, and whole entries
+    drawn uniformly are added in their order (:meth:`_whole_entries`)."""
 
     needs_fit = True
     default_pool: ClassVar[str]
 
-    def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> list[str]:
+    def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> Any:
         p = self.params
+        if p.items is not None:  # type: ignore[attr-defined]
+            return load_pool_entries(p.pool, p.column, p.split, self.default_pool, res, who=self.name)  # type: ignore[attr-defined]
         return load_pool_items(p.pool, p.column, p.split, self.default_pool, res, who=self.name)  # type: ignore[attr-defined]
 
     def candidates(self, record: ScoredResponse, prompt: Prompt | None, state: Any,
                    res: Resources) -> list[str]:
         return [as_sentence(s) for s in state]
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
+        if self.params.items is None:  # type: ignore[attr-defined]
+            return super().generate(record, rng, res, prompt, state)
+        return self._whole_entries(record, rng, res, state)
+
+    def _whole_entries(self, record: Record, rng: np.random.Generator, res: Resources,
+                       entries: list[list[str]]) -> list[Perturbed]:
+        """``items`` whole entries (distinct while the pool has enough) added as one block, the response's own
+        text kept byte for byte: appended after its last sentence when ``position`` is None (the released test
+        cases append), else at a sentence boundary of the ``position`` third."""
+        assert isinstance(record, ScoredResponse)
+        if not entries:
+            return []
+        sentences = units(record.text, "sentence", res)
+        p = self.params
+        chosen = draw(len(entries), int(p.items), rng)  # type: ignore[attr-defined]
+        block = [as_sentence(u) for i in chosen for u in entries[i]]
+        if not sentences:
+            return []
+        if p.position is None:  # type: ignore[attr-defined]
+            end = sentences[-1].end
+            text, edits = apply(record.text, [Edit(end, end, " " + " ".join(block))])
+            meta: dict[str, Any] = {"added": block, "insert_at": len(sentences), "edits": edits}
+        else:
+            done = add_block(record.text, sentences, len(block), p.position, 100.0, False, rng,  # type: ignore[attr-defined]
+                             lambda m: block[:m])
+            if done is None:
+                return []
+            text, meta = done
+        return [self.perturbed(record, text, n_sentences=len(sentences), n_added=len(block), bounded=False,
+                               entries=chosen, n_words_added=sum(len(u.split()) for u in block), **meta)]
 
 
 class SongParams(PoolParams):

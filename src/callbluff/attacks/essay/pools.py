@@ -96,3 +96,17 @@ def load_pool_items(pool: str | None, column: str, split: PoolSplit, default: st
     if not items:
         raise ValueError(f"{who}: pool {path} has no usable {split} (no letters or digits); pass another pool=")
     return items
+
+
+def load_pool_entries(pool: str | None, column: str, split: PoolSplit, default: str, res: Resources,
+                      who: str) -> list[list[str]]:
+    """The pool's entries (songs, speech excerpts), each as its units (``split``): what the released-form
+    additions append whole. Entries without a usable unit are left out."""
+    path = default_pool_path(default) if pool is None else Path(pool).expanduser()
+    try:
+        entries = [units for e in read_pool(path, column) if (units := split_entries([e], split, res))]
+    except (OSError, ValueError) as e:
+        raise type(e)(f"{who}: {e}") from None
+    if not entries:
+        raise ValueError(f"{who}: pool {path} has no usable {split} (no letters or digits); pass another pool=")
+    return entries
