@@ -33,7 +33,8 @@ from rich.progress import (
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    # markup off: a stage's description may hold user text (attack, prompt or target names), shown verbatim
+    return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                     TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                     console=console, transient=False)
 
@@ -218,7 +219,7 @@ def counted(console: Console, description: str, total: int | None = None) -> Ite
 @contextmanager
 def elapsed(console: Console, description: str) -> Iterator[None]:
     """A spinner with the elapsed time, for a step that reports no progress of its own."""
-    progress = Progress(SpinnerColumn(), TextColumn(description), TimeElapsedColumn(), console=console,
+    progress = Progress(SpinnerColumn(), TextColumn(description, markup=False), TimeElapsedColumn(), console=console,
                         transient=True)
     progress.add_task(description, total=None)
     with progress:
