@@ -386,6 +386,8 @@ def compare(
     out.print(table)
     for line in summary_lines(c):
         console.print(f"  {line}", highlight=False, markup=False)
+    for note in c.notes:
+        say(("note:", "yellow"), f" {note}")
     path = write_compare_html(c, out_file)
     console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
                   f"comparison: {path}", highlight=False)
