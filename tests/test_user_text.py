@@ -69,3 +69,23 @@ def test_error_names_the_bracketed_file(tmp_path: Path) -> None:
     assert res.exit_code == 2, res.output
     assert "[bold]suite[red].toml" in res.output, res.output
     assert "error:" in res.output
+
+
+def test_progress_bars_show_stage_names_verbatim() -> None:
+    """A stage named after data (``callbluff train``: a prompt id) is no markup on a terminal's bars either."""
+    import io
+
+    from rich.console import Console
+
+    from callbluff.terminal import StageProgress, elapsed
+
+    buf = io.StringIO()
+    term = Console(file=buf, force_terminal=True, width=200, color_system=None)
+    with StageProgress(term, overall=("prompt x[/]y",)) as progress:
+        progress("prompt x[/]y", 1, 2)
+        progress("model[large]: fit", 1, 1)
+        progress("prompt x[/]y", 2, 2)
+    with elapsed(term, "loading q[/]r"):
+        pass
+    text = buf.getvalue()
+    assert "prompt x[/]y" in text and "model[large]: fit" in text

@@ -175,7 +175,7 @@ def findings_progress(overall: Iterable[str] = (), interval: float = 60.0) -> St
     bars on a terminal, timestamped lines with counts and an ETA when stdout is a file (``> log``), at most one
     per stage each ``interval`` seconds besides each stage's first and last. ``overall`` names the stages that
     keep a bar of their own (the outer loops: runs, prompts x stages)."""
-    return StageProgress(Console(soft_wrap=True), overall=overall, interval=interval)
+    return StageProgress(Console(soft_wrap=True, markup=False), overall=overall, interval=interval)
 
 
 def engine_stages(progress: Callable[[str, int, int | None], None], label: str, chunk_size: int,
