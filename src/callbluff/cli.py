@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
-from callbluff.console import console, fail, out
+from callbluff.console import console, fail, out, say
 from callbluff.datasets import DataError, load
 from callbluff.filter_cli import filter_app
 from callbluff.engine.suite import SuiteError, load_suite, parse_suite
@@ -111,7 +111,7 @@ def generate(
                     fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
                     n_ex += 1
                 for err in chunk.errors:
-                    console.print(f"[yellow]record {err['source_id']}: {err['cause']}[/]")
+                    say((f"record {err['source_id']}: {err['cause']}", "yellow"))
                     n_err += 1
     os.replace(tmp, out_file)
     console.print(f"{n_ex} adversarial examples from {n_rec} records -> {out_file}"
@@ -171,8 +171,8 @@ def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) ->
         fail(str(e))
         raise
     for r in results:
-        tag = "[bold green]PASS[/]" if r.passed else "[bold red]FAIL[/]"
-        console.print(f"gate {tag} {r.name}" + ("" if r.passed else f": {r.message}"), highlight=False)
+        tag = ("PASS", "bold green") if r.passed else ("FAIL", "bold red")
+        say("gate ", tag, f" {r.name}" + ("" if r.passed else f": {r.message}"))
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_text(junit_xml(results, suite_name), encoding="utf-8")
@@ -191,13 +191,13 @@ def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, j
                   f"predictions; errors: {c['n_errors_original']} original, {c['n_errors_adversarial']} "
                   f"adversarial, {c['n_errors_generate']} attack failures", highlight=False)
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
-    console.print(f"run directory: [bold]{out_dir}[/] (report: {out_dir / 'report.html'})", highlight=False)
+        say(("note:", "yellow"), f" {note}")
+    say("run directory: ", (str(out_dir), "bold"), f" (report: {out_dir / 'report.html'})")
     gates_ok = check_and_print_gates(out_dir, junit, suite_name)
     problems = result.failed_targets(max_error_rate)
     if problems:
         for p in problems:
-            console.print(f"[bold red]failed:[/] {p}", highlight=False)
+            say(("failed:", "bold red"), f" {p}")
         raise typer.Exit(1)
     if not gates_ok:
         raise typer.Exit(GATE_FAILED)
@@ -362,7 +362,7 @@ def _open_in_browser(path: Path) -> None:
     except webbrowser.Error:
         opened = False
     if not opened:
-        console.print(f"[yellow]no browser found here; open {path.resolve()} yourself[/]", highlight=False)
+        say((f"no browser found here; open {path.resolve()} yourself", "yellow"))
 
 
 @app.command()
@@ -386,6 +386,8 @@ def compare(
     out.print(table)
     for line in summary_lines(c):
         console.print(f"  {line}", highlight=False, markup=False)
+    for note in c.notes:
+        say(("note:", "yellow"), f" {note}")
     path = write_compare_html(c, out_file)
     console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
                   f"comparison: {path}", highlight=False)
@@ -532,7 +534,7 @@ def augment(
         fail(str(e.args[0]) if isinstance(e, KeyError) else str(e))
         raise
     for err in errors[:20]:
-        console.print(f"[yellow]{err['source_id']} {err['attack']}: {err['cause']}[/]", highlight=False)
+        say((f"{err['source_id']} {err['attack']}: {err['cause']}", "yellow"))
     console.print(f"{n} training rows -> {out_file}" + (f" ({len(errors)} attack failures)" if errors else ""))
 
 

@@ -8,12 +8,17 @@ adversarial inputs handled wrongly, engine/metrics_rows.py) and the task's ``rob
 "Differences that matter first" (a choice): rows are sorted by their spread (max - min over the columns) on a
 common scale; QWK, MRR and MAP (0-1) are multiplied by 100 for the sort so that 0.1 QWK weighs like 10 points
 of a percentage. Rows a column lacks are shown as missing and sorted after the rest.
+
+Unrelated runs are not compared (a choice): runs of different tasks are refused, and so are runs of which no
+row lines up with another column's ("nothing comparable", naming what each column has), since "0 differ"
+would read as agreement. Runs on different data are compared with a note saying so (a held-out split is a
+fair comparison; the user judges).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +58,8 @@ class Comparison:
     columns: list[str]
     runs: list[RunData]
     differences: list[Difference]
+    notes: list[str] = field(default_factory=list)
+    """What the user should know to read the figures (e.g. the runs used different data)."""
 
 
 def _columns(runs: Sequence[RunData]) -> list[tuple[RunData, str, str]]:
@@ -71,6 +78,10 @@ def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
     cols = _columns(runs)
     if len(cols) < 2:
         raise ValueError("nothing to compare: give two run directories, or one run with two targets")
+    if len({r.task for r in runs}) > 1:
+        raise ValueError("runs of different tasks cannot be compared (their rows and metrics differ): "
+                         + "; ".join(f"{r.path} is task {r.task}" for r in runs)
+                         + ". Fix: compare runs of one task, e.g. the same suite against two versions of a model")
     table: dict[tuple[str, str, str, str, str], dict[int, float | None]] = {}
     for k, (run, target, _) in enumerate(cols):
         for r in run.metrics:
@@ -86,9 +97,31 @@ def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
                     key = (task, str(r["attack"]), str(r["params"]), str(r["prompt"]), f)
                     table.setdefault(key, {})[k] = num(r.get(f))
     diffs = [Difference(*key, tuple(vals.get(k) for k in range(len(cols)))) for key, vals in table.items()]
+    if not any(sum(v is not None for v in d.values) >= 2 for d in diffs):
+        raise ValueError(_nothing_comparable(cols, table))
     diffs.sort(key=lambda d: (d.spread is None, -(d.spread or 0.0), d.attack != "clean", d.attack, d.params,
                               d.prompt, d.metric))
-    return Comparison([c[2] for c in cols], runs, diffs)
+    specs = {str((r.meta.get("dataset") or {}).get("spec")) for r in runs}
+    notes = [f"the runs used different data ({', '.join(sorted(specs))}): their figures measure different "
+             "inputs"] if len(specs) > 1 else []
+    return Comparison([c[2] for c in cols], runs, diffs, notes)
+
+
+def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
+                        table: Mapping[tuple[str, str, str, str, str], Mapping[int, float | None]]) -> str:
+    """The refusal when no row is in two columns: what each column has, so the user sees why."""
+    parts = []
+    for k, (_, _, label) in enumerate(cols):
+        keys = [key for key, vals in table.items() if k in vals]
+        if not keys:
+            parts.append(f"{label}: no metric rows")
+            continue
+        attacks = sorted({key[1] for key in keys})
+        prompts = sorted({key[3] for key in keys})
+        parts.append(f"{label}: {', '.join(attacks)} on prompt(s) {', '.join(prompts)}")
+    return ("nothing comparable: no metric row of one column lines up with another column's (rows align on "
+            "task, attack, params and prompt). " + "; ".join(parts)
+            + ". Fix: compare runs of the same suite (attacks and data) against different targets")
 
 
 def rows_for_display(c: Comparison, limit: int | None = None) -> list[list[str]]:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from callbluff.console import console, fail, out
+from callbluff.console import console, fail, out, say
 from callbluff.datasets import load
 from callbluff.defenses.filters import FILTERS, load_filter
 from callbluff.tasks import get_task
@@ -67,7 +67,7 @@ def fit(
                   + (f", development ARR {s['dev_arr']} %, recall {s['dev_recall']} %" if "dev_arr" in s else ""),
                   highlight=False)
     for e in f.errors:
-        out.print(f"[yellow]skipped:[/] {e}", highlight=False)
+        say(("skipped:", "yellow"), f" {e}", to=out)
     out.print(f"filter saved: {path}", highlight=False)
 
 

@@ -15,6 +15,7 @@ e.g. no valid pair), fails: a gate that checks nothing must not pass silently.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,25 @@ def gates_of_run(run_dir: str | Path) -> list[ExpectConfig]:
         raise ValueError(f"{p}: key `suite.expect`: not a list of expectation tables ({e})") from None
 
 
+# characters XML 1.0 does not allow, not even as character references (C0 controls but tab, LF and CR;
+# surrogates; U+FFFE, U+FFFF): one in a suite, target or prompt name made the whole JUnit file invalid
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_safe(text: str) -> str:
+    """``text`` with each character XML 1.0 does not allow written as its visible Python escape (``\\x1b``,
+    ``\\ud800``): kept readable and distinct, never dropped silently."""
+    return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def _attr(text: str) -> str:
+    return quoteattr(_xml_safe(text))
+
+
+def _text(text: str) -> str:
+    return escape(_xml_safe(text))
+
+
 def junit_xml(results: Sequence[GateResult], suite_name: str) -> str:
     """JUnit XML (one ``<testsuite>``, one ``<testcase>`` per gate, ``<failure>`` for a failed one) as CI
     systems (GitLab, Jenkins, GitHub test reporters) display it."""
@@ -149,18 +169,18 @@ def junit_xml_suites(suites: Sequence[tuple[str, Sequence[GateResult]]]) -> str:
              f'<testsuites name="callbluff" tests="{tests}" failures="{failures}">']
     for suite_name, results in suites:
         n_fail = sum(not r.passed for r in results)
-        lines.append(f'  <testsuite name={quoteattr(suite_name)} tests="{len(results)}" failures="{n_fail}" '
+        lines.append(f'  <testsuite name={_attr(suite_name)} tests="{len(results)}" failures="{n_fail}" '
                      'errors="0" skipped="0">')
         for r in results:
-            lines.append(f'    <testcase classname={quoteattr("callbluff.gates." + suite_name)} '
-                         f'name={quoteattr(r.name)}>')
+            lines.append(f'    <testcase classname={_attr("callbluff.gates." + suite_name)} '
+                         f'name={_attr(r.name)}>')
             detail = "\n".join(f"{c.target} prompt {c.prompt} {_short(c.params)}: {r.gate.metric} = "
                                f"{'undefined' if c.value is None else f'{c.value:.6g}'} "
                                f"{'pass' if c.passed else 'FAIL'}" for c in r.checks)
             if not r.passed:
-                lines.append(f'      <failure message={quoteattr(r.message)} type="gate">{escape(detail)}</failure>')
+                lines.append(f'      <failure message={_attr(r.message)} type="gate">{_text(detail)}</failure>')
             elif detail:
-                lines.append(f"      <system-out>{escape(detail)}</system-out>")
+                lines.append(f"      <system-out>{_text(detail)}</system-out>")
             lines.append("    </testcase>")
         lines.append("  </testsuite>")
     lines += ["</testsuites>", ""]

@@ -33,7 +33,8 @@ from rich.progress import (
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    # markup off: a stage's description may hold user text (attack, prompt or target names), shown verbatim
+    return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                     TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                     console=console, transient=False)
 
@@ -174,7 +175,7 @@ def findings_progress(overall: Iterable[str] = (), interval: float = 60.0) -> St
     bars on a terminal, timestamped lines with counts and an ETA when stdout is a file (``> log``), at most one
     per stage each ``interval`` seconds besides each stage's first and last. ``overall`` names the stages that
     keep a bar of their own (the outer loops: runs, prompts x stages)."""
-    return StageProgress(Console(soft_wrap=True), overall=overall, interval=interval)
+    return StageProgress(Console(soft_wrap=True, markup=False), overall=overall, interval=interval)
 
 
 def engine_stages(progress: Callable[[str, int, int | None], None], label: str, chunk_size: int,
@@ -218,7 +219,7 @@ def counted(console: Console, description: str, total: int | None = None) -> Ite
 @contextmanager
 def elapsed(console: Console, description: str) -> Iterator[None]:
     """A spinner with the elapsed time, for a step that reports no progress of its own."""
-    progress = Progress(SpinnerColumn(), TextColumn(description), TimeElapsedColumn(), console=console,
+    progress = Progress(SpinnerColumn(), TextColumn(description, markup=False), TimeElapsedColumn(), console=console,
                         transient=True)
     progress.add_task(description, total=None)
     with progress:

@@ -16,6 +16,7 @@ import difflib
 import gzip
 import json
 import math
+import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -204,16 +205,70 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
 
 
 def load_json(path: str | Path, encoding: str = "utf-8") -> Any:
-    """Parse a JSON file; a syntax error (e.g. a truncated file) names its line and column."""
+    """Parse a JSON file; a syntax error (e.g. a truncated file) names its line and column, a lone surrogate
+    (:func:`check_surrogates`) its line and key."""
     text = read_text(path, encoding)
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(text.rstrip())
         what = "JSON ends unexpectedly (file truncated?)" if truncated else "invalid JSON"
         raise fail(path, f"line {exc.lineno}, column {exc.colno}", f"{what}: {exc.msg}",
                    "re-download or re-export the file; check it with `python -m json.tool FILE`",
                    line=exc.lineno) from None
+    check_surrogates(path, text, doc)
+    return doc
+
+
+# A ``\uD800``-``\uDFFF`` escape that is not half of a high-low pair: JSON accepts it, Python decodes it to a
+# lone surrogate, which is no Unicode text (it cannot be encoded as UTF-8: the cache, the Parquet files, a
+# target's request would fail far from the file). Searched in the raw JSON first, so clean text costs one scan.
+_LONE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                          r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_key(obj: Any, key: str = "") -> tuple[str, str] | None:
+    """The key path (``text``, ``[3].answers[0]``) and the string of the first lone surrogate in ``obj``."""
+    if isinstance(obj, str):
+        return (key, obj) if _SURROGATE.search(obj) else None
+    items: Iterable[tuple[str, Any]] = ()
+    if isinstance(obj, Mapping):
+        items = ((f"{key}.{k}" if key else str(k), v) for k, v in obj.items())
+        for k in obj:  # a key is user text too
+            if isinstance(k, str) and _SURROGATE.search(k):
+                return (f"{key}.{k!a}" if key else ascii(k)), k
+    elif isinstance(obj, list):
+        items = ((f"{key}[{i}]", v) for i, v in enumerate(obj))
+    for k, v in items:
+        found = _surrogate_key(v, k)
+        if found is not None:
+            return found
+    return None
+
+
+def check_surrogates(path: str | Path, raw: str, obj: Any, *, line: int | None = None,
+                     where: str | None = None, key: str = "") -> None:
+    """Refuse a lone UTF-16 surrogate in ``obj`` (decoded from the JSON text ``raw``; ``line``: the line
+    ``raw`` is, for JSON Lines; ``where`` and ``key``: a JSON value inside a row's cell) with a
+    :class:`DataError` naming the file, the line and the key, and the fix."""
+    m = _LONE_ESCAPE.search(raw) if "\\u" in raw else None
+    if m is None:
+        return
+    found = _surrogate_key(obj, key)
+    if found is None:  # e.g. an escaped backslash before "ud800": text, not an escape
+        return
+    key, value = found
+    if line is None and where is None:
+        line = raw.count("\n", 0, m.start()) + 1
+    bad = _SURROGATE.search(value)
+    assert bad is not None
+    raise fail(path, where or f"line {line}", f"key {key!r} holds a lone UTF-16 surrogate {m.group(0)} (character "
+               f"{bad.start() + 1} of {ascii(value[max(0, bad.start() - 20):bad.start() + 20])}), which is not "
+               "text and cannot be written as UTF-8",
+               "remove it or complete the pair: a \\uD800-\\uDBFF escape must be followed by a \\uDC00-\\uDFFF "
+               "one (e.g. \\ud83d\\ude00); re-export the data with a JSON writer that keeps text as UTF-8",
+               line=line, key=key)
 
 
 # ---------------------------------------------------------------- options

@@ -41,6 +41,7 @@ from callbluff.datasets._io import (
     IdChecker,
     Options,
     build_dataset,
+    check_surrogates,
     fail,
     fmt_num,
     iter_csv,
@@ -256,6 +257,7 @@ class ColumnMapper:
                     v = json.loads(s)
                 except json.JSONDecodeError:
                     v = [s]
+                check_surrogates(self.source, s, v, line=line, where=where, key=col)
             elif self.answer_type == "regex":
                 v = [s]
             else:
@@ -462,6 +464,7 @@ def load_jsonl(path: str, **options: Any) -> Dataset:
                 raise fail(path, f"line {n}, column {exc.colno}",
                            f"{'JSON ends unexpectedly (line truncated?)' if truncated else 'invalid JSON'}: {exc.msg}",
                            "each line must be one complete JSON object", line=n) from None
+            check_surrogates(path, line, obj, line=n)
             yield where, n, f"line-{n}", _as_mapping(path, where, n, obj)
 
     return _dataset(f"jsonl:{path}", path, opt, mapper, rows, lambda first: list(first or {}), lazy,

@@ -1,7 +1,8 @@
 """Inline SVG bar charts (matplotlib, Agg backend): no image files, no network, text kept as SVG text.
 
 Every label is escaped by matplotlib's SVG writer (``svg.fonttype = "none"`` writes labels as ``<text>``
-elements whose content is XML-escaped), so names from a run cannot add markup. Ids are salted with a fixed
+elements whose content is XML-escaped), so names from a run cannot add markup, and mathtext is off
+(``text.parse_math``), so a ``$`` in a name is a dollar sign. Ids are salted with a fixed
 string and the date is left out, so the same figures render to the same bytes.
 """
 
@@ -27,8 +28,10 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
     cats = list(categories)
     names = list(series)
     height = max(1.6, 0.32 * len(cats) * max(1, len(names)) + 0.9)
+    # text.parse_math off: every label, tick, title and legend entry is the user's text as written (a name
+    # with ``$...$`` is no mathtext, which could fail to parse or change what the name shows)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "callbluff", "font.size": 9,
-                                "font.family": "sans-serif"}):
+                                "font.family": "sans-serif", "text.parse_math": False}):
         fig, ax = plt.subplots(figsize=(8.4, min(height, 14.0)))
         bar_h = 0.8 / max(1, len(names))
         for k, name in enumerate(names):
