@@ -128,3 +128,23 @@ def test_help_shows_the_expect_table_name_literally(command: str) -> None:
     assert res.exit_code == 0, res.output
     assert "[[expect]]" in res.output
     assert "[]" not in res.output
+
+
+def test_version_and_one_attacks_card() -> None:
+    from callbluff import __version__
+
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"callbluff {__version__}"
+    res = runner.invoke(app, ["list", "AddSong"])
+    assert res.exit_code == 0, res.output
+    for text in ("Kumar et al. 2020", "expect: lower", "percent", "15.0", "items", "'entry' | 'sentence' | 'line'"):
+        assert text in res.output, text
+    res = runner.invoke(app, ["list", "NoSuchAttack"])
+    assert res.exit_code == 2 and "unknown attack" in res.output
+
+
+def test_list_with_a_task_that_is_not_one_says_so() -> None:
+    res = runner.invoke(app, ["list", "--task", "scoring"])
+    assert res.exit_code == 2 and "content, essay, questions, reading" in res.output
+    res = runner.invoke(app, ["list", "--task", "content"])
+    assert res.exit_code == 0 and "RandomChars" in res.output and "AddSong" not in res.output
