@@ -76,8 +76,9 @@ def test_reading_view_holds_the_runs_f1_before_and_after(small_squad: Path, tmp_
                          "output": {"report": False}}, source="reading-small.toml")
     run = tmp_path / "run"
     Engine(suite, run, targets={"sliding-window": SlidingWindowQA()}).execute()
-    table = view_table(write_report(run).read_text(encoding="utf-8"),
-                       "F1 before and after each attack (Jia & Liang 2017 shape)")
+    page = write_report(run).read_text(encoding="utf-8")
+    assert "Jia &amp; Liang 2017, Sec. 4" in page and "track QWK" not in page  # the reading task's own words
+    table = view_table(page, "F1 before and after each attack (Jia & Liang 2017 shape)")
     ex = pd.read_parquet(run / "examples.parquet")
     orig = pd.read_parquet(run / "originals.parquet")
     before = {s: f1_score(a or "", g) for s, a, g in zip(orig["source_id"], orig["answer"],
@@ -109,8 +110,9 @@ def test_questions_view_holds_the_runs_success_rate(small_squad: Path, squad_dev
                          "output": {"report": False}}, source="questions-small.toml")
     run = tmp_path / "run"
     result = Engine(suite, run, targets={"tfidf+sliding": robot}).execute()
-    table = view_table(write_report(run).read_text(encoding="utf-8"),
-                       "Success rate, Recall@k, MRR, MAP (DPAEG Tables 2-3 shape)")
+    page = write_report(run).read_text(encoding="utf-8")
+    assert "DPAEG, Sec. 4.1" in page and "Kumar et al." not in page  # the questions task's own words
+    table = view_table(page, "Success rate, Recall@k, MRR, MAP (DPAEG Tables 2-3 shape)")
     ex = pd.read_parquet(run / "examples.parquet")
     golds = _golds(ex["gold_answers"])
     orig_ok = [answer_matches(a, g) for a, g in zip(ex["orig_answer"], golds, strict=True)]

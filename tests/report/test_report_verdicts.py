@@ -46,3 +46,13 @@ def test_browser_puts_fooled_examples_first(run: Any) -> None:
         assert flags == sorted(flags, reverse=True), attack  # within an attack: fooled first
     page = (run.run_dir / "report.html").read_text(encoding="utf-8")
     assert 'class="cb-fooled"' in page and "only examples that fooled a target" in page
+
+
+def test_cards_cite_each_attacks_own_paper(run: Any) -> None:
+    from callbluff.report.scorecard import paper_of
+
+    assert paper_of("BabelGen").startswith("Kumar et al. 2020")  # a bottom-expecting attack of Kumar's, not Ding's
+    assert paper_of("RandomChars").startswith("Ding et al. 2020") and paper_of("NotAnAttack") is None
+    page = (run.run_dir / "report.html").read_text(encoding="utf-8")
+    assert "a robust scorer lowers the score; Kumar et al. 2020" in page
+    assert "QWK on the original essays next to overstability" in page  # the essay task's own words

@@ -76,6 +76,7 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "cards": scorecards(run.task, run.metrics, targets),
         "failure_svg": failure_chart(run.task, run.metrics, targets),
         "views": get_task(run.task).views(run.metrics, targets),
+        "clean_vs_robust": get_task(run.task).clean_vs_robust,
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,
         "headlines": headlines(run.task, run.metrics),
         "examples": {"items": items, "totals": totals, "per_attack": per_attack, "configured": configured},

@@ -18,12 +18,23 @@ from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, row_l
 from callbluff.tasks import get_task
 
 EXPECT_TEXT: dict[str, str] = {
-    "lower": "a robust scorer lowers the score (Kumar et al.)",
-    "bottom": "a robust scorer gives the minimum score (Ding et al.)",
+    "lower": "a robust scorer lowers the score",
+    "bottom": "a robust scorer gives the minimum score",
     "same-score": "a robust scorer keeps the score",
-    "same-answer": "a robust system keeps its correct answer (Jia & Liang; DPAEG)",
+    "same-answer": "a robust system keeps its correct answer",
     "wrong-answer": "a robust system no longer gives the gold answer",
 }
+"""What each expectation asks, without a citation: the card cites the attack's own paper (:func:`paper_of`)."""
+
+
+def paper_of(attack: str) -> str | None:
+    """The paper a registered attack comes from (its ``paper``), None for an attack not registered here."""
+    from callbluff.attacks.base import get_attack  # attack metadata only: the report does not load a run's attacks
+
+    try:
+        return get_attack(attack).paper or None
+    except KeyError:
+        return None
 
 
 @dataclass
@@ -35,6 +46,7 @@ class Entry:
     n: Any
     values: list[tuple[str, str]]
     sentence: str
+    paper: str | None = None
 
 
 @dataclass
@@ -68,7 +80,7 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
             card.entries.append(Entry(
                 row_label(r, pooled), short_params(r["params"], str(r["attack"])), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in spec.robust_fields
-                             if r.get(f) is not None], text))
+                             if r.get(f) is not None], text, paper_of(str(r["attack"]))))
         card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack,
                                          natural_key(e.params)))
         cards.append(card)

@@ -82,6 +82,9 @@ class Task(ABC):
     """(field, label) of the robustness metrics the scorecard shows next to ``failure_pct``."""
     columns: ClassVar[RecordColumns]
     """The generic loaders' column mapping (:class:`callbluff.datasets.generic.RecordColumns`)."""
+    clean_vs_robust: ClassVar[str] = "clean quality next to robustness under attack"
+    """What the report's scorecard sets side by side for this task, with the paper that asks for it (the
+    report's findings note)."""
 
     @property
     def scoring(self) -> bool:

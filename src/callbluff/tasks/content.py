@@ -37,6 +37,8 @@ class ContentTask(ScoringTask):
                        *ERROR_FIELDS)
     robust_fields = (("arr", "ARR %"), ("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change %"),
                      ("mean_score_pct", "mean score %"))
+    clean_vs_robust = ("QWK on real answers next to the Adversarial Rejection Rate on generated ones (Ding et al. 2020, "
+                       "Sec. 3.2)")
 
     def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
         """Kumar et al.'s grids, then Ding et al. Fig. 1: ARR per adversarial generator."""

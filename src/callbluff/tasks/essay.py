@@ -38,6 +38,8 @@ class EssayTask(ScoringTask):
                        *ERROR_FIELDS)
     robust_fields = (("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change % of scale"),
                      ("mean_score_pct", "mean score % of scale"))
+    clean_vs_robust = ("QWK on the original essays next to overstability under attack (Kumar et al. 2020, Sec. 1: track "
+                       "QWK for performance and adversarial evaluation for validity)")
 
     def kit_records(self) -> tuple[list[Record], dict[str, Prompt]]:
         return [ScoredResponse(i, KIT_PROMPT.id, t, (s,)) for i, s, t in KIT_ESSAYS], {KIT_PROMPT.id: KIT_PROMPT}

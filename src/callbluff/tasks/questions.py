@@ -99,6 +99,8 @@ class QuestionsTask(Task):
                        *ERROR_FIELDS)
     clean_fields = ("recall_at_1", "mrr")
     robust_fields = (("success_rate", "success rate %"), ("recall_at_5_adv", "Recall@5 adv"), ("mrr_adv", "MRR adv"))
+    clean_vs_robust = ("ranking quality (Recall@k, MRR) on the original questions next to the success rate of the typo'd"
+                       " ones (DPAEG, Sec. 4.1)")
 
     def correct(self, answer: str, golds: Sequence[str], answer_type: str) -> bool | None:
         """DPAEG's correctness: the answer matches a gold answer (a pattern for regex gold, as CuratedTREC)."""

@@ -98,6 +98,8 @@ class ReadingTask(Task):
     terminal_fields = ("n", "failure_pct", "em", "f1", "em_adv", "f1_adv", *ERROR_FIELDS)
     clean_fields = ("em", "f1")
     robust_fields = (("f1", "F1 before"), ("f1_adv", "F1 under attack"), ("broken_pct", "broken %"))
+    clean_vs_robust = ("EM / F1 on the original paragraphs next to EM / F1 with a distracting sentence added (Jia & "
+                       "Liang 2017, Sec. 4)")
     worst_case = frozenset({"same-answer"})  # Jia & Liang 2017, Sec. 4.1: a question counts once, its worst version
 
     def correct(self, answer: str, golds: Sequence[str], answer_type: str) -> bool | None:
