@@ -56,3 +56,16 @@ def test_cards_cite_each_attacks_own_paper(run: Any) -> None:
     page = (run.run_dir / "report.html").read_text(encoding="utf-8")
     assert "a robust scorer lowers the score; Kumar et al. 2020" in page
     assert "QWK on the original essays next to overstability" in page  # the essay task's own words
+
+
+def test_content_views_are_not_titled_as_kumars_tables() -> None:
+    from callbluff.tasks import get_task
+
+    rows = [{"task": "content", "attack": "Shuffle", "params": "{}", "prompt": "1", "target": "t", "neg_pct": 10.0,
+             "pos_pct": 0.0, "mean_diff_pct": -5.0, "not_lowered_pct": 90.0, "arr": 20.0},
+            {"task": "content", "attack": "RandomChars", "params": "{}", "prompt": "1", "target": "t",
+             "mean_score_pct": 30.0, "arr": 70.0}]
+    titles = [v.title for v in get_task("content").views(rows, ["t"])]
+    assert titles and not any("Kumar et al. Table" in t for t in titles), titles
+    essay = [v.title for v in get_task("essay").views([{**r, "task": "essay"} for r in rows], ["t"])]
+    assert any("Kumar et al. Table 5 shape" in t for t in essay), essay

@@ -56,8 +56,10 @@ def failure_chart(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequenc
                    reference=0.0)
 
 
-def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
-    """Kumar et al. Tables 4-5: per attack configuration, targets x prompts."""
+def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], *, paper_shape: bool = True) -> list[View]:
+    """Kumar et al. Tables 4-5: per attack configuration, targets x prompts. ``paper_shape`` False (another
+    paper's attacks, e.g. Ding et al.'s content generators): the same statistics, titled as Kumar et al.'s
+    statistics applied to them rather than as Kumar et al.'s tables."""
     attack_rows = [r for r in rows if r.get("attack") != "clean"]
     if not attack_rows:
         return []
@@ -85,16 +87,19 @@ def kumar_grids(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> li
                 (gen_rows if generated else pair_rows).append([key[2], short_params(key[3], key[2]), t, *cells])
     if pair_rows:
         views.append(View(
-            "Target × prompt per attack (Kumar et al. Table 5 shape)",
+            "Target × prompt per attack (Kumar et al. Table 5 shape)" if paper_shape else
+            "Target × prompt per attack (Kumar et al. 2020's overstability statistics)",
             "Each cell: (% responses scored lower, % scored higher, mean score change as % of the score range, "
             "% not lowered), rounded. A human lowers the score of every such response (Kumar et al. Sec. 3.1); "
             "'all' pools the prompts (scores rescaled to 0-100 first).",
             ["attack", "params", "target", *prompts], pair_rows))
     if gen_rows:
         views.append(View(
-            "Prompt-level generators (Kumar et al. Table 4 shape)",
-            "Mean score of generated answers as % of the score range (Kumar et al.: BabelGen essays got at least "
-            "60% from most models; a human gives them the minimum).",
+            "Prompt-level generators (Kumar et al. Table 4 shape)" if paper_shape else
+            "Prompt-level generators: mean score of the generated answers",
+            "Mean score of generated answers as % of the score range (a human gives them the minimum"
+            + ("; Kumar et al.: BabelGen essays got at least 60% from most models)." if paper_shape else
+               "; Ding et al. 2020 report the share scored at the minimum, the ARR view)."),
             ["attack", "params", "target", *prompts], gen_rows))
     return views
 

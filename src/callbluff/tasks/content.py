@@ -42,7 +42,7 @@ class ContentTask(ScoringTask):
 
     def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
         """Kumar et al.'s grids, then Ding et al. Fig. 1: ARR per adversarial generator."""
-        return kumar_grids(rows, targets) + arr_view(rows, targets)
+        return kumar_grids(rows, targets, paper_shape=False) + arr_view(rows, targets)
 
     def kit_records(self) -> tuple[list[Record], dict[str, Prompt]]:
         recs = [ScoredResponse(i, KIT_PROMPT.id, t, (s,)) for i, s, t in KIT_ANSWERS]
