@@ -69,3 +69,28 @@ def test_content_views_are_not_titled_as_kumars_tables() -> None:
     assert titles and not any("Kumar et al. Table" in t for t in titles), titles
     essay = [v.title for v in get_task("essay").views([{**r, "task": "essay"} for r in rows], ["t"])]
     assert any("Kumar et al. Table 5 shape" in t for t in essay), essay
+
+
+def test_reading_cards_carry_the_question_and_the_distractor(tmp_path: Any) -> None:
+    """A reading example changes the passage: its card shows the question it is judged against, the perturbed
+    question and the added sentence; gold answers as text."""
+    from callbluff.engine.run import Engine
+    from callbluff.engine.suite import parse_suite
+    from callbluff.models.qa import SlidingWindowQA
+
+    context = "In January 1880, Tesla left Gospic for Prague. He studied in Graz before that."
+    data = {"version": "1.1", "data": [{"title": "Tesla", "paragraphs": [{"context": context, "qas": [
+        {"id": "q1", "question": "Which city did Tesla leave in 1880?",
+         "answers": [{"text": "Gospic", "answer_start": context.index("Gospic")}]}]}]}]}
+    p = tmp_path / "squad.json"
+    p.write_text(json.dumps(data))
+    suite = parse_suite({"name": "r", "seed": 0, "dataset": {"spec": f"squad:{p}"}, "attack": [{"name": "AddOneSent"}]},
+                        source="test")
+    Engine(suite, tmp_path / "run", targets={"reader": SlidingWindowQA()}).execute()
+    ex = pd.read_parquet(tmp_path / "run" / "examples.parquet")
+    assert list(ex["question"]) == ["Which city did Tesla leave in 1880?"]
+    [item] = sample_examples(tmp_path / "run", 10, seed=0)[0]
+    assert item["question"] == "Which city did Tesla leave in 1880?" and item["gold_answers"] == "Gospic"
+    meta = json.loads(ex["meta"].iloc[0])
+    assert item["distractor"] == meta["distractor"] and item["perturbed_question"] == meta["perturbed_question"]
+    assert item["perturbed_question"] != item["question"]

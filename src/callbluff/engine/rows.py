@@ -52,6 +52,9 @@ class ExampleRow:
     verdict: bool | None = None
     """The attack's declared expectation judged on this example (:mod:`callbluff.metrics.expectations`): True
     robust, False fooled, None not judged (a failed prediction, or a case the expectation does not judge)."""
+    question: str | None = None
+    """The question the source record asks when the example changes another field (a reading passage), so
+    that a reader of the example can judge the change against it; None otherwise."""
 
 
 @dataclass
@@ -127,5 +130,6 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=list(answers) if answers else None,
         target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
-        adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict))
+        adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict,
+        question=getattr(src, "question", None) if src is not None and ex.field not in ("question", "text") else None))
 

@@ -25,7 +25,7 @@ from callbluff.seeding import derive_seed
 
 COLUMNS = ("example_id", "source_id", "prompt_id", "attack", "params", "index", "field", "original_text",
            "adversarial_text", "gold", "gold_answers", "target", "orig_score", "adv_score", "orig_answer",
-           "adv_answer", "orig_error", "adv_error", "queries", "verdict")
+           "adv_answer", "orig_error", "adv_error", "queries", "verdict", "question", "meta")
 MAX_DIFF_CHARS = 60_000
 """Texts longer than this (both together, in characters) are shown without a word diff (difflib is quadratic in
 the worst case)."""
@@ -106,6 +106,16 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _from_meta(meta: Any) -> dict[str, str]:
+    """What a reader needs from an example's meta to judge it: the perturbed question (AddSent) and the added
+    distractor (Jia & Liang's adversaries), when the attack recorded them."""
+    try:
+        m = json.loads(meta) if isinstance(meta, str) else {}
+    except ValueError:
+        return {}
+    return {k: str(m[k]) for k in ("perturbed_question", "distractor") if isinstance(m.get(k), str)}
+
+
 def _verdict(v: Any) -> bool | None:
     """An example's verdict as read back (None: not judged, or a run written before verdicts)."""
     return None if v is None or (isinstance(v, float) and v != v) else bool(v)
@@ -173,7 +183,8 @@ def sample_examples(run_dir: str | Path, per_attack: int,
                 "example_id": str(eid), "source_id": _plain(first["source_id"]),
                 "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
                 "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
-                "gold_answers": gold_list(first["gold_answers"]) or None,
+                "gold_answers": " | ".join(gold_list(first["gold_answers"])) or None,
+                "question": _plain(first["question"]), **_from_meta(first["meta"]),
                 "diff": word_diff(first["original_text"], first["adversarial_text"]),
                 "generated": first["original_text"] is None, "fooled": fooled[eid],
                 "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
