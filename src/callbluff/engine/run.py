@@ -158,6 +158,13 @@ class Engine:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self.plan.check_tasks(dataset)
         gen = self._generation(dataset)
+        with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
+            if lock.stale:
+                self.notes.append(f"took over the lock left by a process that is gone (pid {lock.stale.get('pid')}, "
+                                  f"started {lock.stale.get('started')})")
+            return self._execute(dataset, gen)
+
+    def _execute(self, dataset: Dataset, gen: Generation) -> RunResult:
         previous = self._check_resume()
         self.run.create()
         cache = self._open_cache()

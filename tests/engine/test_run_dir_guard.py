@@ -1,0 +1,133 @@
+"""Issue 28 (Hardening II), the run directory and the engine: each defect reproduced first (every test here
+failed before its fix): the run-directory lock, local I/O errors, robust closing, runs that measure nothing,
+a chunk part of another run, the cache's own failures, pool workers outliving a killed run."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from callbluff.engine.store import RunDirLocked, RunLock
+
+from helpers import REPO, TESTS
+from helpers.data import write_answers
+
+
+def suite_text(data: Path, target: str, *, attack: bool = True, extra: str = "", limit: str = "") -> str:
+    attack_table = '[[attack]]\nname = "Shuffle"\nparams = { tokenizer = "whitespace" }\n' if attack else ""
+    return f"""
+name = "guard-{target}"
+seed = 3
+{limit}
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "{target}"
+type = "callable"
+function = "helpers.scorers:keyword_scorer"
+pass_input = true
+{attack_table}
+{extra}
+[output]
+chunk_size = 10
+report = false
+"""
+
+
+def write_suite(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(REPO / "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, str(TESTS), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def start_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "callbluff.cli", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+# -- 1: one run per directory -----------------------------------------------------------------------------------
+def test_two_runs_into_one_directory_one_runs_the_other_exits_2_naming_the_holder(tmp_path: Path) -> None:
+    """Two different suites started at once into one --out: one runs, the other exits 2 naming the lock
+    holder's pid; the finished run holds only its own suite's examples."""
+    data = write_answers(tmp_path / "answers.jsonl", n=40)
+    suites = {name: write_suite(tmp_path, f"{name}.toml", suite_text(data, name)) for name in ("alpha", "beta")}
+    out = tmp_path / "run"
+    env = cli_env(CALLBLUFF_TEST_SLEEP="0.02")
+    procs = {name: start_cli(["run", str(path), "--out", str(out), "--quiet"], env) for name, path in suites.items()}
+    results = {name: (p.communicate(timeout=300)[0], p.returncode) for name, p in procs.items()}
+    codes = sorted(rc for _, rc in results.values())
+    assert codes == [0, 2], results
+    winner = next(n for n, (_, rc) in results.items() if rc == 0)
+    loser = next(n for n, (_, rc) in results.items() if rc == 2)
+    message = results[loser][0]
+    assert "in use by another callbluff process" in message and f"pid {procs[winner].pid}" in message, message
+    assert "another --out directory" in message
+    examples = pd.read_parquet(out / "examples.parquet")
+    originals = pd.read_parquet(out / "originals.parquet")
+    assert len(examples) and set(examples["target"]) == {winner}
+    assert set(originals["target"]) == {winner}
+    assert json.loads((out / "run.json").read_text())["status"] == "finished"
+    assert (out / ".lock").read_text() == ""  # released at the end
+
+
+def test_a_held_lock_names_its_holder_and_a_released_one_is_taken_over(tmp_path: Path) -> None:
+    path = tmp_path / ".lock"
+    first = RunLock(path)
+    first.acquire()
+    holder = json.loads(path.read_text())
+    assert holder["pid"] == os.getpid() and holder["started"] and holder["host"]
+    with pytest.raises(RunDirLocked, match=rf"pid {os.getpid()} on .*, started {holder['started']}"):
+        RunLock(path).acquire()
+    first.release()
+    with RunLock(path) as second:
+        assert second.stale is None  # released cleanly: nothing stale
+    assert path.read_text() == ""
+
+
+def test_a_stale_lock_of_a_dead_process_is_taken_over_with_a_note(tmp_path: Path) -> None:
+    """A lock file left by a process killed with -9 names a dead pid and holds no flock: the next run takes
+    it over and says so."""
+    from helpers.runs import run_small_suite
+
+    run = tmp_path / "run"
+    run.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (run / ".lock").write_text(json.dumps({"pid": dead.pid, "host": "h", "started": "2026-01-01T00:00:00Z",
+                                           "command": "callbluff run"}))
+    result = run_small_suite(tmp_path)
+    assert any(f"pid {dead.pid}" in n and "took over the lock" in n for n in result.notes), result.notes
+
+
+def test_a_second_process_is_refused_while_the_lock_is_held(tmp_path: Path) -> None:
+    """The lock is an OS lock: another process holding it (here a plain flock) stops a run before it writes
+    anything."""
+    from helpers.runs import run_small_suite
+
+    run = tmp_path / "run"
+    run.mkdir()
+    fd = os.open(run / ".lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(RunDirLocked, match="holder unknown"):
+            run_small_suite(tmp_path)
+        assert sorted(p.name for p in run.iterdir()) == [".lock"]
+    finally:
+        os.close(fd)
