@@ -223,7 +223,7 @@ def run(
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.engine.run import run_suite
-    from callbluff.engine.store import RunDirError
+    from callbluff.engine.store import RunDirError, local_io_error
     try:
         suite = load_suite(suite_file)
         with _run_progress(suite, limit, quiet) as progress:
@@ -232,6 +232,9 @@ def run(
                                ray_address=ray_address)
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
+        raise
+    except OSError as e:  # the machine's own I/O (the engine names the file where it knows it)
+        fail(str(local_io_error(e, out_dir)))
         raise
     _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics", junit, suite.name)
 

@@ -131,3 +131,50 @@ def test_a_second_process_is_refused_while_the_lock_is_held(tmp_path: Path) -> N
         assert sorted(p.name for p in run.iterdir()) == [".lock"]
     finally:
         os.close(fd)
+
+
+# -- 4: local I/O errors are exit 2 with the path and the cause ------------------------------------------------
+def run_cli_in_process(args: list[str]) -> Any:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+@pytest.mark.parametrize("where", ["is-a-file", "under-a-file"])
+def test_out_that_is_a_file_or_under_one_is_exit_2_with_the_path(tmp_path: Path, where: str) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw", attack=False))
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a directory")
+    out = blocker if where == "is-a-file" else blocker / "run"
+    res = run_cli_in_process(["run", str(suite), "--out", str(out), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert "local I/O error" in res.output and str(blocker) in res.output
+    assert ("File exists" in res.output) or ("Not a directory" in res.output), res.output
+    assert blocker.read_text() == "not a directory"
+
+
+def test_disk_full_during_the_final_merge_is_exit_2_naming_the_file(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import pyarrow.parquet as pq
+
+    real = pq.ParquetWriter.write_table
+
+    def full(self: Any, table: Any, *a: Any, **k: Any) -> Any:
+        if Path(str(self.where)).name == "examples.parquet.tmp":  # the merged file only: the parts were written
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, table, *a, **k)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw"))
+    out = tmp_path / "run"
+    res = run_cli_in_process(["run", str(suite), "--out", str(out), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert str(out / "examples.parquet") in res.output and "No space left on device" in res.output, res.output
+    assert not (out / "examples.parquet.tmp").exists()
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"

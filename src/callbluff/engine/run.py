@@ -32,7 +32,7 @@ from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
 from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
-from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError
+from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.verdicts import Judge
 from callbluff.engine.work import AttackSpec, instantiate
@@ -158,11 +158,14 @@ class Engine:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self.plan.check_tasks(dataset)
         gen = self._generation(dataset)
-        with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
-            if lock.stale:
-                self.notes.append(f"took over the lock left by a process that is gone (pid {lock.stale.get('pid')}, "
-                                  f"started {lock.stale.get('started')})")
-            return self._execute(dataset, gen)
+        try:
+            with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
+                if lock.stale:
+                    self.notes.append(f"took over the lock left by a process that is gone (pid "
+                                      f"{lock.stale.get('pid')}, started {lock.stale.get('started')})")
+                return self._execute(dataset, gen)
+        except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
+            raise local_io_error(e, self.run.path) from e
 
     def _execute(self, dataset: Dataset, gen: Generation) -> RunResult:
         previous = self._check_resume()

@@ -36,6 +36,23 @@ class RunDirError(ValueError):
     """A run directory that cannot be used as it is: the message names the file and the fix."""
 
 
+class LocalIOError(RunDirError):
+    """The machine's own I/O failed (the run directory, a file callbluff writes or reads as its state): not the
+    target's fault, so bad input (exit 2), with the path and the cause. Built by :func:`local_io_error`."""
+
+
+def local_io_error(e: OSError, path: str | Path) -> LocalIOError:
+    """The one translation of a local :class:`OSError` (``--out`` is a file or under one, a full disk, no
+    permission) into the message the user gets: the path (the error's own, else ``path``) and the cause."""
+    where = e.filename if getattr(e, "filename", None) else path
+    cause = e.strerror or str(e) or type(e).__name__
+    if e.errno is not None and os.strerror(e.errno) not in cause:
+        cause = f"{cause} ({os.strerror(e.errno)})"
+    return LocalIOError(f"{where}: {cause}. This is a local I/O error (the run directory or a file callbluff keeps), "
+                        "not a target's: fix the path, its permissions or the free space, then re-run (a run "
+                        "resumes where it stopped)")
+
+
 class RunDirLocked(RunDirError):
     """Another process holds the run directory's lock: the message names it (pid, host, start) and the fix."""
 
@@ -271,14 +288,18 @@ class RunDir:
         tally. Returns the number of rows."""
         tmp = path.with_name(path.name + ".tmp")
         rows = 0
-        with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
-            for chunk in self.done_chunks():
-                table = read_part(self.part_path(chunk, kind), kind)
-                writer.write_table(table)
-                rows += table.num_rows
-                if visit is not None:
-                    visit(table)
-        os.replace(tmp, path)
+        try:
+            with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
+                for chunk in self.done_chunks():
+                    table = read_part(self.part_path(chunk, kind), kind)
+                    writer.write_table(table)
+                    rows += table.num_rows
+                    if visit is not None:
+                        visit(table)
+            os.replace(tmp, path)
+        except OSError as e:  # pyarrow's errors name no file
+            tmp.unlink(missing_ok=True)
+            raise local_io_error(e, path) from e
         return rows
 
     def frames(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
@@ -311,8 +332,11 @@ def rows_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
 
 def write_table_atomic(path: Path, table: pa.Table) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except OSError as e:  # pyarrow's errors name no file
+        raise local_io_error(e, path) from e
 
 
 class BackgroundWriter:
