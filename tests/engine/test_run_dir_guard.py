@@ -178,3 +178,47 @@ def test_disk_full_during_the_final_merge_is_exit_2_naming_the_file(tmp_path: Pa
     assert str(out / "examples.parquet") in res.output and "No space left on device" in res.output, res.output
     assert not (out / "examples.parquet.tmp").exists()
     assert json.loads((out / "run.json").read_text())["status"] == "failed"
+
+
+# -- 8: every target closed whatever fails first ----------------------------------------------------------------
+class ClosingTarget:
+    """A real callable target that records its close, and can fail in it."""
+
+    def __init__(self, log: list[str], name: str, fail: bool = False) -> None:
+        from callbluff.targets.callables import CallableTarget
+
+        self._inner = CallableTarget(lambda text: float(len(text.split()) % 4), name=name)
+        self.log, self.name_, self.fail = log, name, fail
+        self.fingerprint = f"closing:{name}"
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+    def predict(self, inputs: Any) -> Any:
+        return self._inner.predict(inputs)
+
+    def close(self) -> None:
+        self.log.append(self.name_)
+        if self.fail:
+            raise RuntimeError(f"{self.name_} could not close")
+
+
+def test_a_failing_chunk_write_still_closes_every_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from callbluff.engine.run import Engine
+    from callbluff.engine.store import LocalIOError, RunDir
+    from callbluff.engine.suite import load_suite
+
+    def disk_full(self: Any, *a: Any, **k: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RunDir, "write_chunk", disk_full)
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    suite = load_suite(write_suite(tmp_path, "s.toml", suite_text(data, "kw")))
+    closed: list[str] = []
+    targets = {"kw": ClosingTarget(closed, "kw", fail=True), "other": ClosingTarget(closed, "other")}
+    with pytest.raises(LocalIOError, match="No space left on device"):
+        Engine(suite, tmp_path / "run", targets=targets).execute()  # type: ignore[arg-type]
+    assert sorted(closed) == ["kw", "other"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"

@@ -186,10 +186,8 @@ class Engine:
             try:
                 self._fit(gen, dataset)
                 self._chunks(gen, dataset, targets, writer, counters)
-            finally:
-                writer.close()  # every finished chunk is on disk before we go on (or re-raise)
-                for t in targets.values():
-                    t.close()
+            finally:  # every finished chunk on disk before we go on, and every target closed, whatever fails first
+                close_all([writer.close, *(t.close for t in targets.values())])
             if counters["retried"]:
                 self.notes.append(f"retried the failed predictions of {counters['retried']} finished chunk(s)")
             result = finalize(self.run, dataset.task, dataset.prompts, self.plan.expectations())
@@ -230,6 +228,20 @@ class Engine:
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+
+
+def close_all(closers: list[Callable[[], None]]) -> None:
+    """Call every closer, even after one has failed (a command target left open aborts the interpreter at
+    exit), then re-raise the first failure."""
+    first: BaseException | None = None
+    for close in closers:
+        try:
+            close()
+        except BaseException as e:  # noqa: BLE001 - re-raised below, once the others are closed
+            if first is None:
+                first = e
+    if first is not None:
+        raise first
 
 
 def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,
