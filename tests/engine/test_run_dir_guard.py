@@ -222,3 +222,38 @@ def test_a_failing_chunk_write_still_closes_every_target(tmp_path: Path, monkeyp
         Engine(suite, tmp_path / "run", targets=targets).execute()  # type: ignore[arg-type]
     assert sorted(closed) == ["kw", "other"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
+
+
+# -- 11, 12: runs that measure nothing, --limit -1 ---------------------------------------------------------------
+@pytest.mark.parametrize("case", ["csv-header-only", "asap-header-only", "limit-0", "no-target", "empty-grid"])
+def test_runs_that_would_measure_nothing_are_exit_2_with_the_reason(tmp_path: Path, case: str) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("id,prompt_id,text,score\n", encoding="utf-8")
+    asap_header = tmp_path / "training_set.tsv"
+    asap_header.write_text("essay_id\tessay_set\tessay\trater1_domain1\trater2_domain1\tdomain1_score\n",
+                           encoding="utf-8")
+    asap = suite_text(asap_header, "kw", attack=False).replace(
+        f"jsonl:{asap_header}?task=content&score_min=0&score_max=3", f"asap-aes:{asap_header}")
+    no_target = suite_text(data, "kw").split("[[target]]")[0] + '[[attack]]\nname = "Shuffle"\n'
+    empty_grid = suite_text(data, "kw", attack=False).replace(
+        "[output]", '[[attack]]\nname = "Shuffle"\ngrid = { tokenizer = [] }\n[output]')
+    text, extra, reason = {
+        "csv-header-only": (suite_text(header_only, "kw").replace("jsonl:", "csv:"), [], "no data rows"),
+        "asap-header-only": (asap, [], "has no records"),
+        "limit-0": (suite_text(data, "kw"), ["--limit", "0"], "--limit 0 would measure nothing"),
+        "no-target": (no_target, [], "the suite has no target"),
+        "empty-grid": (empty_grid, [], "attack[0].grid.tokenizer"),
+    }[case]
+    suite = write_suite(tmp_path, f"{case}.toml", text)
+    res = run_cli_in_process(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet", *extra])
+    assert res.exit_code == 2 and reason in res.output, res.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_negative_limit_names_the_option(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw"))
+    res = run_cli_in_process(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet", "--limit", "-1"])
+    assert res.exit_code == 2 and "--limit -1" in res.output and "islice" not in res.output, res.output
+    assert not (tmp_path / "run").exists()

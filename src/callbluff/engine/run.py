@@ -50,6 +50,9 @@ class Engine:
                  limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
                  targets: dict[str, Target] | None = None, retry_errors: bool = True,
                  restart: bool = False) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise SuiteError(f"--limit {limit!r}: the number of records to run must be 1 or more"
+                             + ("; --limit 0 would measure nothing" if limit == 0 else ""))
         self.suite = suite
         self.run = RunDir(out_dir)
         self.executor = executor or LocalExecutor(1)
@@ -157,6 +160,7 @@ class Engine:
     def execute(self) -> RunResult:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self.plan.check_tasks(dataset)
+        self._check_measures_something(dataset)
         gen = self._generation(dataset)
         try:
             with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
@@ -166,6 +170,16 @@ class Engine:
                 return self._execute(dataset, gen)
         except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
             raise local_io_error(e, self.run.path) from e
+
+    def _check_measures_something(self, dataset: Dataset) -> None:
+        """A run that would measure nothing is bad input (exit 2 with the reason), not a green exit 0: a suite
+        without targets, or data without a single record (e.g. a CSV file with only its header)."""
+        if not (self._given_targets or self.suite.target):
+            raise SuiteError("the suite has no target, so the run would measure nothing; add the system under "
+                             "test as a [[target]] table (README, 'Targets')")
+        if next(iter(islice(dataset, 1)), None) is None:
+            raise SuiteError(f"dataset {self.suite.dataset.spec} has no records (an empty file, or only a header "
+                             "line), so the run would measure nothing")
 
     def _execute(self, dataset: Dataset, gen: Generation) -> RunResult:
         previous = self._check_resume()
