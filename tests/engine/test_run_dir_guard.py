@@ -257,3 +257,75 @@ def test_a_negative_limit_names_the_option(tmp_path: Path) -> None:
     res = run_cli_in_process(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet", "--limit", "-1"])
     assert res.exit_code == 2 and "--limit -1" in res.output and "islice" not in res.output, res.output
     assert not (tmp_path / "run").exists()
+
+
+# -- 13, 20: the prediction cache's own failures ------------------------------------------------------------------
+@pytest.fixture
+def full_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every cache connection may not grow the file past its size when opened: SQLite's own SQLITE_FULL
+    ("database or disk is full"), as on a full disk."""
+    from callbluff.targets.cache import PredictionCache
+
+    real = PredictionCache._conn
+
+    def conn(self: Any) -> Any:
+        c = real(self)
+        pages = c.execute("PRAGMA page_count").fetchone()[0]
+        c.execute(f"PRAGMA max_page_count = {pages}")
+        return c
+
+    monkeypatch.setattr(PredictionCache, "_conn", conn)
+
+
+def test_disk_full_in_the_cache_is_exit_2_naming_the_cache_not_a_target_error(tmp_path: Path,
+                                                                              full_cache: None) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=200)
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw"))
+    res = run_cli_in_process(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert str(tmp_path / "run" / "predictions.sqlite") in res.output, res.output
+    assert "database or disk is full" in res.output and "cannot rollback" not in res.output, res.output
+    assert "target raised" not in res.output
+
+
+class StreamingTarget:
+    """A real streaming target (as HTTP and command targets are): each output handed over as it is made."""
+
+    name = "stream"
+    fingerprint = "stream:len"
+
+    def predict(self, inputs: Any) -> Any:
+        from callbluff.targets.base import Output
+
+        return [Output(score=float(len(i.text.split()) % 4)) for i in inputs]
+
+    def predict_stream(self, inputs: Any, emit: Any) -> None:
+        for i, out in enumerate(self.predict(inputs)):
+            emit(i, out)
+
+
+def test_disk_full_in_the_cache_of_a_streaming_target_is_not_blamed_on_the_target(tmp_path: Path,
+                                                                                  full_cache: None) -> None:
+    from callbluff.engine.run import Engine
+    from callbluff.engine.store import LocalIOError
+    from callbluff.engine.suite import load_suite
+
+    data = write_answers(tmp_path / "answers.jsonl", n=200)
+    suite = load_suite(write_suite(tmp_path, "s.toml", suite_text(data, "stream")))
+    with pytest.raises(LocalIOError, match="database or disk is full") as e:
+        Engine(suite, tmp_path / "run", targets={"stream": StreamingTarget()}).execute()  # type: ignore[dict-item]
+    assert str(tmp_path / "run" / "predictions.sqlite") in str(e.value)
+    assert "target raised" not in str(e.value) and "cannot rollback" not in str(e.value)
+    assert not (tmp_path / "run" / "errors.jsonl").exists()
+
+
+def test_a_cache_path_that_is_a_directory_is_called_a_directory(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    cache_dir = tmp_path / "cachedir"
+    cache_dir.mkdir()
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw").replace(
+        "[output]", f'[output]\ncache = "{cache_dir}"'))
+    res = run_cli_in_process(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert f"{cache_dir}: the prediction cache (output.cache) is a directory" in res.output, res.output
+    assert "damaged" not in res.output and "--restart" not in res.output

@@ -107,6 +107,9 @@ class Engine:
 
     def _open_cache(self) -> PredictionCache:
         path = self._cache_path()
+        if path.is_dir():
+            raise RunDirError(f"{path}: the prediction cache (output.cache) is a directory, not a file. Fix: point "
+                              f"output.cache at a file, e.g. {path / 'predictions.sqlite'}")
         try:
             cache = PredictionCache(path)
             cache.check()
