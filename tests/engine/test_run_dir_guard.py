@@ -329,3 +329,24 @@ def test_a_cache_path_that_is_a_directory_is_called_a_directory(tmp_path: Path) 
     assert res.exit_code == 2, res.output
     assert f"{cache_dir}: the prediction cache (output.cache) is a directory" in res.output, res.output
     assert "damaged" not in res.output and "--restart" not in res.output
+
+
+# -- 18: a chunk part of another run is recomputed, not merged ----------------------------------------------------
+def test_a_chunk_part_copied_in_from_another_suites_run_is_recomputed_with_a_note(tmp_path: Path) -> None:
+    import shutil
+
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import load_suite
+
+    data = write_answers(tmp_path / "answers.jsonl", n=30)
+    mine = load_suite(write_suite(tmp_path, "alpha.toml", suite_text(data, "alpha")))
+    other = load_suite(write_suite(tmp_path, "beta.toml", suite_text(data, "beta")))
+    run_suite(mine, tmp_path / "mine")
+    run_suite(other, tmp_path / "other")
+    for p in (tmp_path / "other" / "parts").glob("000001.*"):
+        shutil.copy(p, tmp_path / "mine" / "parts" / p.name)
+    result = run_suite(mine, tmp_path / "mine")
+    assert set(pd.read_parquet(tmp_path / "mine" / "examples.parquet")["target"]) == {"alpha"}
+    assert set(pd.read_parquet(tmp_path / "mine" / "originals.parquet")["target"]) == {"alpha"}
+    assert any(n.startswith("chunk 1: its parts belong to another run") for n in result.notes), result.notes
+    assert json.loads((tmp_path / "mine" / "parts" / "000001.status.json").read_text())["fingerprint"]

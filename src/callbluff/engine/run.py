@@ -64,6 +64,7 @@ class Engine:
         self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
         self.plan = Plan.of(suite, self.limit)
         self.specs = self.plan.specs
+        self.run.fingerprint = self.fingerprint()  # in every chunk status: another run's parts told apart
 
     def fingerprint(self) -> str:
         return self.plan.fingerprint()

@@ -135,9 +135,13 @@ RESTART_HINT = "re-run with --restart (starts over; a readable prediction cache 
 
 
 class RunDir:
-    def __init__(self, path: str | Path) -> None:
+    """``path`` as a run directory; ``fingerprint`` (the run's, when known) is written into every chunk's status
+    so that a part of another run (copied in, or left by another suite) is told apart and recomputed."""
+
+    def __init__(self, path: str | Path, fingerprint: str | None = None) -> None:
         self.path = Path(path)
         self.parts = self.path / "parts"
+        self.fingerprint = fingerprint
 
     def create(self) -> None:
         self.parts.mkdir(parents=True, exist_ok=True)
@@ -215,6 +219,8 @@ class RunDir:
 
     def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
                     status: dict[str, Any]) -> None:
+        if self.fingerprint is not None:
+            status = {**status, "fingerprint": self.fingerprint}
         write_table_atomic(self.part_path(chunk, "originals"), rows_table(originals, "originals"))
         write_atomic(self.status_path(chunk), json.dumps(status, sort_keys=True))
         write_table_atomic(self.part_path(chunk, "examples"), rows_table(examples, "examples"))
@@ -230,9 +236,16 @@ class RunDir:
                     "generate_errors": 0}
 
     def damaged_chunks(self) -> dict[int, str]:
-        """Finished chunks whose parts are missing or unreadable, with the reason (they are recomputed)."""
+        """Finished chunks whose parts are missing or unreadable, or whose status names another run's fingerprint
+        (a part copied in from another suite's run), with the reason (they are recomputed). A status without a
+        fingerprint (written before parts carried one) is taken as this run's."""
         bad: dict[int, str] = {}
         for chunk in self.done_chunks():
+            theirs = self._status_fingerprint(chunk)
+            if self.fingerprint is not None and theirs is not None and theirs != self.fingerprint:
+                bad[chunk] = (f"its parts belong to another run (fingerprint {theirs}; this run's is "
+                              f"{self.fingerprint})")
+                continue
             for kind in ("originals", "examples"):
                 path = self.part_path(chunk, kind)
                 try:
@@ -244,6 +257,14 @@ class RunDir:
                     bad[chunk] = f"{path.name} is unreadable ({e})"
                     break
         return bad
+
+    def _status_fingerprint(self, chunk: int) -> str | None:
+        try:
+            status = json.loads(self.status_path(chunk).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        fp = status.get("fingerprint") if isinstance(status, dict) else None
+        return str(fp) if fp is not None else None
 
     def forget_chunk(self, chunk: int) -> None:
         for path in (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
