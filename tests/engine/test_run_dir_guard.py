@@ -350,3 +350,50 @@ def test_a_chunk_part_copied_in_from_another_suites_run_is_recomputed_with_a_not
     assert set(pd.read_parquet(tmp_path / "mine" / "originals.parquet")["target"]) == {"alpha"}
     assert any(n.startswith("chunk 1: its parts belong to another run") for n in result.notes), result.notes
     assert json.loads((tmp_path / "mine" / "parts" / "000001.status.json").read_text())["fingerprint"]
+
+
+# -- 10: pool workers end with their run ---------------------------------------------------------------------
+def _children(pid: int) -> set[int]:
+    kids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids |= {int(k) for k in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the process tree from /proc (Linux)")
+def test_kill_9_of_a_workers_2_run_ends_its_pool_workers(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=400)
+    suite = write_suite(tmp_path, "s.toml", suite_text(data, "kw"))
+    log = open(tmp_path / "log.txt", "w")  # not a pipe: orphaned workers would hold it open
+    proc = subprocess.Popen([sys.executable, "-m", "callbluff.cli", "run", str(suite), "--out", str(tmp_path / "run"),
+                             "--quiet", "--workers", "2"], cwd=REPO, env=cli_env(CALLBLUFF_TEST_SLEEP="0.05"),
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        workers: set[int] = set()
+        while time.monotonic() < deadline and len(workers) < 2 and proc.poll() is None:
+            workers = {k for k in _children(proc.pid) if _alive(k)}
+            time.sleep(0.2)
+        assert len(workers) >= 2, f"the run never started its pool: {proc.poll()}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+        log.close()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.2)
+    left = [w for w in workers if _alive(w)]
+    for w in left:  # never leave them behind, even when the test fails
+        os.kill(w, 9)
+    assert not left, f"pool workers {left} outlived their killed run"
