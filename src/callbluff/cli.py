@@ -153,7 +153,8 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
 
 EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
-options, or a damaged run directory: the message names the file and the fix); 3 a gate failed: a suite
+options, a damaged run directory, a run that would measure nothing, a run directory in use by another run,
+a local I/O error: the message names the file and the fix or cause); 3 a gate failed: a suite
 \\[\\[expect]] table whose metric is outside its bounds (each gate is printed as PASS/FAIL; --junit FILE writes them
 as JUnit XML)."""
 
