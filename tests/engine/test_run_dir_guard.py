@@ -69,7 +69,7 @@ def test_two_runs_into_one_directory_one_runs_the_other_exits_2_naming_the_holde
     data = write_answers(tmp_path / "answers.jsonl", n=40)
     suites = {name: write_suite(tmp_path, f"{name}.toml", suite_text(data, name)) for name in ("alpha", "beta")}
     out = tmp_path / "run"
-    env = cli_env(CALLBLUFF_TEST_SLEEP="0.02")
+    env = cli_env(CALLBLUFF_TEST_SLEEP="0.1")  # a run of ~8 s: the two surely overlap
     procs = {name: start_cli(["run", str(path), "--out", str(out), "--quiet"], env) for name, path in suites.items()}
     results = {name: (p.communicate(timeout=300)[0], p.returncode) for name, p in procs.items()}
     codes = sorted(rc for _, rc in results.values())
