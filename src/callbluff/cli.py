@@ -222,7 +222,8 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
 
 EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
-options, or a damaged run directory: the message names the file and the fix); 3 a gate failed: a suite
+options, a damaged run directory, a run that would measure nothing, a run directory in use by another run,
+a local I/O error: the message names the file and the fix or cause); 3 a gate failed: a suite
 \\[\\[expect]] table whose metric is outside its bounds (each gate is printed as PASS/FAIL; --junit FILE writes them
 as JUnit XML)."""
 
@@ -292,7 +293,7 @@ def run(
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.engine.run import run_suite
-    from callbluff.engine.store import RunDirError
+    from callbluff.engine.store import RunDirError, local_io_error
     try:
         suite = load_suite(suite_file)
         with _run_progress(suite, limit, quiet) as progress:
@@ -301,6 +302,9 @@ def run(
                                ray_address=ray_address)
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
+        raise
+    except OSError as e:  # the machine's own I/O (the engine names the file where it knows it)
+        fail(str(local_io_error(e, out_dir)))
         raise
     _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics", junit, suite.name)
 

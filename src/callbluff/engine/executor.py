@@ -8,6 +8,9 @@ processes; :class:`~callbluff.engine.ray_executor.RayExecutor` runs the same wor
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Protocol, TypeVar
@@ -39,6 +42,26 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+PARENT_POLL_SECONDS = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Pool worker initializer: a daemon thread that ends this worker once its parent is gone (the parent killed
+    with -9 cannot shut its pool down, and an orphaned worker would otherwise wait on its queue forever).
+    Polling :func:`os.getppid` works on every POSIX system and whatever thread started the worker (Linux's
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked exits, which the engine's background chunk thread
+    does)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    if os.getppid() != parent:  # the parent died before we got here
+        os._exit(1)
+    threading.Thread(target=watch, name="callbluff-parent-watch", daemon=True).start()
+
+
 class LocalExecutor:
     """In-process for ``workers=1``; a pool of ``workers`` processes otherwise (fork where available)."""
 
@@ -51,7 +74,8 @@ class LocalExecutor:
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method))
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method),
+                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
         return self._pool
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:

@@ -32,7 +32,7 @@ from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
 from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
-from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError
+from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.verdicts import Judge
 from callbluff.report.html import write_report
@@ -51,6 +51,9 @@ class Engine:
                  limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
                  targets: dict[str, Target] | None = None, retry_errors: bool = True,
                  restart: bool = False) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise SuiteError(f"--limit {limit!r}: the number of records to run must be 1 or more"
+                             + ("; --limit 0 would measure nothing" if limit == 0 else ""))
         self.suite = suite
         self.run = RunDir(out_dir)
         self.executor = executor or LocalExecutor(1)
@@ -62,6 +65,7 @@ class Engine:
         self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
         self.plan = Plan.of(suite, self.limit)
         self.specs = self.plan.specs
+        self.run.fingerprint = self.fingerprint()  # in every chunk status: another run's parts told apart
 
     def fingerprint(self) -> str:
         return self.plan.fingerprint()
@@ -105,6 +109,9 @@ class Engine:
 
     def _open_cache(self) -> PredictionCache:
         path = self._cache_path()
+        if path.is_dir():
+            raise RunDirError(f"{path}: the prediction cache (output.cache) is a directory, not a file. Fix: point "
+                              f"output.cache at a file, e.g. {path / 'predictions.sqlite'}")
         try:
             cache = PredictionCache(path)
             cache.check()
@@ -158,7 +165,28 @@ class Engine:
     def execute(self) -> RunResult:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self.plan.check_tasks(dataset)
+        self._check_measures_something(dataset)
         gen = self._generation(dataset)
+        try:
+            with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
+                if lock.stale:
+                    self.notes.append(f"took over the lock left by a process that is gone (pid "
+                                      f"{lock.stale.get('pid')}, started {lock.stale.get('started')})")
+                return self._execute(dataset, gen)
+        except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
+            raise local_io_error(e, self.run.path) from e
+
+    def _check_measures_something(self, dataset: Dataset) -> None:
+        """A run that would measure nothing is bad input (exit 2 with the reason), not a green exit 0: a suite
+        without targets, or data without a single record (e.g. a CSV file with only its header)."""
+        if not (self._given_targets or self.suite.target):
+            raise SuiteError("the suite has no target, so the run would measure nothing; add the system under "
+                             "test as a [[target]] table (README, 'Targets')")
+        if next(iter(islice(dataset, 1)), None) is None:
+            raise SuiteError(f"dataset {self.suite.dataset.spec} has no records (an empty file, or only a header "
+                             "line), so the run would measure nothing")
+
+    def _execute(self, dataset: Dataset, gen: Generation) -> RunResult:
         previous = self._check_resume()
         self.run.create()
         cache = self._open_cache()
@@ -177,10 +205,8 @@ class Engine:
             try:
                 self._fit(gen, dataset)
                 self._chunks(gen, dataset, targets, writer, counters)
-            finally:
-                writer.close()  # every finished chunk is on disk before we go on (or re-raise)
-                for t in targets.values():
-                    t.close()
+            finally:  # every finished chunk on disk before we go on, and every target closed, whatever fails first
+                close_all([writer.close, *(t.close for t in targets.values())])
             if counters["retried"]:
                 self.notes.append(f"retried the failed predictions of {counters['retried']} finished chunk(s)")
             result = finalize(self.run, dataset.task, dataset.prompts, self.plan.expectations())
@@ -219,6 +245,20 @@ class Engine:
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+
+
+def close_all(closers: list[Callable[[], None]]) -> None:
+    """Call every closer, even after one has failed (a command target left open aborts the interpreter at
+    exit), then re-raise the first failure."""
+    first: BaseException | None = None
+    for close in closers:
+        try:
+            close()
+        except BaseException as e:  # noqa: BLE001 - re-raised below, once the others are closed
+            if first is None:
+                first = e
+    if first is not None:
+        raise first
 
 
 def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,

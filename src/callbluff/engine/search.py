@@ -33,6 +33,7 @@ from callbluff.iterutil import split_evenly
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import Resources, default_resources
 from callbluff.seeding import record_rng
+from callbluff.targets.cache import CacheWriteError
 from callbluff.targets.base import Output, Target
 from callbluff.targets.wrappers import CachedTarget
 
@@ -68,6 +69,8 @@ def search_one(attack: SearchAttack, record: Record, target: Target, tname: str,
     try:
         found = attack.examples(record, oracle, rng, res, prompt, states.get((spec, pid)))
         error = None
+    except CacheWriteError:  # the machine's disk, not this search: the run stops (exit 2 naming the cache)
+        raise
     except Exception as e:  # noqa: BLE001 - recorded per record
         if raise_errors:
             raise

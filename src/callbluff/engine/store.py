@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -33,16 +36,120 @@ class RunDirError(ValueError):
     """A run directory that cannot be used as it is: the message names the file and the fix."""
 
 
+class LocalIOError(RunDirError):
+    """The machine's own I/O failed (the run directory, a file callbluff writes or reads as its state): not the
+    target's fault, so bad input (exit 2), with the path and the cause. Built by :func:`local_io_error`."""
+
+
+def local_io_error(e: OSError, path: str | Path) -> LocalIOError:
+    """The one translation of a local :class:`OSError` (``--out`` is a file or under one, a full disk, no
+    permission) into the message the user gets: the path (the error's own, else ``path``) and the cause."""
+    where = e.filename if getattr(e, "filename", None) else path
+    cause = e.strerror or str(e) or type(e).__name__
+    if e.errno is not None and os.strerror(e.errno) not in cause:
+        cause = f"{cause} ({os.strerror(e.errno)})"
+    return LocalIOError(f"{where}: {cause}. This is a local I/O error (the run directory or a file callbluff keeps), "
+                        "not a target's: fix the path, its permissions or the free space, then re-run (a run "
+                        "resumes where it stopped)")
+
+
+class RunDirLocked(RunDirError):
+    """Another process holds the run directory's lock: the message names it (pid, host, start) and the fix."""
+
+
+class RunLock:
+    """The one lock of a run directory: an exclusive :func:`fcntl.flock` on ``RUN/.lock``, whose content names
+    the holder (pid, host, start time, command) for the message another process gets.
+
+    The operating system releases a flock when its process dies (kill -9 included), so a lock left by a dead
+    process is stale by construction and taken over (:attr:`stale` then holds what it said). The file is never
+    removed (removing it would let two processes lock two different files); releasing empties it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self.stale: dict[str, Any] | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise RunDirLocked(
+                f"{self.path.parent} is in use by another callbluff process ({_describe_holder(holder)}); two runs "
+                "into one directory would mix their examples. Fix: wait for it to finish (or stop it), or use "
+                "another --out directory.") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        previous = _read_holder(fd)
+        self.stale = previous or None
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        import fcntl
+
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            os.ftruncate(fd, 0)  # empty: no holder
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> dict[str, Any]:
+    try:
+        data = os.pread(fd, 65536, 0)
+        holder = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def _describe_holder(holder: dict[str, Any]) -> str:
+    if not holder:
+        return "holder unknown: it is still starting"
+    return (f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}: "
+            f"{holder.get('command')}")
+
+
 RESTART_HINT = "re-run with --restart (starts over; a readable prediction cache is kept, so no target call is repeated)"
 
 
 class RunDir:
-    def __init__(self, path: str | Path) -> None:
+    """``path`` as a run directory; ``fingerprint`` (the run's, when known) is written into every chunk's status
+    so that a part of another run (copied in, or left by another suite) is told apart and recomputed."""
+
+    def __init__(self, path: str | Path, fingerprint: str | None = None) -> None:
         self.path = Path(path)
         self.parts = self.path / "parts"
+        self.fingerprint = fingerprint
 
     def create(self) -> None:
         self.parts.mkdir(parents=True, exist_ok=True)
+
+    def lock(self) -> RunLock:
+        """The directory's lock (created with the directory), not yet taken: ``with run.lock(): ...``."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        return RunLock(self.path / ".lock")
 
     # --- files -----------------------------------------------------------------------------------------
     @property
@@ -112,6 +219,8 @@ class RunDir:
 
     def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
                     status: dict[str, Any]) -> None:
+        if self.fingerprint is not None:
+            status = {**status, "fingerprint": self.fingerprint}
         write_table_atomic(self.part_path(chunk, "originals"), rows_table(originals, "originals"))
         write_atomic(self.status_path(chunk), json.dumps(status, sort_keys=True))
         write_table_atomic(self.part_path(chunk, "examples"), rows_table(examples, "examples"))
@@ -127,9 +236,16 @@ class RunDir:
                     "generate_errors": 0}
 
     def damaged_chunks(self) -> dict[int, str]:
-        """Finished chunks whose parts are missing or unreadable, with the reason (they are recomputed)."""
+        """Finished chunks whose parts are missing or unreadable, or whose status names another run's fingerprint
+        (a part copied in from another suite's run), with the reason (they are recomputed). A status without a
+        fingerprint (written before parts carried one) is taken as this run's."""
         bad: dict[int, str] = {}
         for chunk in self.done_chunks():
+            theirs = self._status_fingerprint(chunk)
+            if self.fingerprint is not None and theirs is not None and theirs != self.fingerprint:
+                bad[chunk] = (f"its parts belong to another run (fingerprint {theirs}; this run's is "
+                              f"{self.fingerprint})")
+                continue
             for kind in ("originals", "examples"):
                 path = self.part_path(chunk, kind)
                 try:
@@ -141,6 +257,14 @@ class RunDir:
                     bad[chunk] = f"{path.name} is unreadable ({e})"
                     break
         return bad
+
+    def _status_fingerprint(self, chunk: int) -> str | None:
+        try:
+            status = json.loads(self.status_path(chunk).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        fp = status.get("fingerprint") if isinstance(status, dict) else None
+        return str(fp) if fp is not None else None
 
     def forget_chunk(self, chunk: int) -> None:
         for path in (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
@@ -185,14 +309,18 @@ class RunDir:
         tally. Returns the number of rows."""
         tmp = path.with_name(path.name + ".tmp")
         rows = 0
-        with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
-            for chunk in self.done_chunks():
-                table = read_part(self.part_path(chunk, kind), kind)
-                writer.write_table(table)
-                rows += table.num_rows
-                if visit is not None:
-                    visit(table)
-        os.replace(tmp, path)
+        try:
+            with pq.ParquetWriter(tmp, SCHEMAS[kind]) as writer:
+                for chunk in self.done_chunks():
+                    table = read_part(self.part_path(chunk, kind), kind)
+                    writer.write_table(table)
+                    rows += table.num_rows
+                    if visit is not None:
+                        visit(table)
+            os.replace(tmp, path)
+        except OSError as e:  # pyarrow's errors name no file
+            tmp.unlink(missing_ok=True)
+            raise local_io_error(e, path) from e
         return rows
 
     def frames(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
@@ -225,8 +353,11 @@ def rows_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
 
 def write_table_atomic(path: Path, table: pa.Table) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except OSError as e:  # pyarrow's errors name no file
+        raise local_io_error(e, path) from e
 
 
 class BackgroundWriter:

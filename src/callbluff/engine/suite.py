@@ -183,6 +183,11 @@ def _check_attacks(suite: Suite, source: str) -> None:
                 cls(**point)
             except ValueError as e:
                 raise SuiteError(f"{source}: key `attack[{i}]` ({a.name}): {e}") from None
+        for key, values in sorted(a.grid.items()):
+            if not values:  # the cartesian product is empty: the attack would silently make nothing
+                raise SuiteError(f"{source}: key `attack[{i}].grid.{key}` ({a.name}): an empty list, so the grid has "
+                                 "no point and the attack would measure nothing; give it at least one value or "
+                                 "remove the key")
     names = [t.name for t in suite.target]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

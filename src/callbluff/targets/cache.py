@@ -58,6 +58,24 @@ def _output_json(o: Output) -> str:
     return json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
+class CacheWriteError(OSError):
+    """Writing the prediction cache failed (a full disk, a read-only file): the machine's I/O, never the target's.
+    ``filename`` is the cache file and ``strerror`` SQLite's own cause (not the rollback's that may follow)."""
+
+
+def _write_failed(conn: sqlite3.Connection, path: Path, exc: BaseException) -> CacheWriteError | None:
+    """Roll back what SQLite has not rolled back itself (on SQLITE_FULL it already has: a second ROLLBACK would
+    hide the cause behind "cannot rollback"), and say what failed."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+    if isinstance(exc, sqlite3.Error):
+        return CacheWriteError(None, f"cannot write the prediction cache: {exc}", str(path))
+    return None
+
+
 class PredictionCache:
     """A SQLite prediction cache at ``path`` (created with its parent directory if missing).
 
@@ -211,9 +229,10 @@ class PredictionCache:
         try:
             conn.executemany("INSERT INTO journal VALUES (?, ?, ?, ?)", rows)
             conn.execute("COMMIT")  # durable from here: a kill loses nothing of this batch
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            if (err := _write_failed(conn, self.path, exc)) is None:
+                raise
+            raise err from exc
         with self._recent_lock:
             self._recent.update(((fingerprint, k), text) for _, k, text, _ in rows)
             full = len(self._recent) >= self.merge_every
@@ -236,9 +255,10 @@ class PredictionCache:
                          "WHERE rowid <= ? ORDER BY rowid", (last,))
             moved = conn.execute("DELETE FROM journal WHERE rowid <= ?", (last,)).rowcount
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            if (err := _write_failed(conn, self.path, exc)) is None:
+                raise
+            raise err from exc
         with self._recent_lock:
             for k in merged:
                 self._recent.pop(k, None)

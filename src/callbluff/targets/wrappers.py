@@ -35,7 +35,7 @@ from typing import Any, Self
 from callbluff.iterutil import chunked  # noqa: F401  (re-exported: callbluff.targets.chunked)
 from callbluff.targets._common import exception_cause
 from callbluff.targets.base import Input, Output, Target, TargetStats
-from callbluff.targets.cache import PredictionCache
+from callbluff.targets.cache import CacheWriteError, PredictionCache
 
 Check = Callable[[Input, Output], Output]
 
@@ -111,13 +111,18 @@ class CachedTarget:
     def _call_stream(self, keys: Sequence[str], batch: Sequence[Input], found: dict[str, Output]) -> None:
         """Stream ``batch`` through the target, committing each valid output the moment it arrives."""
         got: dict[int, Output] = {}
+        cache_failed: list[CacheWriteError] = []  # the machine's I/O: re-raised below, never an error row
 
         def emit(i: int, out: Output) -> None:
             if i in got or not 0 <= i < len(batch):
                 return
             checked = self._checked(batch[i], out)
             if checked.error is None and self.cache is not None:
-                self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
+                try:
+                    self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
+                except CacheWriteError as e:
+                    cache_failed.append(e)
+                    raise
             got[i] = checked
 
         t0 = time.perf_counter()
@@ -132,6 +137,8 @@ class CachedTarget:
                 self.stats.calls += len(batch)
                 self.stats.inputs += len(batch)
                 self.stats.seconds += time.perf_counter() - t0
+        if cache_failed:
+            raise cache_failed[0]
         for i, k in enumerate(keys):
             found[k] = got.get(i) or Output(error="target returned no output for this input")
 
