@@ -65,3 +65,11 @@ def test_position_third_and_same_seed_same_bytes() -> None:
 @pytest.mark.parametrize("attack", [AddSong(items=1), AddSpeech(items=2, position="end")])
 def test_released_forms_pass_the_conformance_kit(attack: object) -> None:
     check_attack(attack)
+
+
+def test_the_percent_form_keeps_its_ids_and_bytes() -> None:
+    """``items`` came later: left out of params_dict at its default, so AddSong configurations made before it
+    keep their example ids and random streams (both derive from params_dict)."""
+    assert "items" not in AddSong(percent=25).params_dict
+    assert AddSong(items=1).params_dict["items"] == 1
+    assert type(AddSong().params)(**AddSong().params_dict) == AddSong().params

@@ -57,9 +57,14 @@ EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
 Kind = Literal["static", "search", "generator"]
 
 class AttackParams(BaseModel):
-    """Base for attack parameter models: unknown keys are errors, values are validated, instances frozen."""
+    """Base for attack parameter models: unknown keys are errors, values are validated, instances frozen.
+
+    ``added_later``: parameters added after an attack was released, left out of ``params_dict`` while they have
+    their default, so that the configurations made before keep their example ids and random streams (both are
+    derived from ``params_dict``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    added_later: ClassVar[frozenset[str]] = frozenset()
 
 
 class SearchParams(AttackParams):
@@ -136,7 +141,12 @@ class Attack(ABC):
 
     @property
     def params_dict(self) -> dict[str, Any]:
-        return self.params.model_dump(mode="json")
+        d = self.params.model_dump(mode="json")
+        fields = type(self.params).model_fields
+        for name in getattr(self.params, "added_later", ()):
+            if name in d and getattr(self.params, name) == fields[name].get_default(call_default_factory=True):
+                del d[name]
+        return d
 
     # -- the fit step --------------------------------------------------------------------------------
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> Any:

@@ -137,6 +137,7 @@ class PoolParams(AddParams):
     column: str = "text"
     split: PoolSplit = "entry"
     items: int | None = Field(None, ge=1, le=20)
+    added_later: ClassVar[frozenset[str]] = frozenset({"items"})  # the percent form keeps its ids and bytes
 
     @model_validator(mode="after")
     def _one_size(self) -> PoolParams:
