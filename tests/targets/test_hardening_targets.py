@@ -1,0 +1,96 @@
+"""Target hardening (issue 28, the targets' defects): each reproduced first against a real callable run through
+the CLI, a real command, or a real HTTP server on 127.0.0.1, bounded in time. Every test here failed before
+its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import REPO, pythonpath_env
+from helpers.data import write_answers
+
+
+def cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 300) -> tuple[int, str]:
+    """``callbluff ARGS`` in a subprocess (stdout and stderr together), bounded by ``timeout`` seconds."""
+    proc = subprocess.run([sys.executable, "-m", "callbluff.cli", *args], cwd=REPO, env=pythonpath_env(env),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout
+
+
+# #2: a callable target calling sys.exit(n) ends the whole run ------------------------------------------------
+EXITING = '''
+import sys
+
+
+def exits_zero(text):
+    sys.exit(0)
+
+
+def raises_three(text):
+    raise SystemExit(3)
+'''
+
+
+def test_callable_calling_sys_exit_becomes_an_error_row_and_the_run_exits_1(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+    (tmp_path / "exiting.py").write_text(EXITING)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f"""
+name = "exits"
+seed = 1
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "zero"
+type = "callable"
+function = "exiting:exits_zero"
+[[target]]
+name = "three"
+type = "callable"
+function = "exiting:raises_three"
+[output]
+report = false
+""")
+    run = tmp_path / "run"
+    code, out = cli(["run", str(suite), "--out", str(run), "--quiet"])
+    assert code == 1, out  # all predictions failed: not 0 (a green CI) and not 3 (a gate)
+    assert "predictions failed" in out, out
+    errors = [json.loads(line) for line in (run / "errors.jsonl").read_text().splitlines()]
+    causes = {e["target"]: e["cause"] for e in errors}
+    assert "target called sys.exit(0)" in causes["zero"], causes
+    assert "target called sys.exit(3)" in causes["three"], causes
+    assert json.loads((run / "run.json").read_text())["status"] == "finished"
+
+
+def test_keyboard_interrupt_in_a_callable_still_stops_the_run() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.callables import CallableTarget
+
+    def interrupted(text: str) -> float:
+        raise KeyboardInterrupt
+
+    for batched in (False, True):
+        t = CallableTarget((lambda texts: interrupted(texts[0])) if batched else interrupted, batched=batched)
+        with pytest.raises(KeyboardInterrupt):
+            t.predict([Input("content", "a"), Input("content", "b")])
+
+
+def test_any_target_calling_sys_exit_in_predict_is_an_error_per_input() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.wrappers import CachedTarget
+
+    class Quitter:
+        fingerprint = "quitter"
+
+        def predict(self, inputs: Any) -> Any:
+            sys.exit(2)
+
+    outs = CachedTarget(Quitter(), None).predict([Input("content", "a"), Input("content", "b")])
+    assert [o.error for o in outs] == ["target called sys.exit(2)"] * 2
