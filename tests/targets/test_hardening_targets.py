@@ -94,3 +94,77 @@ def test_any_target_calling_sys_exit_in_predict_is_an_error_per_input() -> None:
 
     outs = CachedTarget(Quitter(), None).predict([Input("content", "a"), Input("content", "b")])
     assert [o.error for o in outs] == ["target called sys.exit(2)"] * 2
+
+
+# #5: a command target's stdin write has no timeout -----------------------------------------------------------
+def _bounded_predict(target: Any, inputs: list[Any], within: float) -> tuple[list[Any], float]:
+    """``target.predict(inputs)`` on a thread; fails (killing the command) if it takes more than ``within`` s."""
+    import threading
+    import time
+
+    result: list[Any] = []
+    t0 = time.monotonic()
+    worker = threading.Thread(target=lambda: result.extend(target.predict(inputs)), daemon=True)
+    worker.start()
+    worker.join(within)
+    elapsed = time.monotonic() - t0
+    if worker.is_alive():
+        for _ in range(50):  # our own children: kill each hung process until predict returns
+            pid = target.pid
+            if pid is not None:
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+            worker.join(0.5)
+            if not worker.is_alive():
+                break
+        pytest.fail(f"predict still blocked after {within:g}s (the stdin write is not bounded by the timeout)")
+    return result, elapsed
+
+
+def test_a_command_that_never_reads_its_stdin_times_out_instead_of_hanging() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.command import CommandTarget
+
+    t = CommandTarget([sys.executable, "-c", "import time; time.sleep(120)"], timeout=1.0, startup_timeout=1.0)
+    big = "word " * 66_000  # 330 KB: far more than a pipe buffer
+    try:
+        outs, elapsed = _bounded_predict(t, [Input("content", big), Input("content", big + "x")], within=30)
+    finally:
+        t.close()
+    assert all(o.error is not None for o in outs)
+    assert "did not read its input within 1s" in outs[0].error, outs[0].error
+    assert "command restarted" in outs[0].error
+    assert elapsed < 10, elapsed
+
+
+def test_a_command_hung_at_start_up_with_a_large_input_fails_after_its_startup_timeout() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.command import CommandTarget
+
+    slow_start = ("import sys, time, json\ntime.sleep(8)\n"
+                  "for line in sys.stdin:\n    print(json.dumps({'score': 1}), flush=True)\n")
+    t = CommandTarget([sys.executable, "-c", slow_start], timeout=1.0, startup_timeout=1.0)
+    try:
+        outs, elapsed = _bounded_predict(t, [Input("content", "word " * 66_000)], within=30)
+    finally:
+        t.close()
+    assert outs[0].error is not None and "within 1s" in outs[0].error, outs[0].error
+    assert elapsed < 5, elapsed  # not the 8 s start-up
+
+
+def test_a_command_that_never_reads_fails_fast_after_five_fresh_processes() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.command import CommandTarget
+
+    t = CommandTarget([sys.executable, "-c", "import time; time.sleep(120)"], timeout=0.5, startup_timeout=0.5)
+    big = "word " * 66_000
+    try:
+        outs, elapsed = _bounded_predict(t, [Input("content", big + str(i)) for i in range(9)], within=60)
+    finally:
+        t.close()
+    assert all(o.error is not None for o in outs)
+    assert sum(o.error.startswith("timeout: the command did not read its input") for o in outs) == 5
+    assert all(o.error.startswith("not sent: the command failed 5 times in a row") for o in outs[5:])
+    assert elapsed < 15, elapsed
