@@ -168,3 +168,98 @@ def test_a_command_that_never_reads_fails_fast_after_five_fresh_processes() -> N
     assert sum(o.error.startswith("timeout: the command did not read its input") for o in outs) == 5
     assert all(o.error.startswith("not sent: the command failed 5 times in a row") for o in outs[5:])
     assert elapsed < 15, elapsed
+
+
+# a real HTTP server on 127.0.0.1 answering every request with ``reply(handler) -> (status, headers, body)`` ----
+class ReplyServer:
+    """``with ReplyServer(reply) as srv``: ``srv.url``; ``srv.paths`` are the request paths as received."""
+
+    def __init__(self, reply: Any) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.paths: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.paths.append(self.path)
+                status, headers, body = reply(self)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_GET = _any
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> ReplyServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# #9 / #22: a secret in the URL query ---------------------------------------------------------------------------
+TOKEN = 'tok en"<b>#frag&x=1+y/z'
+
+
+def _secret_forms(value: str) -> list[str]:
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    return [value, quote(value, safe=""), quote(value), quote_plus(value),
+            base64.b64encode(value.encode()).decode(), base64.urlsafe_b64encode(value.encode()).decode()]
+
+
+def test_a_url_secret_is_percent_encoded_whole_and_every_form_of_it_is_scrubbed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from callbluff.targets.base import Input
+    from callbluff.targets.http_target import HttpTarget
+
+    monkeypatch.setenv("CALLBLUFF_T28_KEY", TOKEN)
+    received: list[dict[str, list[str]]] = []
+
+    def echo(h: Any) -> tuple[int, dict[str, str], bytes]:
+        received.append(parse_qs(urlsplit(h.path).query))
+        # a server echoing the request in every form it might: the path as sent, decoded, base64
+        return 403, {"Content-Type": "text/plain"}, " | ".join([h.path, *_secret_forms(TOKEN)]).encode()
+
+    with ReplyServer(echo) as srv:
+        t = HttpTarget(srv.url + "/score?key=${CALLBLUFF_T28_KEY}&other=1", retries=0, timeout=5)
+        outs = t.predict([Input("content", "some answer")])
+        t.close()
+    assert received == [{"key": [TOKEN], "other": ["1"]}]  # neither truncated at '#' nor split at '&'
+    err = outs[0].error
+    assert err is not None and "HTTP 403" in err and "***" in err
+    for form in _secret_forms(TOKEN):
+        assert form not in err, (form, err)
+
+
+def test_the_output_check_scrubs_the_encoded_forms_of_a_secret() -> None:
+    from callbluff.targets.base import Input, Output
+    from callbluff.targets.validate import OutputCheck
+
+    check = OutputCheck("answer", secrets=(TOKEN,))
+    for form in _secret_forms(TOKEN):
+        out = check(Input("reading", "q"), Output(answer=f"echo: {form} end"))
+        assert out.answer == "echo: *** end", (form, out)

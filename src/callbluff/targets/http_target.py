@@ -20,7 +20,9 @@ Secrets
     Header values (and the URL) may reference environment variables as ``${NAME}``. They are expanded for
     each request only; the expanded values are kept out of ``repr``, :meth:`HttpTarget.to_config`, the
     fingerprint, pickles, log records and error messages (any occurrence in an error text, e.g. a server
-    echoing a header back, is replaced by ``***``).
+    echoing a header back, is replaced by ``***``, in its raw, percent-encoded and base64 forms:
+    :func:`callbluff.targets.validate.secret_forms`). A value substituted into the URL's path or query is
+    percent-encoded as one component (``?key=${API_KEY}`` sends a key with ``#``, ``&`` or spaces whole).
 
 Faults
     5xx, 408, 429 (honouring a numeric ``Retry-After``), timeouts, connection errors (refused, dropped),
@@ -54,6 +56,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from callbluff.targets._common import (
     CoercionError,
@@ -65,6 +68,7 @@ from callbluff.targets._common import (
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.config import HttpConfig
 from callbluff.targets.config import settings as target_settings
+from callbluff.targets.validate import secret_forms
 
 log = logging.getLogger("callbluff.targets.http")
 
@@ -100,6 +104,14 @@ def render_template(obj: Any, values: dict[str, Any]) -> Any:
     if isinstance(obj, list):
         return [render_template(v, values) for v in obj]
     return obj
+
+
+def _authority_end(url: str) -> int:
+    """Where the path (or query, or fragment) of ``url`` starts: the end of ``scheme://host:port``."""
+    start = url.find("://")
+    start = 0 if start < 0 else start + 3
+    ends = [i for i in (url.find(c, start) for c in "/?#") if i >= 0]
+    return min(ends) if ends else len(url)
 
 
 class PathNotFound(LookupError):
@@ -295,7 +307,15 @@ class HttpTarget(TargetBase):
                 "output": self.output, "fingerprint": self.fingerprint}
 
     # -- secrets ------------------------------------------------------------------------------------------
-    def _expand(self, template: str, where: str, secrets: list[str]) -> str:
+    def _expand(self, template: str, where: str, secrets: list[str], *, url: bool = False) -> str:
+        """``template`` with its ``${NAME}`` references replaced by their values (collected in ``secrets``).
+
+        ``url=True``: a value substituted after the scheme and host (into the path or the query) is
+        percent-encoded as one component (``quote(value, safe="")``), so a token with ``#``, ``&``, ``?``,
+        ``/``, a space or a quote arrives whole as the value the URL names; one in the scheme or host part is
+        substituted as is."""
+        head = _authority_end(template) if url else len(template)
+
         def repl(m: re.Match[str]) -> str:
             val = os.environ.get(m.group(1))
             if val is None:
@@ -303,15 +323,15 @@ class HttpTarget(TargetBase):
                                   "set; export it before running")
             if val:
                 secrets.append(val)
-            return val
+            return quote(val, safe="") if m.start() >= head else val
 
         return _PLACEHOLDER.sub(repl, template)
 
     @staticmethod
     def _scrub(text: str, secrets: Sequence[str]) -> str:
-        for s in sorted(set(secrets), key=len, reverse=True):
-            if s:
-                text = text.replace(s, "***")
+        forms = {f for s in secrets if s for f in secret_forms(s)} | {s for s in secrets if s}
+        for s in sorted(forms, key=len, reverse=True):
+            text = text.replace(s, "***")
         return text
 
     # -- async machinery ----------------------------------------------------------------------------------
@@ -443,7 +463,7 @@ class HttpTarget(TargetBase):
             return list(outs)
 
         try:
-            url = self._expand(self.url, "url", secrets)
+            url = self._expand(self.url, "url", secrets, url=True)
             headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
         except LookupError as exc:
             return done(0, [Output(error=str(exc.args[0]))] * len(inputs))
