@@ -263,3 +263,19 @@ def test_the_output_check_scrubs_the_encoded_forms_of_a_secret() -> None:
     for form in _secret_forms(TOKEN):
         out = check(Input("reading", "q"), Output(answer=f"echo: {form} end"))
         assert out.answer == "echo: *** end", (form, out)
+
+
+# #14: retries has no upper bound ---------------------------------------------------------------------------------
+def test_retries_are_capped_and_a_retrying_target_needs_a_backoff() -> None:
+    from callbluff.targets.config import TargetConfigError, validate_target_config
+    from callbluff.targets.http_target import HttpTarget
+
+    base = {"type": "http", "url": "http://127.0.0.1:9/score"}
+    with pytest.raises(TargetConfigError, match=r"target\[0\]: key 'retries': .*at most 20"):
+        validate_target_config({**base, "retries": 1_000_000, "backoff": 0.5}, "target[0]")
+    with pytest.raises(TargetConfigError, match=r"key 'backoff'.*at least 0.01"):
+        validate_target_config({**base, "retries": 5, "backoff": 0}, "target[0]")
+    with pytest.raises(TargetConfigError, match="retries"):
+        HttpTarget(base["url"], retries=21)
+    assert validate_target_config({**base, "retries": 20, "backoff": 0.01}).retries == 20
+    assert validate_target_config({**base, "retries": 0, "backoff": 0}).backoff == 0

@@ -12,8 +12,8 @@ adapter's keys:
 callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
 http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
-           ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries``, ``backoff``, ``backoff_max``,
-           ``rate_limit``, ``output``, ``seed``
+           ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
+           when retrying), ``backoff_max``, ``rate_limit``, ``output``, ``seed``
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
            ``output``
 hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
@@ -46,6 +46,8 @@ TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "command", "hf",
 SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
 BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_RETRIES = 20  # an HTTP target's ``retries`` (beyond this a failing server is hammered, not waited for)
+MIN_BACKOFF = 0.01  # seconds: the least ``backoff`` when ``retries > 0``
 
 
 def _placeholders(obj: Any) -> set[str]:
@@ -126,11 +128,26 @@ class HttpConfig(TargetSettings):
     batch_size: int = Field(16, ge=1)
     concurrency: int = Field(4, ge=1)
     timeout: float = Field(10.0, gt=0)
-    retries: int = Field(3, ge=0)
+    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (_retries below, with a message naming the bound)
     backoff: float = Field(0.5, ge=0)
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
     seed: int | None = None
+
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
+                             "(a failing server would be asked this many times over)")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> HttpConfig:
+        if self.retries > 0 and self.backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{self.backoff!r}): retries without a pause hammer a failing server")
+        return self
 
     @field_validator("method", mode="before")
     @classmethod
