@@ -279,3 +279,32 @@ def test_retries_are_capped_and_a_retrying_target_needs_a_backoff() -> None:
         HttpTarget(base["url"], retries=21)
     assert validate_target_config({**base, "retries": 20, "backoff": 0.01}).retries == 20
     assert validate_target_config({**base, "retries": 0, "backoff": 0}).backoff == 0
+
+
+# #15: no cap on reply size (a gzip bomb) -------------------------------------------------------------------------
+def test_a_reply_larger_than_max_response_bytes_once_decoded_is_an_error_row() -> None:
+    import gzip
+
+    from callbluff.targets.base import Input
+    from callbluff.targets.config import HttpConfig
+    from callbluff.targets.http_target import HttpTarget
+
+    bomb = gzip.compress(b'{"score": 1, "pad": "' + b"0" * 5_000_000 + b'"}')  # ~5 KB on the wire, 5 MB decoded
+    small = gzip.compress(b'{"score": 2}')
+
+    def reply(h: Any) -> tuple[int, dict[str, str], bytes]:
+        body = bomb if "bomb" in h.path else small
+        return 200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, body
+
+    assert HttpConfig(url="http://127.0.0.1:9/").max_response_bytes == 10 * 2**20  # a default cap
+    with ReplyServer(reply) as srv:
+        t = HttpTarget(srv.url + "/bomb", response_path="score", retries=2, backoff=0.01, max_response_bytes=1_000_000)
+        ok = HttpTarget(srv.url + "/fine", response_path="score", max_response_bytes=1_000_000)
+        outs = t.predict([Input("content", "a")])
+        fine = ok.predict([Input("content", "a")])
+        t.close()
+        ok.close()
+    assert len(bomb) < 1_000_000
+    assert outs[0].error is not None and "max_response_bytes = 1,000,000" in outs[0].error, outs[0].error
+    assert len(srv.paths) == 2  # not retried: a bigger reply will not shrink (one bomb, one fine request)
+    assert fine[0].score == 2.0

@@ -13,7 +13,7 @@ callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
 http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
            ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
-           when retrying), ``backoff_max``, ``rate_limit``, ``output``, ``seed``
+           when retrying), ``backoff_max``, ``rate_limit``, ``max_response_bytes`` (10 MiB), ``output``, ``seed``
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
            ``output``
 hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
@@ -48,6 +48,7 @@ BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_RETRIES = 20  # an HTTP target's ``retries`` (beyond this a failing server is hammered, not waited for)
 MIN_BACKOFF = 0.01  # seconds: the least ``backoff`` when ``retries > 0``
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 2**20  # an HTTP reply's cap, counted after decoding (gzip, deflate, br)
 
 
 def _placeholders(obj: Any) -> set[str]:
@@ -132,6 +133,7 @@ class HttpConfig(TargetSettings):
     backoff: float = Field(0.5, ge=0)
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
     seed: int | None = None
 
     @field_validator("retries")

@@ -29,7 +29,8 @@ Faults
     malformed JSON and a missing response path are retried up to ``retries`` times with exponential backoff
     ``min(backoff_max, backoff * 2**attempt)`` times a jitter factor drawn uniformly from [0.5, 1]
     ("equal jitter"; ``seed`` fixes the jitter stream, which only affects timing). Other 4xx answers are not
-    retried. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
+    retried, nor is a reply larger than ``max_response_bytes`` (default 10 MiB), which is read as a stream and
+    counted after decoding (a gzip bomb stops at the cap): ``"reply larger than max_response_bytes = N bytes"``. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
     ``"HTTP 500 after 4 attempts"``, ``"timeout after 2.0s x4"``,
     ``"malformed JSON (Expecting value: line 1 column 1 (char 0)): 'oops' after 4 attempts"``.
     Assumption (the issue is silent): a batch request that still fails marks all of its inputs failed; it is
@@ -263,6 +264,7 @@ class HttpTarget(TargetBase):
         self.backoff = cfg.backoff
         self.backoff_max = cfg.backoff_max
         self.rate_limit = cfg.rate_limit
+        self.max_response_bytes = cfg.max_response_bytes
         self.output = cfg.output
         self.seed = cfg.seed
         self.trust_env = trust_env
@@ -304,7 +306,7 @@ class HttpTarget(TargetBase):
                 "headers": dict(self.header_templates), "batch_size": self.batch_size,
                 "concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries,
                 "backoff": self.backoff, "backoff_max": self.backoff_max, "rate_limit": self.rate_limit,
-                "output": self.output, "fingerprint": self.fingerprint}
+                "max_response_bytes": self.max_response_bytes, "output": self.output, "fingerprint": self.fingerprint}
 
     # -- secrets ------------------------------------------------------------------------------------------
     def _expand(self, template: str, where: str, secrets: list[str], *, url: bool = False) -> str:
@@ -353,6 +355,20 @@ class HttpTarget(TargetBase):
             base = min(self.backoff_max, max(base, failure.wait))
         return base * self._rng.uniform(0.5, 1.0)
 
+    async def _fetch(self, body: Any, url: str, headers: dict[str, str]) -> tuple[Any, bytes | None]:
+        """The response and its decoded body, read as a stream with a running count: ``None`` instead of the
+        body once it passes ``max_response_bytes`` (a compressed reply is counted inflated, so a gzip bomb
+        stops there)."""
+        async with self._client.stream(self.method, url, json=body, headers=headers) as resp:
+            parts: list[bytes] = []
+            size = 0
+            async for part in resp.aiter_bytes():
+                size += len(part)
+                if size > self.max_response_bytes:
+                    return resp, None
+                parts.append(part)
+            return resp, b"".join(parts)
+
     async def _attempt(self, body: Any, url: str, headers: dict[str, str]) -> Any:
         """One request; returns the value at the response path or a :class:`_Failure`."""
         import httpx
@@ -361,12 +377,16 @@ class HttpTarget(TargetBase):
         async with self._sem:
             await self._throttle()
             try:
-                resp = await asyncio.wait_for(
-                    self._client.request(self.method, url, json=body, headers=headers), self.timeout)
+                resp, content = await asyncio.wait_for(self._fetch(body, url, headers), self.timeout)
             except (TimeoutError, httpx.TimeoutException):
                 return _Failure("timeout", f"timeout after {self.timeout:g}s")
             except httpx.TransportError as exc:
                 return _Failure("connection", f"connection error ({exception_cause(exc)})")
+        if content is None:  # a bigger reply will not shrink on a retry
+            return _Failure("too-large", f"reply larger than max_response_bytes = {self.max_response_bytes:,} bytes "
+                                         "(counted after decoding; raise max_response_bytes if the reply is "
+                                         "legitimate)", retry=False)
+        text = content.decode(resp.encoding or "utf-8", "replace")
         status = resp.status_code
         if status in _RETRY_STATUS:
             wait = None
@@ -378,11 +398,11 @@ class HttpTarget(TargetBase):
                     wait = None
             return _Failure("http", f"HTTP {status}", wait=wait)
         if not 200 <= status < 300:
-            return _Failure("http", f"HTTP {status} (not retried): {_snippet(resp.text)}", retry=False)
+            return _Failure("http", f"HTTP {status} (not retried): {_snippet(text)}", retry=False)
         try:
-            data = json.loads(resp.content)
+            data = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(resp.text)}")
+            return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(text)}")
         try:
             return resolve_path(data, self._path)
         except PathNotFound as exc:
