@@ -308,3 +308,21 @@ def test_a_reply_larger_than_max_response_bytes_once_decoded_is_an_error_row() -
     assert outs[0].error is not None and "max_response_bytes = 1,000,000" in outs[0].error, outs[0].error
     assert len(srv.paths) == 2  # not retried: a bigger reply will not shrink (one bomb, one fine request)
     assert fine[0].score == 2.0
+
+
+# #19: a redirect is reported as `HTTP 302 (not retried): ''` -----------------------------------------------------
+def test_a_redirect_names_its_location_and_why_it_is_not_followed() -> None:
+    from callbluff.targets.base import Input
+    from callbluff.targets.http_target import HttpTarget
+
+    def moved(h: Any) -> tuple[int, dict[str, str], bytes]:
+        return 302, {"Location": "https://elsewhere.example/v2/score"}, b""
+
+    with ReplyServer(moved) as srv:
+        t = HttpTarget(srv.url + "/score", retries=3, backoff=0.01)
+        outs = t.predict([Input("content", "a")])
+        t.close()
+    err = outs[0].error
+    assert err is not None and err.startswith("HTTP 302 redirect to 'https://elsewhere.example/v2/score'"), err
+    assert "not followed" in err and "Authorization" in err, err
+    assert len(srv.paths) == 1  # asked once: not followed, not retried

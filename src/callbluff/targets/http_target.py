@@ -29,7 +29,8 @@ Faults
     malformed JSON and a missing response path are retried up to ``retries`` times with exponential backoff
     ``min(backoff_max, backoff * 2**attempt)`` times a jitter factor drawn uniformly from [0.5, 1]
     ("equal jitter"; ``seed`` fixes the jitter stream, which only affects timing). Other 4xx answers are not
-    retried, nor is a reply larger than ``max_response_bytes`` (default 10 MiB), which is read as a stream and
+    retried, nor followed when a redirect (``"HTTP 302 redirect to 'URL' (not followed: ...)"``: the headers,
+    ``Authorization`` included, would be sent to wherever it points), nor is a reply larger than ``max_response_bytes`` (default 10 MiB), which is read as a stream and
     counted after decoding (a gzip bomb stops at the cap): ``"reply larger than max_response_bytes = N bytes"``. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
     ``"HTTP 500 after 4 attempts"``, ``"timeout after 2.0s x4"``,
     ``"malformed JSON (Expecting value: line 1 column 1 (char 0)): 'oops' after 4 attempts"``.
@@ -397,6 +398,10 @@ class HttpTarget(TargetBase):
                 except ValueError:
                     wait = None
             return _Failure("http", f"HTTP {status}", wait=wait)
+        if 300 <= status < 400 and resp.headers.get("location"):
+            return _Failure("http", f"HTTP {status} redirect to {resp.headers['location']!r} (not followed: the "
+                                    "request's headers, Authorization included, would go to that address too; "
+                                    "set url to the final address)", retry=False)
         if not 200 <= status < 300:
             return _Failure("http", f"HTTP {status} (not retried): {_snippet(text)}", retry=False)
         try:
