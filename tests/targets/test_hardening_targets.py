@@ -326,3 +326,49 @@ def test_a_redirect_names_its_location_and_why_it_is_not_followed() -> None:
     assert err is not None and err.startswith("HTTP 302 redirect to 'https://elsewhere.example/v2/score'"), err
     assert "not followed" in err and "Authorization" in err, err
     assert len(srv.paths) == 1  # asked once: not followed, not retried
+
+
+# #21: an unset ${VAR} in a header gives one error row per input instead of stopping before any work -----------
+def test_an_unset_variable_in_a_target_stops_the_run_before_any_work_with_exit_2(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=6)
+
+    def score(h: Any) -> tuple[int, dict[str, str], bytes]:
+        return 200, {"Content-Type": "application/json"}, b'{"score": 1}'
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLBLUFF_T28_")}
+    with ReplyServer(score) as srv:
+        suite = tmp_path / "suite.toml"
+        suite.write_text(f"""
+name = "unset"
+seed = 1
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "fine"
+type = "callable"
+function = "helpers.scorers:keyword_scorer"
+pass_input = true
+[[target]]
+name = "api"
+type = "http"
+url = "{srv.url}/score"
+response_path = "score"
+headers = {{ Authorization = "Bearer ${{CALLBLUFF_T28_UNSET}}" }}
+[output]
+report = false
+""")
+        code, out = cli(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet"], env)
+        assert srv.paths == []
+    assert code == 2, out
+    assert "CALLBLUFF_T28_UNSET" in out and "not set" in out and "headers" in out, out
+    assert not (tmp_path / "run" / "errors.jsonl").exists()
+
+
+def test_an_unset_variable_in_a_command_env_is_named_when_the_target_is_built(tmp_path: Path) -> None:
+    from callbluff.engine.target_factory import from_config
+    from callbluff.targets.config import TargetConfigError
+
+    os.environ.pop("CALLBLUFF_T28_UNSET", None)
+    with pytest.raises(TargetConfigError, match=r"target\[1\]: key 'env'.*CALLBLUFF_T28_UNSET.*not set"):
+        from_config({"type": "command", "argv": [sys.executable, "-c", "pass"],
+                     "env": {"KEY": "${CALLBLUFF_T28_UNSET}"}}, where="target[1]")

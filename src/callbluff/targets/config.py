@@ -36,7 +36,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -69,6 +69,7 @@ class TargetSettings(BaseModel):
     ``clip`` (moved to the nearest end of the scale; only when asked for explicitly)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
     name: str | None = None
     fingerprint: str | None = None
     output: OutputKind = "auto"
@@ -119,6 +120,7 @@ class SklearnConfig(SklearnSettings):
 class HttpConfig(TargetSettings):
     """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
 
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers")
     type: Literal["http"] = "http"
     url: str
     body_template: dict[str, Any] | list[Any] | str | None = None
@@ -193,6 +195,7 @@ class CommandConfig(TargetSettings):
     """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
     may reference ``${VAR}`` from the environment (secrets: never written anywhere)."""
 
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("env",)
     type: Literal["command"] = "command"
     argv: list[str]
     cwd: str | None = None
@@ -287,6 +290,19 @@ def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> Ta
         return cls.model_validate(cfg)
     except ValidationError as err:
         raise TargetConfigError(_explain(err, cls, kind, where)) from None
+
+
+def check_environment(cfg: TargetSettings, where: str = "[[target]]") -> None:
+    """Refuse a target whose settings reference an environment variable (``${VAR}`` in a key of its
+    ``ENV_KEYS``: an HTTP target's ``url`` and ``headers``, a command's ``env``) that is not set, naming the key
+    and the variable: called when the target is built, so a run stops before any work (exit 2) instead of
+    turning every input into an error row."""
+    missing = [(key, name) for key in cfg.ENV_KEYS
+               for name in sorted(_placeholders(getattr(cfg, key))) if name not in os.environ]
+    if missing:
+        raise TargetConfigError("\n".join(
+            f"{where}: key {key!r} uses ${{{name}}} but environment variable {name} is not set; export it "
+            "before running" for key, name in missing))
 
 
 def resolve_path(path: str | None, base_dir: Path | None) -> str | None:
