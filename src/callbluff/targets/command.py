@@ -14,13 +14,12 @@ that input gets ``Output(error="command exited with code C while answering (stde
 is restarted for the next input. If no answer arrives within ``timeout`` seconds (``startup_timeout`` for
 the first answer after a start, to allow for loading a model) the process is killed, the input gets
 ``"timeout after Ts (command restarted)"`` and the next input starts a fresh process. The same bound covers
-writing the input: lines are written to stdin by a feeder thread, so a process that does not read (hung at
-start-up, or never reading) fails the input with ``"timeout: the command did not read its input within
-Ts (command restarted)"`` instead of blocking the run; five fresh processes in a row that never take
-their input fail the rest of the call fast, as below. When five fresh
-processes in a row exit without answering anything, with the same error (a crash at start-up, say), the
-remaining inputs of the call fail fast (``"not sent: the command exited 5 times in a row ..."``) instead of
-paying a start-up each; errors are never cached, so a later run retries them.
+writing the input: lines go to stdin from a feeder thread, so a process that does not read (hung at start-up,
+or never reading) fails the input with ``"timeout: the command did not read its input within Ts (command
+restarted)"`` instead of blocking the run. When five fresh processes in a row exit without answering anything,
+with the same error (a crash at start-up, say), or never take their input, the remaining inputs of the call fail
+fast (``"not sent: the command exited 5 times in a row ..."``, ``failed`` for the latter) instead of paying a
+start-up each; errors are never cached, so a later run retries them.
 
 ``env`` is added to the current environment (values are never written to ``to_config``); the default
 fingerprint hashes ``argv``, ``cwd`` and the content of every argv element that names a small file (the
@@ -142,7 +141,7 @@ class _Proc:
             try:
                 if stream is not None:
                     stream.close()
-            except OSError:
+            except (OSError, ValueError):  # stdin: the feeder's write may have just failed on the dead pipe
                 pass
 
 
