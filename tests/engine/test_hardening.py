@@ -299,7 +299,7 @@ def test_errors_are_retried_on_resume_unless_told_not_to(tmp_path: Path, answers
             return 401, {"error": "unauthorised"}
         return 200, {"score": word_score(body["text"])}
 
-    env = {k: v for k, v in os.environ.items() if k != "CALLBLUFF_T8_TOKEN"}
+    env = {**os.environ, "CALLBLUFF_T8_TOKEN": "tok-expired"}  # (an unset one stops the run: exit 2, issue 28)
     with ScriptedServer(reply) as srv:
         suite = http_suite(tmp_path, answers, srv.url,
                            extra='headers = { Authorization = "Bearer ${CALLBLUFF_T8_TOKEN}" }')
@@ -307,7 +307,8 @@ def test_errors_are_retried_on_resume_unless_told_not_to(tmp_path: Path, answers
         assert code == 1 and "all" in out and "predictions failed" in out, out
         first = json.loads((tmp_path / "run" / "run.json").read_text())["counts"]
         assert first["n_errors_original"] == 60
-        assert "CALLBLUFF_T8_TOKEN is not set" in (tmp_path / "run" / "errors.jsonl").read_text()
+        assert "HTTP 401" in (tmp_path / "run" / "errors.jsonl").read_text()
+        srv.calls.clear()
         env["CALLBLUFF_T8_TOKEN"] = "tok-wrong"
         code, out = cli(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet", "--no-retry-errors"], env)
         assert code == 1 and not srv.calls  # kept the old errors, asked nothing

@@ -26,6 +26,7 @@ from callbluff.targets.config import (
     SklearnConfig,
     TargetConfigError,
     TargetSettings,
+    check_environment,
     import_function,
     resolve_path,
     validate_target_config,
@@ -40,6 +41,7 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
     """Build the target a ``[[target]]`` table (or its validated config) describes; relative paths resolve
     against ``base_dir``. The adapter takes the validated config itself: no setting is forwarded by hand."""
     c = cfg if isinstance(cfg, TargetSettings) else validate_target_config(cfg, where)
+    check_environment(c, where)  # every ${VAR} set, before any work
     base = Path(base_dir) if base_dir is not None else None
     if c.filter is not None:
         inner = from_config(c.model_copy(update={"filter": None}), base_dir=base_dir, where=where)

@@ -135,10 +135,24 @@ def coerce_output(value: Any, kind: str = "auto") -> Output:
     return Output(score=_as_score(value))
 
 
+TARGET_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
+"""What a target's own code may raise and still be only that input's failure: any exception, and
+``SystemExit`` (a ``sys.exit(n)`` in user code must not end the run with exit code n). ``KeyboardInterrupt``
+and ``GeneratorExit`` are not caught: Ctrl-C still stops the run."""
+
+
 def exception_cause(exc: BaseException) -> str:
-    """``"ExceptionType: message"``: the error text stored for an input whose prediction raised."""
+    """``"ExceptionType: message"``: the error text stored for an input whose prediction raised
+    (``"target called sys.exit(N)"`` for a ``SystemExit``)."""
+    if isinstance(exc, SystemExit):
+        return f"target called sys.exit({exc.code!r})"
     msg = str(exc).strip()
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def raised_cause(exc: BaseException) -> str:
+    """The error text for every input of a call whose target raised ``exc`` instead of returning outputs."""
+    return exception_cause(exc) if isinstance(exc, SystemExit) else f"target raised {exception_cause(exc)}"
 
 
 def config_hash(obj: Any, n: int = 16) -> str:

@@ -11,7 +11,7 @@ Calling convention (``pass_input`` chooses what the function sees):
 A result may be a number (score), a string (answer), a dict (``score``/``answer``/``candidates``/``error``),
 a list of ``(text, score)`` candidates or an :class:`~callbluff.targets.base.Output`; see
 :func:`callbluff.targets._common.coerce_output`. An exception becomes ``Output(error="Type: message")`` for
-the input that raised it; in batched mode a failing batch (exception or wrong length) is retried one input at
+the input that raised it (``sys.exit(n)`` too: ``"target called sys.exit(n)"``; Ctrl-C still stops the run); in batched mode a failing batch (exception or wrong length) is retried one input at
 a time so that only the offending input carries the error.
 """
 
@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from callbluff.targets._common import (
+    TARGET_FAILURES,
     CoercionError,
     TargetBase,
     check_lengths,
@@ -96,7 +97,7 @@ class CallableTarget(TargetBase):
         self.stats.calls += 1
         try:
             return coerce_output(self.fn(self._arg(inp)), self.output)
-        except Exception as exc:  # noqa: BLE001 - any failure of user code is this input's error
+        except TARGET_FAILURES as exc:  # noqa: BLE001 - any failure of user code is this input's error
             return Output(error=exception_cause(exc))
 
     def _batch(self, inputs: Sequence[Input]) -> list[Output]:
@@ -104,7 +105,7 @@ class CallableTarget(TargetBase):
         try:
             results = list(self.fn([self._arg(i) for i in inputs]))
             check_lengths(results, len(inputs), f"batched function {self.name}")
-        except Exception as exc:  # noqa: BLE001 - isolate the bad input by retrying one at a time
+        except TARGET_FAILURES as exc:  # noqa: BLE001 - isolate the bad input by retrying one at a time
             if len(inputs) == 1:
                 return [Output(error=exception_cause(exc))]
             return [self._single_in_batch(i) for i in inputs]
@@ -122,7 +123,7 @@ class CallableTarget(TargetBase):
             results = list(self.fn([self._arg(inp)]))
             check_lengths(results, 1, f"batched function {self.name}")
             return coerce_output(results[0], self.output)
-        except Exception as exc:  # noqa: BLE001
+        except TARGET_FAILURES as exc:  # noqa: BLE001
             return Output(error=exception_cause(exc))
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:

@@ -13,10 +13,13 @@ The process is started on first use and kept alive across ``predict`` calls. If 
 that input gets ``Output(error="command exited with code C while answering (stderr: ...)")`` and the process
 is restarted for the next input. If no answer arrives within ``timeout`` seconds (``startup_timeout`` for
 the first answer after a start, to allow for loading a model) the process is killed, the input gets
-``"timeout after Ts (command restarted)"`` and the next input starts a fresh process. When five fresh
-processes in a row exit without answering anything, with the same error (a crash at start-up, say), the
-remaining inputs of the call fail fast (``"not sent: the command exited 5 times in a row ..."``) instead of
-paying a start-up each; errors are never cached, so a later run retries them.
+``"timeout after Ts (command restarted)"`` and the next input starts a fresh process. The same bound covers
+writing the input: lines go to stdin from a feeder thread, so a process that does not read (hung at start-up,
+or never reading) fails the input with ``"timeout: the command did not read its input within Ts (command
+restarted)"`` instead of blocking the run. When five fresh processes in a row exit without answering anything,
+with the same error (a crash at start-up, say), or never take their input, the remaining inputs of the call fail
+fast (``"not sent: the command exited 5 times in a row ..."``, ``failed`` for the latter) instead of paying a
+start-up each; errors are never cached, so a later run retries them.
 
 ``env`` is added to the current environment (values are never written to ``to_config``); the default
 fingerprint hashes ``argv``, ``cwd`` and the content of every argv element that names a small file (the
@@ -55,6 +58,17 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FAIL_FAST = 5
 
 
+class _Sending:
+    """One line on its way to a process's stdin: ``done`` is set once written (``error`` if that failed)."""
+
+    __slots__ = ("text", "done", "error")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+
 class _Proc:
     """A started process with reader threads draining stdout (to a queue) and stderr (last lines)."""
 
@@ -66,9 +80,31 @@ class _Proc:
         self.stderr: collections.deque[str] = collections.deque(maxlen=20)
         self.answered = 0
         self.next_id = 0
+        self.outbox: queue.Queue[_Sending | None] = queue.Queue()
+        threading.Thread(target=self._feed, daemon=True, name="callbluff-cmd-in").start()
         threading.Thread(target=self._drain_out, daemon=True, name="callbluff-cmd-out").start()
         self.err_thread = threading.Thread(target=self._drain_err, daemon=True, name="callbluff-cmd-err")
         self.err_thread.start()
+
+    def _feed(self) -> None:
+        """Write queued lines to stdin on this thread, so that a process that does not read cannot block the
+        caller: it waits for :attr:`_Sending.done` at most its timeout (a kill unblocks a pending write)."""
+        assert self.popen.stdin is not None
+        while (item := self.outbox.get()) is not None:
+            try:
+                self.popen.stdin.write(item.text)
+                self.popen.stdin.flush()
+            except (OSError, ValueError) as exc:
+                item.error = exc
+            item.done.set()
+            if item.error is not None:
+                return
+
+    def send(self, text: str) -> _Sending:
+        """Queue ``text`` for stdin; wait on the returned :attr:`_Sending.done` (with a timeout)."""
+        item = _Sending(text)
+        self.outbox.put(item)
+        return item
 
     def _drain_out(self) -> None:
         assert self.popen.stdout is not None
@@ -92,6 +128,7 @@ class _Proc:
         return text if len(text) <= limit else "..." + text[-(limit - 3):]
 
     def kill(self) -> None:
+        self.outbox.put(None)
         try:
             self.popen.kill()
         except OSError:
@@ -104,7 +141,7 @@ class _Proc:
             try:
                 if stream is not None:
                     stream.close()
-            except OSError:
+            except (OSError, ValueError):  # stdin: the feeder's write may have just failed on the dead pipe
                 pass
 
 
@@ -198,14 +235,19 @@ class CommandTarget(TargetBase):
         payload.setdefault("prompt_id", None)
         payload.setdefault("context", None)
         self.stats.calls += 1
-        assert proc.popen.stdin is not None
-        try:
-            proc.popen.stdin.write(json.dumps(payload, ensure_ascii=False) + "\n")
-            proc.popen.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            return self._died(proc), True
         limit = self.startup_timeout if fresh else self.timeout
-        deadline = time.monotonic() + limit
+        deadline = time.monotonic() + limit  # one bound for writing the input and reading the answer
+        line = json.dumps(payload, ensure_ascii=False) + "\n"
+        sending = proc.send(line)
+        if not sending.done.wait(limit):
+            proc.kill()
+            self._proc = None
+            self.restarts += 1
+            # a fresh process that never takes its input counts as failed to start (the fail-fast streak)
+            return Output(error=f"timeout: the command did not read its input within {limit:g}s "
+                                "(command restarted)"), fresh
+        if sending.error is not None:
+            return self._died(proc), True
         noise: list[str] = []
         while True:
             remaining = deadline - time.monotonic()
@@ -251,6 +293,10 @@ class CommandTarget(TargetBase):
         err = f" (stderr: {tail})" if tail else ""
         return Output(error=f"command exited with code {code} while answering{err}")
 
+    @staticmethod
+    def _streak_verb(streak: Sequence[str]) -> str:
+        return "failed" if streak[-1].startswith("timeout: the command did not read") else "exited"
+
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         return self._predict(inputs, None)
 
@@ -267,8 +313,8 @@ class CommandTarget(TargetBase):
                 streak: list[str] = []  # errors of consecutive fresh processes that died without answering
                 for k, inp in enumerate(inputs):
                     if len(streak) >= _FAIL_FAST and len(set(streak[-_FAIL_FAST:])) == 1:
-                        out = Output(error=f"not sent: the command exited {len(streak)} times in a row "
-                                           f"without answering (last: {streak[-1]})")
+                        out = Output(error=f"not sent: the command {self._streak_verb(streak)} {len(streak)} "
+                                           f"times in a row without answering (last: {streak[-1]})")
                     else:
                         was_fresh = self._proc is None or self._proc.answered == 0
                         out, failed = self._ask(inp)

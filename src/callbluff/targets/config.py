@@ -12,8 +12,8 @@ adapter's keys:
 callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
 http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
-           ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries``, ``backoff``, ``backoff_max``,
-           ``rate_limit``, ``output``, ``seed``
+           ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
+           when retrying), ``backoff_max``, ``rate_limit``, ``max_response_bytes`` (10 MiB), ``output``, ``seed``
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
            ``output``
 hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
@@ -36,7 +36,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -46,6 +46,9 @@ TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "command", "hf",
 SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
 BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_RETRIES = 20  # an HTTP target's ``retries`` (beyond this a failing server is hammered, not waited for)
+MIN_BACKOFF = 0.01  # seconds: the least ``backoff`` when ``retries > 0``
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 2**20  # an HTTP reply's cap, counted after decoding (gzip, deflate, br)
 
 
 def _placeholders(obj: Any) -> set[str]:
@@ -66,6 +69,7 @@ class TargetSettings(BaseModel):
     ``clip`` (moved to the nearest end of the scale; only when asked for explicitly)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
     name: str | None = None
     fingerprint: str | None = None
     output: OutputKind = "auto"
@@ -116,6 +120,7 @@ class SklearnConfig(SklearnSettings):
 class HttpConfig(TargetSettings):
     """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
 
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers")
     type: Literal["http"] = "http"
     url: str
     body_template: dict[str, Any] | list[Any] | str | None = None
@@ -126,11 +131,27 @@ class HttpConfig(TargetSettings):
     batch_size: int = Field(16, ge=1)
     concurrency: int = Field(4, ge=1)
     timeout: float = Field(10.0, gt=0)
-    retries: int = Field(3, ge=0)
+    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (_retries below, with a message naming the bound)
     backoff: float = Field(0.5, ge=0)
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
     seed: int | None = None
+
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
+                             "(a failing server would be asked this many times over)")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> HttpConfig:
+        if self.retries > 0 and self.backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{self.backoff!r}): retries without a pause hammer a failing server")
+        return self
 
     @field_validator("method", mode="before")
     @classmethod
@@ -174,6 +195,7 @@ class CommandConfig(TargetSettings):
     """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
     may reference ``${VAR}`` from the environment (secrets: never written anywhere)."""
 
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("env",)
     type: Literal["command"] = "command"
     argv: list[str]
     cwd: str | None = None
@@ -268,6 +290,19 @@ def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> Ta
         return cls.model_validate(cfg)
     except ValidationError as err:
         raise TargetConfigError(_explain(err, cls, kind, where)) from None
+
+
+def check_environment(cfg: TargetSettings, where: str = "[[target]]") -> None:
+    """Refuse a target whose settings reference an environment variable (``${VAR}`` in a key of its
+    ``ENV_KEYS``: an HTTP target's ``url`` and ``headers``, a command's ``env``) that is not set, naming the key
+    and the variable: called when the target is built, so a run stops before any work (exit 2) instead of
+    turning every input into an error row."""
+    missing = [(key, name) for key in cfg.ENV_KEYS
+               for name in sorted(_placeholders(getattr(cfg, key))) if name not in os.environ]
+    if missing:
+        raise TargetConfigError("\n".join(
+            f"{where}: key {key!r} uses ${{{name}}} but environment variable {name} is not set; export it "
+            "before running" for key, name in missing))
 
 
 def resolve_path(path: str | None, base_dir: Path | None) -> str | None:

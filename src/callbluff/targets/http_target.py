@@ -20,14 +20,18 @@ Secrets
     Header values (and the URL) may reference environment variables as ``${NAME}``. They are expanded for
     each request only; the expanded values are kept out of ``repr``, :meth:`HttpTarget.to_config`, the
     fingerprint, pickles, log records and error messages (any occurrence in an error text, e.g. a server
-    echoing a header back, is replaced by ``***``).
+    echoing a header back, is replaced by ``***``, in its raw, percent-encoded and base64 forms:
+    :func:`callbluff.targets.validate.secret_forms`). A value substituted into the URL's path or query is
+    percent-encoded as one component (``?key=${API_KEY}`` sends a key with ``#``, ``&`` or spaces whole).
 
 Faults
     5xx, 408, 429 (honouring a numeric ``Retry-After``), timeouts, connection errors (refused, dropped),
     malformed JSON and a missing response path are retried up to ``retries`` times with exponential backoff
     ``min(backoff_max, backoff * 2**attempt)`` times a jitter factor drawn uniformly from [0.5, 1]
     ("equal jitter"; ``seed`` fixes the jitter stream, which only affects timing). Other 4xx answers are not
-    retried. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
+    retried, nor followed when a redirect (``"HTTP 302 redirect to 'URL' (not followed: ...)"``: the headers,
+    ``Authorization`` included, would be sent to wherever it points), nor is a reply larger than ``max_response_bytes`` (default 10 MiB), which is read as a stream and
+    counted after decoding (a gzip bomb stops at the cap): ``"reply larger than max_response_bytes = N bytes"``. After the last attempt every input of the request becomes ``Output(error=cause)``, e.g.
     ``"HTTP 500 after 4 attempts"``, ``"timeout after 2.0s x4"``,
     ``"malformed JSON (Expecting value: line 1 column 1 (char 0)): 'oops' after 4 attempts"``.
     Assumption (the issue is silent): a batch request that still fails marks all of its inputs failed; it is
@@ -54,6 +58,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from callbluff.targets._common import (
     CoercionError,
@@ -65,6 +70,7 @@ from callbluff.targets._common import (
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.config import HttpConfig
 from callbluff.targets.config import settings as target_settings
+from callbluff.targets.validate import secret_forms
 
 log = logging.getLogger("callbluff.targets.http")
 
@@ -100,6 +106,14 @@ def render_template(obj: Any, values: dict[str, Any]) -> Any:
     if isinstance(obj, list):
         return [render_template(v, values) for v in obj]
     return obj
+
+
+def _authority_end(url: str) -> int:
+    """Where the path (or query, or fragment) of ``url`` starts: the end of ``scheme://host:port``."""
+    start = url.find("://")
+    start = 0 if start < 0 else start + 3
+    ends = [i for i in (url.find(c, start) for c in "/?#") if i >= 0]
+    return min(ends) if ends else len(url)
 
 
 class PathNotFound(LookupError):
@@ -251,6 +265,7 @@ class HttpTarget(TargetBase):
         self.backoff = cfg.backoff
         self.backoff_max = cfg.backoff_max
         self.rate_limit = cfg.rate_limit
+        self.max_response_bytes = cfg.max_response_bytes
         self.output = cfg.output
         self.seed = cfg.seed
         self.trust_env = trust_env
@@ -292,10 +307,18 @@ class HttpTarget(TargetBase):
                 "headers": dict(self.header_templates), "batch_size": self.batch_size,
                 "concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries,
                 "backoff": self.backoff, "backoff_max": self.backoff_max, "rate_limit": self.rate_limit,
-                "output": self.output, "fingerprint": self.fingerprint}
+                "max_response_bytes": self.max_response_bytes, "output": self.output, "fingerprint": self.fingerprint}
 
     # -- secrets ------------------------------------------------------------------------------------------
-    def _expand(self, template: str, where: str, secrets: list[str]) -> str:
+    def _expand(self, template: str, where: str, secrets: list[str], *, url: bool = False) -> str:
+        """``template`` with its ``${NAME}`` references replaced by their values (collected in ``secrets``).
+
+        ``url=True``: a value substituted after the scheme and host (into the path or the query) is
+        percent-encoded as one component (``quote(value, safe="")``), so a token with ``#``, ``&``, ``?``,
+        ``/``, a space or a quote arrives whole as the value the URL names; one in the scheme or host part is
+        substituted as is."""
+        head = _authority_end(template) if url else len(template)
+
         def repl(m: re.Match[str]) -> str:
             val = os.environ.get(m.group(1))
             if val is None:
@@ -303,15 +326,15 @@ class HttpTarget(TargetBase):
                                   "set; export it before running")
             if val:
                 secrets.append(val)
-            return val
+            return quote(val, safe="") if m.start() >= head else val
 
         return _PLACEHOLDER.sub(repl, template)
 
     @staticmethod
     def _scrub(text: str, secrets: Sequence[str]) -> str:
-        for s in sorted(set(secrets), key=len, reverse=True):
-            if s:
-                text = text.replace(s, "***")
+        forms = {f for s in secrets if s for f in secret_forms(s)} | {s for s in secrets if s}
+        for s in sorted(forms, key=len, reverse=True):
+            text = text.replace(s, "***")
         return text
 
     # -- async machinery ----------------------------------------------------------------------------------
@@ -333,6 +356,20 @@ class HttpTarget(TargetBase):
             base = min(self.backoff_max, max(base, failure.wait))
         return base * self._rng.uniform(0.5, 1.0)
 
+    async def _fetch(self, body: Any, url: str, headers: dict[str, str]) -> tuple[Any, bytes | None]:
+        """The response and its decoded body, read as a stream with a running count: ``None`` instead of the
+        body once it passes ``max_response_bytes`` (a compressed reply is counted inflated, so a gzip bomb
+        stops there)."""
+        async with self._client.stream(self.method, url, json=body, headers=headers) as resp:
+            parts: list[bytes] = []
+            size = 0
+            async for part in resp.aiter_bytes():
+                size += len(part)
+                if size > self.max_response_bytes:
+                    return resp, None
+                parts.append(part)
+            return resp, b"".join(parts)
+
     async def _attempt(self, body: Any, url: str, headers: dict[str, str]) -> Any:
         """One request; returns the value at the response path or a :class:`_Failure`."""
         import httpx
@@ -341,12 +378,16 @@ class HttpTarget(TargetBase):
         async with self._sem:
             await self._throttle()
             try:
-                resp = await asyncio.wait_for(
-                    self._client.request(self.method, url, json=body, headers=headers), self.timeout)
+                resp, content = await asyncio.wait_for(self._fetch(body, url, headers), self.timeout)
             except (TimeoutError, httpx.TimeoutException):
                 return _Failure("timeout", f"timeout after {self.timeout:g}s")
             except httpx.TransportError as exc:
                 return _Failure("connection", f"connection error ({exception_cause(exc)})")
+        if content is None:  # a bigger reply will not shrink on a retry
+            return _Failure("too-large", f"reply larger than max_response_bytes = {self.max_response_bytes:,} bytes "
+                                         "(counted after decoding; raise max_response_bytes if the reply is "
+                                         "legitimate)", retry=False)
+        text = content.decode(resp.encoding or "utf-8", "replace")
         status = resp.status_code
         if status in _RETRY_STATUS:
             wait = None
@@ -357,12 +398,16 @@ class HttpTarget(TargetBase):
                 except ValueError:
                     wait = None
             return _Failure("http", f"HTTP {status}", wait=wait)
+        if 300 <= status < 400 and resp.headers.get("location"):
+            return _Failure("http", f"HTTP {status} redirect to {resp.headers['location']!r} (not followed: the "
+                                    "request's headers, Authorization included, would go to that address too; "
+                                    "set url to the final address)", retry=False)
         if not 200 <= status < 300:
-            return _Failure("http", f"HTTP {status} (not retried): {_snippet(resp.text)}", retry=False)
+            return _Failure("http", f"HTTP {status} (not retried): {_snippet(text)}", retry=False)
         try:
-            data = json.loads(resp.content)
+            data = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(resp.text)}")
+            return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(text)}")
         try:
             return resolve_path(data, self._path)
         except PathNotFound as exc:
@@ -443,7 +488,7 @@ class HttpTarget(TargetBase):
             return list(outs)
 
         try:
-            url = self._expand(self.url, "url", secrets)
+            url = self._expand(self.url, "url", secrets, url=True)
             headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
         except LookupError as exc:
             return done(0, [Output(error=str(exc.args[0]))] * len(inputs))

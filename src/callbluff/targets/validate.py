@@ -11,7 +11,9 @@ the run's tables or an attack's oracle:
 * a score outside the prompt's scale is an error (``"score 99 outside 0-3 for prompt 1"``) unless the target
   says ``out_of_range = "clip"`` explicitly;
 * secrets given through ``${VAR}`` in a target's settings are replaced by ``***`` in every string of the
-  output (answers, candidates, errors), so a server that echoes a token cannot get it written anywhere.
+  output (answers, candidates, errors), so a server that echoes a token cannot get it written anywhere: the raw
+  value and its percent-encoded and base64 forms (:func:`secret_forms`); other transformed forms a target
+  might echo (upper-cased, a prefix) cannot be recognised.
 
 The check is pure and cheap (microseconds); :class:`~callbluff.targets.wrappers.CachedTarget` applies it to
 fresh outputs before caching them (so only valid outputs are ever cached and an invalid one is asked again on
@@ -22,6 +24,7 @@ is the scrubbed output as the target gave it (a clipped score is stored unclippe
 
 from __future__ import annotations
 
+import base64
 import math
 import os
 import re
@@ -38,6 +41,21 @@ OutOfRange = Literal["error", "clip"]
 TASK_OUTPUTS: tuple[str, ...] = ("score", "answer")
 MIN_SECRET_LEN = 4  # shorter values cannot be scrubbed without mangling ordinary text
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def secret_forms(secret: str) -> set[str]:
+    """The forms of ``secret`` that are scrubbed: the raw value and the forms callbluff itself produces from it,
+    percent-encoded (``quote`` with and without ``/`` safe, ``quote_plus``: a ``${VAR}`` in a URL) and base64
+    (standard and URL-safe, with and without padding). Other transformations a target may apply before echoing
+    a secret (upper-casing, a prefix of it, another encoding) cannot be recognised and are not scrubbed."""
+    from urllib.parse import quote, quote_plus
+
+    raw = secret.encode("utf-8", "surrogatepass")
+    b64 = base64.b64encode(raw).decode()
+    b64u = base64.urlsafe_b64encode(raw).decode()
+    forms = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), b64, b64u,
+             b64.rstrip("="), b64u.rstrip("=")}
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
 def needed_kind(kind: str, task_output: str) -> str:
@@ -82,7 +100,8 @@ class OutputCheck:
         if self.out_of_range not in ("error", "clip"):
             raise ValueError(f"out_of_range must be 'error' or 'clip', got {self.out_of_range!r}")
         self.need = needed_kind(self.kind, self.task_output)
-        self.secrets = tuple(sorted({s for s in self.secrets if len(s) >= MIN_SECRET_LEN}, key=len, reverse=True))
+        forms = {f for s in self.secrets if len(s) >= MIN_SECRET_LEN for f in secret_forms(s)}
+        self.secrets = tuple(sorted(forms, key=len, reverse=True))
 
     # -- secrets ------------------------------------------------------------------------------------------
     def scrub(self, text: str) -> str:

@@ -4,7 +4,7 @@ retries, timeouts and the SQLite prediction cache").
 :class:`CachedTarget` is what the engine and model-in-the-loop attacks talk to. It answers from the cache what it
 can, sends only the misses to the wrapped target (in batches of ``batch_size``, duplicates within a call sent
 once), checks every output (:class:`~callbluff.targets.validate.OutputCheck`: declared kind, the prompt's scale,
-secrets scrubbed) and shields callers from badly behaved targets: an exception or a wrong number of outputs
+secrets scrubbed) and shields callers from badly behaved targets: an exception, a ``sys.exit(n)`` or a wrong number of outputs
 from the wrapped target becomes an error output per input, never a crash.
 
 Durability: a prediction the target has returned is committed to SQLite *before the next call to that
@@ -33,7 +33,7 @@ from itertools import islice
 from typing import Any, Self
 
 from callbluff.iterutil import chunked  # noqa: F401  (re-exported: callbluff.targets.chunked)
-from callbluff.targets._common import exception_cause
+from callbluff.targets._common import TARGET_FAILURES, raised_cause
 from callbluff.targets.base import Input, Output, Target, TargetStats
 from callbluff.targets.cache import CacheWriteError, PredictionCache
 
@@ -97,8 +97,8 @@ class CachedTarget:
         t0 = time.perf_counter()
         try:
             outs = list(self.target.predict(list(batch)))
-        except Exception as exc:  # noqa: BLE001 - a target that raises must not end the run
-            outs = [Output(error=f"target raised {exception_cause(exc)}")] * len(batch)
+        except TARGET_FAILURES as exc:  # a target that raises (or calls sys.exit) must not end the run
+            outs = [Output(error=raised_cause(exc))] * len(batch)
         finally:
             with self._lock:
                 self.stats.calls += 1
@@ -128,8 +128,8 @@ class CachedTarget:
         t0 = time.perf_counter()
         try:
             self.target.predict_stream(list(batch), emit)  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - a target that raises must not end the run
-            cause = f"target raised {exception_cause(exc)}"
+        except TARGET_FAILURES as exc:  # a target that raises (or calls sys.exit) must not end the run
+            cause = raised_cause(exc)
             for i in range(len(batch)):
                 got.setdefault(i, Output(error=cause))
         finally:
