@@ -361,7 +361,7 @@ report = false
         assert srv.paths == []
     assert code == 2, out
     assert "CALLBLUFF_T28_UNSET" in out and "not set" in out and "headers" in out, out
-    assert not (tmp_path / "run" / "errors.jsonl").exists()
+    assert not (tmp_path / "run").exists()  # refused before the run directory is touched
 
 
 def test_an_unset_variable_in_a_command_env_is_named_when_the_target_is_built(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
+from callbluff.targets.config import TargetConfigError, check_environment
 from callbluff.targets.wrappers import CachedTarget
 
 __all__ = ["Engine", "RunResult", "run_suite"]
@@ -166,6 +167,7 @@ class Engine:
         dataset = load(self.suite.dataset_spec(), **self.suite.dataset.options)
         self.plan.check_tasks(dataset)
         self._check_measures_something(dataset)
+        self._check_environment()
         gen = self._generation(dataset)
         try:
             with self.run.lock() as lock:  # before anything in the directory is read or written; released at the end
@@ -175,6 +177,17 @@ class Engine:
                 return self._execute(dataset, gen)
         except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
             raise local_io_error(e, self.run.path) from e
+
+    def _check_environment(self) -> None:
+        """Every ``${VAR}`` the suite's targets read from the environment is set, before the run directory is
+        touched (exit 2 naming the key and the variable)."""
+        if self._given_targets:
+            return
+        for i, cfg in enumerate(self.suite.target):
+            try:
+                check_environment(cfg, f"target[{i}]")
+            except TargetConfigError as e:
+                raise SuiteError(f"key `target[{i}]` ({cfg.name}): {e}") from None
 
     def _check_measures_something(self, dataset: Dataset) -> None:
         """A run that would measure nothing is bad input (exit 2 with the reason), not a green exit 0: a suite
