@@ -27,7 +27,7 @@ def _meta() -> dict[str, Any]:
     return {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prompt:
     """A question / essay prompt with its score scale (scoring tasks) and optional source passage."""
 
@@ -48,7 +48,7 @@ class Prompt:
         return self.score_min <= score <= self.score_max
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredResponse:
     """A student response (essay or short answer) to ``prompt_id`` with its gold score(s).
 
@@ -71,7 +71,7 @@ class ScoredResponse:
         return self.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QAExample:
     """An extractive reading-comprehension example (SQuAD): question, context and gold answer spans."""
 
@@ -84,7 +84,7 @@ class QAExample:
     meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpenQuestion:
     """An open-domain question (CuratedTREC, WebQuestions, ...) with gold answers.
 
@@ -112,7 +112,7 @@ def params_key(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(dict(params)).encode()).hexdigest()[:10]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Perturbed:
     """An adversarial example derived from record ``source_id`` by ``attack`` with ``params``.
 
