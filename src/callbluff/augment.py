@@ -32,12 +32,10 @@ from typing import Any, Literal
 from callbluff.attacks.base import Attack, SearchAttack, get_attack
 from callbluff.datasets.base import Dataset
 from callbluff.engine.executor import LocalExecutor
-from callbluff.engine.generate import (
-    AttackSpec,
-)
+from callbluff.engine.generate import AttackSpec, MissingResources, generate
+from callbluff.engine.limit import limited
 from callbluff.engine.suite import load_suite
 from callbluff.records import Perturbed, Prompt, ScoredResponse, canonical_json
-from callbluff.engine.generate import MissingResources, generate
 from callbluff.tasks import get_task
 
 Unit = Literal["points", "percent"]
@@ -132,7 +130,7 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
         spec = AttackSpec.make(cls.name, params)
         specs.append(spec)
         instances[spec] = inst
-    records = [r for i, r in enumerate(ds) if limit is None or i < limit]
+    records = list(limited(ds, limit))  # across the prompts (callbluff.engine.limit)
     gold = {r.id: (r.gold if isinstance(r, ScoredResponse) else None) for r in records}
     with_records = {r.prompt_id for r in records}
     by_params = {(i.name, canonical_json(i.params_dict)): i for i in instances.values()}

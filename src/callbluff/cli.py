@@ -132,7 +132,7 @@ def generate(
     out_file: Annotated[Path, typer.Option("--out", help="output JSON-lines file")],
     param: Annotated[list[str] | None, typer.Option(help="attack parameter key=value (repeatable)")] = None,
     seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
-    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
+    limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (the first of each)")] = None,
     workers: Annotated[int, typer.Option(help="worker processes (local) or Ray CPUs of a local Ray runtime")] = 1,
     executor: Annotated[str, typer.Option(help="local (worker processes) or ray (Ray tasks; docs/scale-out.md)")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="with --executor ray: join this Ray cluster (e.g. auto)")] = None,
@@ -280,7 +280,7 @@ def run(
     workers: Annotated[int, typer.Option(help="worker processes for generation (local) or Ray CPUs")] = 1,
     executor: Annotated[str, typer.Option(help="local (worker processes) or ray (Ray tasks; docs/scale-out.md)")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="with --executor ray: join this Ray cluster (e.g. auto)")] = None,
-    limit: Annotated[int | None, typer.Option(help="only the first N records (overrides the suite)")] = None,
+    limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (overrides the suite)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress lines")] = False,
     retry_errors: Annotated[bool, typer.Option(
         "--retry-errors/--no-retry-errors",
@@ -335,7 +335,7 @@ def evaluate(
     data: Annotated[str, typer.Option(help="dataset spec")],
     target_option: Annotated[list[str] | None, typer.Option(help="target setting key=value (repeatable)")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="run directory (default: a temporary one)")] = None,
-    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
+    limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (the first of each)")] = None,
     max_error_rate: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="exit 1 when the share of failed predictions exceeds this")] = 0.5,
 ) -> None:
@@ -576,7 +576,7 @@ def augment(
                                            "percent (of the prompt's score range)")] = "points",
     with_originals: Annotated[bool, typer.Option(help="also write the unmodified essays (attack 'original')")] = False,
     seed: Annotated[int, typer.Option(help="seed; each record derives its own generator from it")] = 0,
-    limit: Annotated[int | None, typer.Option(help="only the first N records")] = None,
+    limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (the first of each)")] = None,
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
 ) -> None:
     """Adversarial training rows (Kumar et al. Sec. 4.2): target score = original score - penalty, clipped."""
@@ -650,7 +650,7 @@ def demo(
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
     suite: Annotated[list[str] | None, typer.Option(help="only this suite (repeatable): essay, content, reading, "
                                                          "questions")] = None,
-    limit: Annotated[int | None, typer.Option(help="attack only the first N records of each suite (quicker)")] = None,
+    limit: Annotated[int | None, typer.Option(help="attack only N records of each suite, across its prompts (quicker)")] = None,
 ) -> None:
     """The main job on built-in data: train reference systems, run the four paper suites through the engine,
     write one report per suite."""

@@ -245,7 +245,7 @@ def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
     """Train, attack, measure and report on the built-in data; returns the run directories by suite.
 
     ``suites`` restricts the demo to some of ``essay``, ``content``, ``reading``, ``questions`` (default: all);
-    ``limit`` attacks only the first ``limit`` records of each suite's held-out data (the engine's ``limit``;
+    ``limit`` attacks only ``limit`` records of each suite's held-out data, taken across its prompts (the engine's ``limit``;
     prompt-level generators still make their ``count`` answers per prompt), for a quicker look.
     """
     known = [s.name for s in SUITES]

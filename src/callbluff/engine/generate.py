@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any, Literal
 
 from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, StaticAttack
@@ -36,6 +35,7 @@ from callbluff.engine.work import (
     generate_prompt_examples,
     instantiate,
 )
+from callbluff.engine.limit import limited
 from callbluff.iterutil import chunked, split_evenly
 from callbluff.records import Perturbed, Prompt, Record
 from callbluff.resources.context import default_resources
@@ -241,16 +241,18 @@ def generate(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: Ma
     (``records`` is read twice when a configuration fits: pass a re-iterable dataset or a list).
 
     Checks every instance's resources (:class:`MissingResources`) and refuses search attacks before any work;
-    fits once per (configuration, prompt) on the first ``limit`` records (or ``fit_on``) unless ``states`` are
+    fits once per (configuration, prompt) on the ``limit`` records taken across the prompts
+    (:func:`callbluff.engine.limit.limited`; or on ``fit_on``) unless ``states`` are
     given; then yields :class:`Chunk` s: record chunks of ``chunk_size`` records, then generator pieces (for
     ``prompt_ids``, default every prompt). Same seed, same bytes, whatever the executor, workers or chunk size.
     """
     g = Generation(specs, prompts, seed=seed, executor=executor, res=res, chunk_size=chunk_size, allow_search=False)
     g.check_resources()
+    records = limited(records, limit)  # across the prompts (callbluff.engine.limit)
     if states is not None:
         g.states = dict(states)
     else:
-        g.fit(islice(records, limit) if fit_on is None else fit_on, on_error=on_fit_error)
-    return g.chunks(records, limit=limit, prompt_ids=prompt_ids, ahead=ahead)
+        g.fit(records if fit_on is None else fit_on, on_error=on_fit_error)
+    return g.chunks(records, prompt_ids=prompt_ids, ahead=ahead)
 
 

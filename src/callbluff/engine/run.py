@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from callbluff.engine.chunks import ChunkRunner
 from callbluff.engine.executor import Executor, LocalExecutor, make_executor
 from callbluff.engine.finalize import RunResult, finalize
 from callbluff.engine.generate import GENERATOR_CHUNK0, Generation, MissingResources
+from callbluff.engine.limit import Limited, limited
 from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
 from callbluff.engine.rows import RUN_FORMAT
@@ -35,6 +36,7 @@ from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.verdicts import Judge
+from callbluff.records import Record
 from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
@@ -65,6 +67,7 @@ class Engine:
         self.restart = restart
         self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
         self.plan = Plan.of(suite, self.limit)
+        self._limited: Iterable[Record] | None = None
         self.specs = self.plan.specs
         self.run.fingerprint = self.fingerprint()  # in every chunk status: another run's parts told apart
 
@@ -160,7 +163,7 @@ class Engine:
         def note(spec: AttackSpec, pid: str | None, e: Exception) -> None:
             self.notes.append(f"{spec.name} could not fit on prompt {pid}: {type(e).__name__}: {e}")
 
-        gen.fit(islice(dataset, self.limit), sources=sources, on_error=note)
+        gen.fit(self._records(dataset), sources=sources, on_error=note)
         self.progress("fit", len(gen.states), None)
 
     def execute(self) -> RunResult:
@@ -177,6 +180,15 @@ class Engine:
                 return self._execute(dataset, gen)
         except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
             raise local_io_error(e, self.run.path) from e
+
+    def _records(self, dataset: Dataset) -> Iterable[Record]:
+        """The run's records: all, or what ``limit`` takes across the prompts (:mod:`callbluff.engine.limit`),
+        which a note says."""
+        if self._limited is None:
+            self._limited = limited(dataset, self.limit)
+            if isinstance(self._limited, Limited):
+                self.notes.append(self._limited.describe())
+        return self._limited
 
     def _check_environment(self) -> None:
         """Every ``${VAR}`` the suite's targets read from the environment is set, before the run directory is
@@ -248,7 +260,7 @@ class Engine:
         judge = Judge(dataset.task, self.plan.expectations(), dataset.prompts)
         runner = ChunkRunner(self.run, dataset.task, targets, searches, writer, judge)
         n_pieces = len(gen.generator_work())
-        for chunk in gen.chunks(dataset, limit=self.limit, skip=lambda i: not self._needs_run(i)):
+        for chunk in gen.chunks(self._records(dataset), skip=lambda i: not self._needs_run(i)):
             if chunk.skipped:
                 counters["skipped"] += 1
             else:

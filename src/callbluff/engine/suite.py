@@ -4,7 +4,7 @@ Example (see ``examples/*.toml``)::
 
     name = "content-shuffle"
     seed = 7
-    limit = 500                       # optional: first N records
+    limit = 500                       # optional: N records, taken across the prompts
 
     [dataset]
     spec = "asap-sas:../data/train.tsv.gz?prompts=1,2"   # paths are relative to this file
