@@ -64,7 +64,8 @@ def compute_metrics(examples: pd.DataFrame, originals: pd.DataFrame, prompts: Ma
     if len(examples):
         if "verdict" not in examples.columns:  # rows made by hand: judged here as the engine judges them
             types = dict(zip(originals["source_id"].astype(str), originals.get("answer_type", [])))
-            judge = Judge(task, _Expectations(expectations), prompts)
+            expect = {a: expectation_of(a, expectations) for a in set(examples["attack"])}
+            judge = Judge(task, expect, prompts)
             examples = examples.assign(verdict=judge.frame(examples, types))
         tallies.add(examples)
     return _finish_rows(rows, task, sorted(set(originals["target"])), gen_errors, expectations, tallies)
@@ -145,18 +146,7 @@ def verdict_tallies(task: Task, expectations: Mapping[str, str] | None) -> Verdi
     """Empty verdict tallies for a run of ``task``: each attack's cases are examples or sources as its
     expectation and the task say (:func:`~callbluff.metrics.expectations.failure_unit`)."""
     worst_case = get_task(task).worst_case
-    expect_of = _Expectations(expectations)
-    return VerdictTallies(lambda attack: failure_unit(expect_of.get(attack), worst_case))
-
-
-class _Expectations(dict):
-    """Attack name -> declared expectation: the run's (``expectations``), else the registered attack's."""
-
-    def __init__(self, expectations: Mapping[str, str] | None) -> None:
-        super().__init__(expectations or {})
-
-    def get(self, attack: str, default: Any = None) -> str | None:  # type: ignore[override]
-        return super().get(attack) or _registered_expectation(attack)
+    return VerdictTallies(lambda attack: failure_unit(expectation_of(attack, expectations), worst_case))
 
 
 def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
@@ -168,13 +158,17 @@ def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
     spec = get_task(task)  # an unknown task stops here, naming the known ones
     if gen_errors:
         _attach_generate_errors(rows, gen_errors, targets, task, pooled=not spec.prompt_rows)
-    expect_of = _Expectations(expectations)
     for r in rows:
         if r["attack"] != "clean":
-            r["expect"] = expect_of.get(r["attack"])
+            r["expect"] = expectation_of(r["attack"], expectations)
             r["failure_pct"] = verdicts.failure_pct(r["target"], r["attack"], r["params"], r["prompt"])
     return [metric_row(r.pop("task"), r.pop("attack"), r.pop("params"), r.pop("prompt"), r.pop("target"), **r)
             for r in rows]
+
+
+def expectation_of(attack: str, expectations: Mapping[str, str] | None) -> str | None:
+    """An attack's declared expectation: the run's (``expectations``), else the registered attack's."""
+    return (expectations or {}).get(attack) or _registered_expectation(attack)
 
 
 def _registered_expectation(attack: str) -> str | None:

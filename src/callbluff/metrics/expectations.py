@@ -226,15 +226,19 @@ class VerdictTallies:
         return t
 
     def add(self, examples: Any) -> None:
-        """Count the ``verdict`` of every row of a table (a pandas DataFrame with :attr:`COLUMNS`)."""
+        """Count the ``verdict`` of every row of a table (a pandas DataFrame with :attr:`COLUMNS`): rows are
+        first gathered per group in one pass, then each group's tally is updated once."""
         if not len(examples):
             return
+        gathered: dict[tuple[str, str, str, str], list[tuple[str, Verdict]]] = {}
         for t, a, p, pid, sid, v in zip(*(examples[c] for c in self.COLUMNS)):
-            verdict = None if v is None or (isinstance(v, float) and v != v) else bool(v)
-            pair = [(str(sid), verdict)]
+            pair = (str(sid), None if v is None or (isinstance(v, float) and v != v) else bool(v))
+            base = (str(t), str(a), str(p))
+            gathered.setdefault((*base, POOLED), []).append(pair)
             if pid is not None and not (isinstance(pid, float) and pid != pid):
-                self._tally((str(t), str(a), str(p), str(pid))).update(pair)
-            self._tally((str(t), str(a), str(p), POOLED)).update(pair)
+                gathered.setdefault((*base, str(pid)), []).append(pair)
+        for key, pairs in gathered.items():
+            self._tally(key).update(pairs)
 
     def failure_pct(self, target: str, attack: str, params: str, prompt: str) -> float | None:
         """``failure_pct`` of one metric row; None when the row has no examples (e.g. an attack that failed on
