@@ -29,7 +29,11 @@ def _meta() -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """A question / essay prompt with its score scale (scoring tasks) and optional source passage."""
+    """A question / essay prompt with its score scale (scoring tasks) and optional source passage.
+
+    ``reference`` (a model answer) and ``rubric`` (the scoring guide's text) are what a grader that reads
+    instructions is shown (the chat target's ``${reference}`` and ``${rubric}``); ``None`` where the data has
+    none."""
 
     id: str
     task: Task
@@ -37,6 +41,8 @@ class Prompt:
     source: str | None = None
     score_min: float = 0.0
     score_max: float = 1.0
+    reference: str | None = None
+    rubric: str | None = None
     meta: Mapping[str, Any] = dc_field(default_factory=_meta, compare=False, hash=False)
 
     @property
