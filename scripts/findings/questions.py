@@ -8,8 +8,9 @@ Run from the repository root:
     .venv/bin/python scripts/findings/questions.py --quick    # smoke test: 40 SQuAD sources, 150 TREC questions
                                                               # (written under .findings-cache/questions-quick/)
 
-Steps (robot answers are cached per question text in ``.findings-cache/questions[-quick]/``, so a re-run
-only asks what is new):
+Every step runs through the product: ``run_suite`` with the robot as a batched callable target
+(``scripts/findings/dpaeg_robot.py``), the run directories and the product's prediction cache (``predictions.sqlite``)
+under ``.findings-cache/questions[-quick]/``, so a re-run asks the robot only what is new. Steps:
 
 1. Robots. DrQA's roles are played by :class:`callbluff.models.retriever.RetrieverReader`: DrQA's hashed
    unigram+bigram TF-IDF retriever, the top ``N_DOCS`` = 5 paragraphs read, answers merged across paragraphs,
@@ -22,9 +23,9 @@ only asks what is new):
    (``numpy.random.default_rng(13)``), asked in batches until ``N_SOURCES`` are answered correctly (top-1
    answer = a gold answer after SQuAD normalisation); CuratedTREC: every question of the curated v2 file,
    correct = the answer regex matches the top-1 answer (``re.search``, case-insensitive). Only correctly
-   answered questions are attacked.
-3. Attacks (generated through the product's one generation path, ``callbluff.engine.generate.Generation``:
-   each record's generator seeded from ``SEED``, the record id, the attack and its params), on the
+   answered questions are attacked. Each batch is one ``run_suite`` without attacks (the originals only).
+3. Attacks: every configuration in one ``run_suite`` over the sources (each record's generator seeded from
+   ``SEED``, the record id, the attack and its params), on the
    DPAEG paper's typo corpora (Birkbeck, Holbrook, Aspell, Wikipedia from ``../shared/data/typos``): DPAEG;
    Table 7 (keywords deleted): dependency / random / all-content-word extraction; Table 8 (keywords
    modified): random characters and the five Belinkov & Bisk operations, and DPAEG's own modification; the
@@ -32,9 +33,9 @@ only asks what is new):
    replacement instead of deletion); Fig. 4: POS same / different / any; Fig. 5: epsilon 1..6. Each attack
    keeps at most ``PER_SOURCE`` adversarial questions per source (its ``max_questions``, drawn with the
    record's generator among all the questions within epsilon).
-4. Metrics (``callbluff.metrics.questions``): success rate = % of adversarial questions answered wrongly
-   (Sec. 4.1.3), with a Wilson 95 % interval; Recall@5, Recall@20, MRR, MAP over the 20 ranked answers; mean
-   edit distance to the original question.
+4. Metrics: the run's metrics.json (the questions task's rows): success rate = % of adversarial questions
+   answered wrongly (Sec. 4.1.3), Recall@5, Recall@20, MRR, MAP over the 20 ranked answers; from the run's
+   examples.parquet: the Wilson 95 % interval, mean edit distance to the original question, replacement kinds.
 
 Heavy (tens of CPU minutes): run under the shared lock,
 ``flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python scripts/findings/questions.py > /tmp/q.log 2>&1 &``.
@@ -43,7 +44,6 @@ Heavy (tens of CPU minutes): run under the shared lock,
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -60,25 +60,35 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from callbluff.attacks.base import get_attack  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
-from callbluff.metrics.questions import answer_matches, ranking_metrics, success_stats  # noqa: E402
-from callbluff.models.qa import SlidingWindowQA  # noqa: E402
-from callbluff.models.retriever import RetrieverReader  # noqa: E402
-from callbluff.progress import Progress, prefixed  # noqa: E402
 from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
-from callbluff.records import OpenQuestion  # noqa: E402
-from callbluff.terminal import findings_progress  # noqa: E402
+from callbluff.engine.run import run_suite  # noqa: E402
+from callbluff.engine.suite import parse_suite  # noqa: E402
+from callbluff.metrics.questions import ranking_metrics, success_stats  # noqa: E402
+from callbluff.metrics.rows import ALL  # noqa: E402
+from callbluff.progress import Progress, prefixed  # noqa: E402
+from callbluff.records import OpenQuestion, canonical_json  # noqa: E402
+from callbluff.tasks.frames import candidate_texts  # noqa: E402
+from callbluff.tasks.questions import QUESTIONS  # noqa: E402
+from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-SQUAD = SHARED / "data" / "squad-v1.1"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the suite's callable target imports dpaeg_robot from here: the same module object
+import dpaeg_robot as robots  # noqa: E402
+
+FUNCTIONS = {"SQuAD-open": "squad_open", "CuratedTREC": "curated_trec"}
+SHARED = robots.SHARED
+SQUAD = robots.SQUAD
 TREC = SHARED / "data" / "open-qa" / "curatedtrec" / "curated-full.tsv"
 TYPOS = SHARED / "data" / "typos"
 TYPO_FILES = tuple(str(TYPOS / f) for f in ("missp.dat.gz", "holbrook-missp.dat", "aspell.dat", "wikipedia.dat"))
 DOC = REPO / "docs" / "findings" / "questions.md"
 ORDER_SEED, SEED = 13, 0
-N_SOURCES, PER_SOURCE, N_DOCS, TOP_K = 500, 1, 5, 20
+N_SOURCES, PER_SOURCE = 500, 1
+N_DOCS, TOP_K = robots.N_DOCS, robots.TOP_K
 QUICK_SOURCES, QUICK_TREC = 40, 150
 BATCH = 500
 
@@ -117,56 +127,68 @@ def configs() -> list[Config]:
     return out
 
 
-# -- the robot and its cached answers -------------------------------------------------------------------
+# -- the robot, as a target of the product -------------------------------------------------------------
 
+@dataclass
 class Robot:
-    """A RetrieverReader with its answers cached on disk per question text (JSON lines)."""
+    """What the document says of one robot: its haystack and index cost, and what this process asked it."""
 
-    def __init__(self, name: str, files: Sequence[Path], cache: Path, progress: Progress | None = None) -> None:
-        t0 = time.perf_counter()
-        reader = SlidingWindowQA(top_k=TOP_K, cache_size=60_000)
-        self.rr = RetrieverReader.from_squad([str(f) for f in files], unit="paragraph", reader=reader,
-                                             n_docs=N_DOCS, top_k=TOP_K, progress=prefixed(progress, name))
-        self.index_s = time.perf_counter() - t0
-        self.name = name
-        self.n_documents = len(self.rr.documents)
-        tag = hashlib.sha256(self.rr.fingerprint.encode()).hexdigest()[:12]
-        self.path = cache / f"answers-{name}-{tag}.jsonl"
-        self.answers: dict[str, list[str]] = {}
-        if self.path.exists():
-            with self.path.open(encoding="utf-8") as f:
-                for line in f:
-                    if line.strip():
-                        row = json.loads(line)
-                        self.answers[row["q"]] = row["a"]
-        self.asked = 0
-        self.seconds = 0.0
-        self.stats_path = self.path.with_suffix(".stats.json")
-        self.total = json.loads(self.stats_path.read_text()) if self.stats_path.exists() else {"asked": 0, "seconds": 0.0}
+    name: str
+    n_documents: int
+    index_s: float
+    fingerprint: str
 
-    def ask(self, questions: Sequence[str]) -> list[list[str]]:
-        """Ranked answer texts per question (cached; the new ones asked in batches of 256)."""
-        todo = list(dict.fromkeys(q for q in questions if q not in self.answers))
-        with self.path.open("a", encoding="utf-8") as f:
-            for b in range(0, len(todo), 256):
-                part = todo[b:b + 256]
-                t0 = time.perf_counter()
-                got = self.rr.answer(part)
-                self.seconds += time.perf_counter() - t0
-                self.asked += len(part)
-                for q, cands in zip(part, got, strict=True):
-                    self.answers[q] = [c.text for c in cands]
-                    f.write(json.dumps({"q": q, "a": self.answers[q]}, ensure_ascii=False) + "\n")
-                f.flush()
-                self.total = {"asked": self.total["asked"] + len(part),
-                              "seconds": round(self.total["seconds"] + time.perf_counter() - t0, 1)}
-                self.stats_path.write_text(json.dumps(self.total) + "\n")
-                log(f"{self.name}: asked {self.asked} new questions ({self.seconds:.0f} s in the robot)")
-        return [self.answers[q] for q in questions]
+    @property
+    def asked(self) -> int:
+        return int(robots.ASKED.get(self.name, {}).get("questions", 0))
+
+    @property
+    def seconds(self) -> float:
+        return float(robots.ASKED.get(self.name, {}).get("seconds", 0.0))
 
 
-def correct(answers: Sequence[str], r: OpenQuestion) -> bool:
-    return bool(answers) and answer_matches(answers[0], r.answers, r.answer_type)
+def build_robot(name: str, progress: Progress | None = None) -> Robot:
+    rr = robots.robot(name, prefixed(progress, name))
+    return Robot(name, robots.INDEX[name]["n_documents"], robots.INDEX[name]["seconds"], rr.fingerprint)
+
+
+def slug(name: str) -> str:
+    return name.lower().replace("-", "").replace(" ", "")
+
+
+def run_records(cache: Path, robot: Robot, run_name: str, records: Sequence[OpenQuestion],
+                attacks: Sequence[dict[str, Any]], progress: Progress | None = None) -> Path:
+    """One ``run_suite`` over ``records`` (written to a JSON-lines file) with ``attacks`` against the robot;
+    predictions go to the product's prediction cache shared by every run of this script (``predictions.sqlite``),
+    so a re-run asks the robot only what is new. Returns the run directory."""
+    data = cache / "data" / f"{slug(robot.name)}-{run_name}.jsonl"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps({"id": r.id, "question": r.question, "answers": list(r.answers)}, ensure_ascii=False)
+                   + "\n" for r in records)
+    if not data.exists() or data.read_text(encoding="utf-8") != text:
+        data.write_text(text, encoding="utf-8")
+    regex = {r.answer_type for r in records} == {"regex"}
+    spec = f"jsonl:{data}?task=questions" + ("&answer_type=regex" if regex else "")
+    suite = parse_suite({
+        "name": f"questions-findings-{slug(robot.name)}-{run_name}", "seed": SEED, "dataset": {"spec": spec},
+        "target": [{"name": "robot", "type": "callable", "function": f"dpaeg_robot:{FUNCTIONS[robot.name]}",
+                    "batched": True, "pass_input": True, "output": "answer", "fingerprint": robot.fingerprint}],
+        "attack": list(attacks),
+        "output": {"cache": str(cache / "predictions.sqlite"), "report": False, "batch_size": 256},
+    }, source=f"scripts/findings/questions.py ({robot.name} {run_name})", base_dir=HERE)
+    out = cache / "runs" / slug(robot.name) / run_name
+    hook = None
+    if progress is not None:
+        hook = engine_stages(progress, f"{robot.name} {run_name}", suite.output.chunk_size, len(records))
+    run_suite(suite, out, progress=hook)
+    return out
+
+
+def _is_correct(answer: Any, error: Any, r: OpenQuestion) -> bool:
+    """DPAEG's correctness (the questions task's own rule): the top-1 answer matches a gold answer."""
+    if isinstance(error, str):
+        raise SystemExit(f"the robot failed on {r.id!r}: {error}")
+    return isinstance(answer, str) and bool(answer) and bool(QUESTIONS.correct(answer, r.answers, r.answer_type))
 
 
 # -- one dataset ----------------------------------------------------------------------------------------
@@ -180,7 +202,6 @@ class DatasetRun:
     source_answers: list[list[str]] = field(default_factory=list)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    by_params: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=dict)
 
     def outcomes(self, key: str) -> dict[str, bool]:
         """Per attacked source: whether its (first) adversarial question fooled the robot."""
@@ -190,27 +211,32 @@ class DatasetRun:
         return out
 
 
-def preprocess(name: str, robot: Robot, records: Sequence[OpenQuestion], want: int | None,
+def preprocess(cache: Path, robot: Robot, records: Sequence[OpenQuestion], want: int | None,
                progress: Progress | None = None) -> DatasetRun:
-    """Sec. 3.2: keep the questions the robot answers correctly (asked in batches until ``want`` are kept);
-    ``progress`` hears the sources kept of ``want`` (or the questions asked of all, without ``want``)."""
+    """Sec. 3.2: keep the questions the robot answers correctly, asked in batches (one ``run_suite`` each, no
+    attack: the originals only) until ``want`` are kept; ``progress`` hears the sources kept of ``want`` (or
+    the questions asked of all, without ``want``)."""
+    name = robot.name
     run = DatasetRun(name, robot)
     if progress is not None:
         progress(*((f"{name}: questions asked", 0, len(records)) if want is None
                    else (f"{name}: correctly answered sources kept", 0, want)))
-    b = 0
+    b = k = 0
     while b < len(records):
         size = BATCH
         if want is not None and run.sources:  # ask about as many as the hit rate so far says are still needed
             size = min(BATCH, max(50, math.ceil(1.2 * (want - len(run.sources)) * run.asked / len(run.sources))))
         part = records[b:b + size]
         b += size
-        answers = robot.ask([r.question for r in part])
-        for r, a in zip(part, answers, strict=True):
+        out = run_records(cache, robot, f"sources-{k:03d}", part, [])
+        k += 1
+        orig = pd.read_parquet(out / "originals.parquet").set_index("source_id")
+        for r in part:
+            row = orig.loc[r.id]
             run.asked += 1
-            if correct(a, r):
+            if _is_correct(row["answer"], row["error"], r):
                 run.sources.append(r)
-                run.source_answers.append(a)
+                run.source_answers.append(candidate_texts(row["candidates"]) or [row["answer"]])
                 if want is not None and len(run.sources) >= want:
                     break
         if progress is not None:
@@ -232,47 +258,83 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (100 * (centre - half), 100 * (centre + half))
 
 
-def attack(run: DatasetRun, cfg: Config) -> None:
-    if cfg.key in run.results:
-        return
-    cls = get_attack(cfg.attack)
+def attack_params(cfg: Config) -> dict[str, Any]:
     params: dict[str, Any] = {**dict(cfg.params), "max_questions": PER_SOURCE}
     if cfg.attack == "DPAEG":
         params["typo_files"] = list(TYPO_FILES)
-    a = cls(**params)
-    pkey = json.dumps([a.name, a.params_dict], sort_keys=True, default=str)
-    if pkey in run.by_params:  # e.g. "POS same" and "epsilon 4" are DPAEG's defaults: one run, several rows
-        run.results[cfg.key], run.examples[cfg.key] = run.by_params[pkey]
+    return params
+
+
+def attack_all(cache: Path, run: DatasetRun, cfgs: Sequence[Config], progress: Progress | None = None) -> None:
+    """Every configuration in one ``run_suite`` over the sources; each configuration's row read back from the run's
+    metrics.json (success rate, ranking metrics over the robot's candidates) and examples.parquet (the per-question
+    outcome, edit distance and replacements DPAEG records in each example's meta). Configurations with the same
+    attack and params (e.g. "POS same" and "epsilon 4" are DPAEG's defaults) are one configuration of the run and
+    several rows here."""
+    if not run.sources:
+        for c in cfgs:
+            run.results[c.key], run.examples[c.key] = {"attack": c.attack, "questions": 0, "sources_attacked": 0}, []
         return
-    t0 = time.perf_counter()
-    generation = Generation([AttackSpec.of(a)], {}, seed=SEED, failures="raise")
-    examples, _ = generation.generate_records(run.sources)
+    unique: dict[str, tuple[Config, Any]] = {}
+    key_of: dict[str, str] = {}
+    for c in cfgs:
+        a = get_attack(c.attack)(**attack_params(c))
+        pkey = json.dumps([a.name, a.params_dict], sort_keys=True, default=str)
+        unique.setdefault(pkey, (c, a))
+        key_of[c.key] = pkey
+    out = run_records(cache, run.robot, "attacks", run.sources,
+                      [{"name": c.attack, "params": attack_params(c)} for c, _ in unique.values()], progress)
+    metric_rows = json.loads((out / "metrics.json").read_text())
+    ex_all = pd.read_parquet(out / "examples.parquet")
+    ex_params = ex_all["params"].map(json.loads)
+    position = {r.id: i for i, r in enumerate(run.sources)}
     source = {r.id: r for r in run.sources}
-    made = [(source[ex.source_id], ex) for ex in examples]  # in (source, example) order
-    gen_s = time.perf_counter() - t0
-    answers = run.robot.ask([ex.text for _, ex in made])
-    adv_correct = [correct(ans, r) for (r, _), ans in zip(made, answers, strict=True)]
-    row: dict[str, Any] = {"attack": cfg.attack, "params": a.params_dict, "generate_s": round(gen_s, 1),
-                           "sources_attacked": len({r.id for r, _ in made}), "questions": len(made),
-                           "skipped": dict(sorted(a.skipped.items()))}
+    done: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for pkey, (c, a) in unique.items():
+        params = json.loads(canonical_json(dict(a.params_dict)))
+        g = ex_all[(ex_all["attack"] == a.name) & ex_params.map(lambda p, want=params: p == want)]
+        g = g.assign(_pos=g["source_id"].map(position)).sort_values(["_pos", "index"], kind="stable")
+        m = next((r for r in metric_rows if r["attack"] == a.name and r["prompt"] == ALL
+                  and json.loads(r["params"]) == params), {})
+        made = [(source[s], meta) for s, meta in zip(g["source_id"], g["meta"].map(json.loads))]
+        adv_correct = [_is_correct(ans, err, r) for (r, _), ans, err in zip(made, g["adv_answer"], g["adv_error"])]
+        attacked = {r.id for r, _ in made}
+        missing = [r for r in run.sources if r.id not in attacked]
+        row: dict[str, Any] = {"attack": a.name, "params": a.params_dict, "sources_attacked": len(attacked),
+                               "questions": len(made), "skipped": skip_reasons(a, missing)}
+        if made:
+            row.update(success_stats([True] * len(made), adv_correct))
+            if abs(row["success_rate"] - m["success_rate"]) > 1e-9:
+                raise SystemExit(f"{c.key}: the run's success rate {m['success_rate']} differs from its examples' "
+                                 f"{row['success_rate']}")
+            row["ci95"] = wilson(row["n_success"], row["n"])
+            row.update({k: m[f"{k}_adv"] for k in ("recall_at_5", "recall_at_20", "mrr", "map")})
+            row["mean_edit_distance"] = float(np.mean([meta["edit_distance"] for _, meta in made]))
+            kinds = Counter(x["kind"] for _, meta in made for x in meta["replacements"])
+            row["replacement_kinds"] = dict(sorted(kinds.items()))
+            row["keywords_changed_mean"] = float(np.mean([len(meta["replacements"]) for _, meta in made]))
+        examples = [{"source": r.id, "original": r.question, "adversarial": adv, "gold": list(r.answers),
+                     "answer": ans if isinstance(ans, str) else "", "correct": ok,
+                     "edit_distance": meta["edit_distance"],
+                     "replacements": [(x["keyword"], x["word"], x["kind"]) for x in meta["replacements"]]}
+                    for (r, meta), adv, ans, ok in zip(made, g["adversarial_text"], g["adv_answer"], adv_correct)]
+        done[pkey] = (row, examples)
+        log(f"{run.name} {c.key}: {len(made)} questions, success {row.get('success_rate', float('nan')):.1f} %")
+    for c in cfgs:
+        run.results[c.key], run.examples[c.key] = done[key_of[c.key]]
+
+
+def skip_reasons(a: Any, missing: Sequence[OpenQuestion]) -> dict[str, int]:
+    """Why the sources without an adversarial question got none: DPAEG's attacks count the reason in their
+    ``skipped``; the run does not keep it, so those few sources are generated again through the product's
+    generation path (same seeds, so the same outcome) on this instance and its counter is read."""
+    if not missing or not hasattr(a, "skipped"):
+        return {"no-example": len(missing)} if missing else {}
+    a.skipped.clear()
+    made, _ = Generation([AttackSpec.of(a)], {}, seed=SEED, failures="raise").generate_records(missing)
     if made:
-        row.update(success_stats([True] * len(made), adv_correct))
-        row["ci95"] = wilson(row["n_success"], row["n"])
-        row.update(ranking_metrics(answers, [r.answers for r, _ in made], (5, 20),
-                                   answer_type=[r.answer_type for r, _ in made]))
-        row["mean_edit_distance"] = float(np.mean([ex.meta["edit_distance"] for _, ex in made]))
-        kinds = Counter(x["kind"] for _, ex in made for x in ex.meta["replacements"])
-        row["replacement_kinds"] = dict(sorted(kinds.items()))
-        row["keywords_changed_mean"] = float(np.mean([len(ex.meta["replacements"]) for _, ex in made]))
-    run.results[cfg.key] = row
-    run.examples[cfg.key] = [{"source": r.id, "original": r.question, "adversarial": ex.text,
-                              "gold": list(r.answers), "answer": ans[0] if ans else "", "correct": ok,
-                              "edit_distance": ex.meta["edit_distance"],
-                              "replacements": [(x["keyword"], x["word"], x["kind"]) for x in ex.meta["replacements"]]}
-                             for (r, ex), ans, ok in zip(made, answers, adv_correct, strict=True)]
-    run.by_params[pkey] = (run.results[cfg.key], run.examples[cfg.key])
-    log(f"{run.name} {cfg.key}: {len(made)} questions, success "
-        f"{row.get('success_rate', float('nan')):.1f} % ({gen_s:.1f} s generating)")
+        raise SystemExit(f"{a.name}: {len(made)} sources without an example in the run made one on regeneration")
+    return dict(sorted(a.skipped.items()))
 
 
 # -- the document ---------------------------------------------------------------------------------------
@@ -511,11 +573,12 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "examples generation for Q&A robots (`../shared/papers/003_*.txt`).", "",
         f"This run (the one that wrote this document): wall time {wall_s / 60:.1f} min on {os.cpu_count()} CPU cores shared with other engineers' jobs "
         f"(load average 1 / 5 / 15 min at the start: {loads[0]}; at the end: {loads[-1]}); python "
-        f"{platform.python_version()}. Robot answers are cached per question text in "
-        f"`.findings-cache/questions{'-quick' if args.quick else ''}/`; time in the robot this run: "
-        + ", ".join(f"{r.name} {r.robot.seconds:.0f} s for {r.robot.asked} new questions" for r in runs)
-        + "; over every run that filled the cache: "
-        + ", ".join(f"{r.name} {r.robot.total['seconds']:.0f} s for {r.robot.total['asked']:,} questions" for r in runs)
+        f"{platform.python_version()}. Every experiment runs through the product (`run_suite`: the robot is a "
+        "batched callable target, `scripts/findings/dpaeg_robot.py`), and the robot's answers are kept in the "
+        f"product's prediction cache (`.findings-cache/questions{'-quick' if args.quick else ''}/predictions.sqlite`, "
+        "keyed by the robot's fingerprint and the question), so a re-run asks only what is new; questions asked "
+        "this run (robot time): "
+        + ", ".join(f"{r.name} {r.robot.asked:,} ({r.robot.seconds:.0f} s)" for r in runs)
         + ". Runs that filled the cache (from `runs.jsonl` there):", "",
         *[f"- {x['started']}: `{x['command']}`, wall {x['wall_s'] / 60:.1f} min, {x['new_questions']:,} new "
           f"questions asked{' (' + x['note'] + ')' if x.get('note') else ''}" for x in runs_log], "",
@@ -630,7 +693,8 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "haystack contains each SQuAD question's own paragraph (as DrQA's Wikipedia contains SQuAD's).", "",
         "## Raw results", "",
         "`questions/results.json` beside this document: every configuration's row "
-        "(params, counts, skipped reasons, metrics, generation time).", "",
+        "(params, counts, skipped reasons, metrics). Each run's own directory (run.json, examples.parquet, "
+        "metrics.json) is under `.findings-cache/questions/runs/`.", "",
     ]
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = out_dir / DOC.name
@@ -663,25 +727,25 @@ def main() -> None:
     if args.trec or args.quick:
         trec = trec[:args.trec or QUICK_TREC]
     runs = []
-    datasets = (("SQuAD-open", [SQUAD / "dev-v1.1.json.gz"], squad, args.sources),
-                ("CuratedTREC", [SQUAD / "train-v1.1.json.gz", SQUAD / "dev-v1.1.json.gz"], trec, None))
-    with findings_progress(overall=("datasets", *(f"{d[0]}: attack configurations" for d in datasets))) as progress:
-        for name, files, records, want in progress.track(datasets, "datasets"):
-            robot = Robot(name, files, cache, progress)
+    datasets = (("SQuAD-open", squad, args.sources), ("CuratedTREC", trec, None))
+    with findings_progress(overall=("datasets",)) as progress:
+        for name, records, want in progress.track(datasets, "datasets"):
+            robot = build_robot(name, progress)
             log(f"{name}: {robot.n_documents} paragraphs indexed in {robot.index_s:.0f} s")
-            run = preprocess(name, robot, records, want, progress)
+            run = preprocess(cache, robot, records, want, progress)
             log(f"{name}: {len(run.sources)} of {run.asked} answered correctly")
-            for cfg in progress.track(configs(), f"{name}: attack configurations"):
-                attack(run, cfg)
+            attack_all(cache, run, configs(), progress)
             runs.append(run)
     loads.append(load_avg())
     wall = time.perf_counter() - t_start
     new = sum(r.robot.asked for r in runs)
     log_path = cache / "runs.jsonl"
     runs_log = [json.loads(x) for x in log_path.read_text().splitlines() if x.strip()] if log_path.exists() else []
-    if new:  # a run that only re-reads cached answers is not a run that filled the cache
+    if new:  # a run that only reused cached predictions is not a run that filled the cache
         entry = {"started": started, "command": " ".join(["python", "scripts/findings/questions.py", *sys.argv[1:]]),
-                 "wall_s": round(wall), "new_questions": new}
+                 "wall_s": round(wall), "new_questions": new,
+                 "robot_s": {r.name: round(r.robot.seconds, 1) for r in runs},
+                 "asked": {r.name: r.robot.asked for r in runs}}
         runs_log.append(entry)
         with log_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
