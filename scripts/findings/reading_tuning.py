@@ -9,9 +9,12 @@ the findings sample. Run from the repository root, e.g.:
     .venv/bin/python scripts/findings/reading_tuning.py --n 100 --params '{"query_budget": 600, "objective": "margin"}'
 
 Each question prints its clean F1, the F1 after the search, the queries spent and the words added; the last
-line sums them up (mean F1 in %, mean / median queries, questions not fooled). Question ``k`` is searched with
-the generator ``numpy.random.default_rng(1000 + k)`` (``k`` = position in the tuning list), so a run is
-reproducible.
+line sums them up (mean F1 in %, mean / median queries, questions not fooled). Each search runs through the
+product's one search runner (:func:`callbluff.engine.search.search_one`, the Oracle with the attack's query
+budget), its generator derived from ``--seed`` (default 1), the question id, the attack and its params, as in a
+run, so a run is reproducible and a question's search does not depend on its position in the list. (Until
+2026-11-25 this script searched question ``k`` with ``numpy.random.default_rng(1000 + k)``; the tuning figures
+docs/findings/reading.md quotes were measured that way.)
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import gzip
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +63,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100, help="tuning questions")
     ap.add_argument("--attack", default="AddAny", choices=("AddAny", "AddCommon"))
     ap.add_argument("--params", default='{"query_budget": 600}', help="attack parameters (JSON)")
+    ap.add_argument("--seed", type=int, default=1, help="the run seed each question's search generator derives from")
     ap.add_argument("--top-k", type=int, default=10, help="ranked spans the reader lists (the findings: 10; "
                     "50 for the margin run)")
     args = ap.parse_args()
@@ -68,33 +71,35 @@ def main() -> None:
         sys.exit(f"needs {DEV} and {MODEL} (the shared data and reader); set CALLBLUFF_SHARED")
 
     from callbluff.attacks.base import make_attack
-    from callbluff.attacks.oracle import Oracle
+    from callbluff.engine.search import search_one
+    from callbluff.engine.work import AttackSpec
     from callbluff.metrics.reading import f1_score
     from callbluff.models.qa import TransformerQA
-    from callbluff.targets.base import Input
+    from callbluff.resources.context import default_resources
+    from callbluff.tasks.reading import READING
 
     params = json.loads(args.params)
     attack = make_attack(args.attack, **params)
+    spec, res = AttackSpec.of(attack), default_resources()
     reader = TransformerQA(MODEL, num_threads=2, top_k=args.top_k)
     f1s, queries, secs = [], [], []
     for k, rec in enumerate(tuning_questions(args.start, args.n)):
-        def to_input(text: str, rec=rec) -> Input:
-            return Input(task="reading", text=rec.question, context=text)
-
-        clean = reader.predict([to_input(rec.context)])[0]
-        oracle = Oracle(reader, to_input, attack.params.query_budget, clean)
-        t0 = time.time()
-        found = attack.search(rec, oracle, np.random.default_rng(1000 + args.start + k), None)
-        secs.append(time.time() - t0)
-        adv = reader.predict([to_input(found[0].text)])[0] if found else clean
+        clean = reader.predict([READING.original_input(rec)])[0]
+        found, error, timing = search_one(attack, rec, reader, "reader", args.seed, {}, {}, spec, clean, res,
+                                          raise_errors=True)
+        secs.append(timing["seconds"])
+        used = timing["queries"]
+        adv = reader.predict([READING.adversarial_input(found[0][0], rec)])[0] if found else clean
         f1s.append(f1_score(adv.answer or "", rec.answers))
-        queries.append(oracle.used)
+        queries.append(used)
+        distractor = found[0][0].meta["distractor"] if found else ""
         print(f"{args.start + k:3d} clean={f1_score(clean.answer or '', rec.answers):.2f} f1={f1s[-1]:.2f} "
-              f"q={oracle.used:4d} {secs[-1]:5.1f}s | {rec.question[:60]} | gold={rec.answers[0][:25]!r} "
-              f"pred={(adv.answer or '')[:25]!r} | +{found[0].meta['distractor'] if found else ''!r}", flush=True)
-    print(f"SUMMARY {args.attack} {params} top-{args.top_k} questions {args.start}..{args.start + len(f1s) - 1}: "
-          f"F1 {100 * np.mean(f1s):.1f}, queries mean {np.mean(queries):.1f} median {np.median(queries):.0f}, "
-          f"not fooled {sum(f > 0 for f in f1s)}, {np.mean(secs):.1f} s per question", flush=True)
+              f"q={used:4d} {secs[-1]:5.1f}s | {rec.question[:60]} | gold={rec.answers[0][:25]!r} "
+              f"pred={(adv.answer or '')[:25]!r} | +{distractor!r}", flush=True)
+    print(f"SUMMARY {args.attack} {params} top-{args.top_k} seed {args.seed} questions {args.start}.."
+          f"{args.start + len(f1s) - 1}: F1 {100 * np.mean(f1s):.1f}, queries mean {np.mean(queries):.1f} median "
+          f"{np.median(queries):.0f}, not fooled {sum(f > 0 for f in f1s)}, {np.mean(secs):.1f} s per question",
+          flush=True)
 
 
 if __name__ == "__main__":
