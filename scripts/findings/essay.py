@@ -137,7 +137,8 @@ def headline_tables() -> list[dict[str, Any]]:
     in the text copy, so the smallest and largest sizes (10 and 25 %) of those three run here. Every other test case runs
     at one point: 25 % (the authors' notebook's size unit, about a quarter of an essay), additions unbounded
     at the end (as AddLies), every variant / mode the paper names (RepeatSent's three modes, both ModGrammar
-    variants, both ModFluency test cases). The DelStart / DelEnd series run apart (:func:`series_tables`)."""
+    variants, both ModFluency test cases). AddSong and AddSpeech also run in the released form
+    (:data:`RELEASED`). The DelStart / DelEnd series run apart (:func:`series_tables`)."""
     pct = [10, 25]
     return [
         {"name": "AddWikiRelated", "params": {"percent": 25, "position": "end", "bounded": False}},
@@ -155,7 +156,13 @@ def headline_tables() -> list[dict[str, Any]]:
         {"name": "ModLexicon"},
         {"name": "ShuffleSent"},
         {"name": "BabelGen", "params": {"count": BABEL_COUNT}},
+        *({"name": a, "params": dict(p)} for a, p in RELEASED),
     ]
+
+
+RELEASED = (("AddSong", {"position": "end", "items": 1}), ("AddSpeech", {"position": "end", "items": 1}))
+"""The additions in the form of the authors' released test cases: one whole song / speech excerpt appended,
+whatever the essay's length (``items``), beside the paper's sizes (``percent`` of the essay's sentences)."""
 
 
 def series_tables() -> list[dict[str, Any]]:
@@ -387,6 +394,8 @@ def _find(rows: Sequence[Mapping[str, Any]], target: str, attack: str, prompt: s
         if r.get("target") != target or r.get("attack") != attack or str(r.get("prompt")) != prompt:
             continue
         p = _params(r)
+        if p.get("items") is not None and "items" not in params:  # the released form is asked for by name
+            continue
         if all(p.get(k) == v for k, v in params.items()):
             return r
     return None
@@ -428,6 +437,7 @@ def write(cache: Path, quick: bool, meta: Mapping[str, Any], info: Mapping[str, 
     L += _data_section(meta, info, prompts, runs, cache)
     L += _table4(head, targets, prompts)
     L += _table5(head, targets, prompts)
+    L += _released(head, targets, prompts, cache)
     L += ["## Every test case, all prompts (headline grid points)", "",
           "Cells `(neg, pos, mean diff, not lowered)`: % of essays whose score went down / up, mean score "
           "change as % of the prompt's score range, % of essays whose score did not go down (a human lowers "
@@ -689,6 +699,53 @@ def _table5(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts: 
                 body.append([f"ours: {t} {pct}%", *cells])
         L += _md(["model \\ prompt", *prompts], body) + [""]
     return L
+
+
+def _released(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts: Sequence[str],
+              cache: Path) -> list[str]:
+    """The released-form additions beside the paper's sizes, with how much text each form adds."""
+    import pandas as pd
+
+    L = ["## Released-form additions: a whole song or speech appended", "",
+         "The paper sizes its additions as a share of the essay's sentences (Sec. 3.1: 10-25 %), and our `percent` "
+         "caps them at 100 %. The test cases the authors released append whole songs and speech excerpts instead "
+         "(measured outside this project on those files: songs of about 700 words, 4.4x the essay; speech excerpts "
+         "of about 250 words). `items = 1` reproduces that form: one whole entry of the same pools (the "
+         "Calling-Out-Bluff song and speech lists), appended at the end whatever the essay's length. Cells as in "
+         "Table 5; `all` pools the prompts.", ""]
+    ex_path = cache / "runs" / "headline" / "examples.parquet"
+    added: dict[tuple[str, str], str] = {}
+    if ex_path.exists():
+        ex = pd.read_parquet(ex_path, columns=["attack", "params", "original_text", "adversarial_text", "target"])
+        ex = ex[ex["target"] == targets[0]]  # the texts are the same for every target
+
+        def words(s: pd.Series) -> pd.Series:
+            return s.str.split().str.len()
+
+        for attack in ("AddSong", "AddSpeech"):
+            for form, want in (("items", 1), ("percent", None)):
+                sel = ex[(ex["attack"] == attack) & ex["params"].map(
+                    lambda p, want=want: json.loads(p).get("items") == want)]
+                if form == "percent":
+                    sel = sel[sel["params"].map(lambda p: json.loads(p).get("percent") == 25.0)]
+                if len(sel):
+                    w0, w1 = words(sel["original_text"]), words(sel["adversarial_text"])
+                    added[(attack, form)] = (f"{(w1 - w0).mean():.0f} words added on average "
+                                             f"({((w1 - w0) / w0).mean():.1f}x the essay; {len(sel)} essays)")
+    body = []
+    for attack, fixed in RELEASED:
+        others = [("25% " + ("beginning" if attack == "AddSong" else "end"),
+                   {"percent": 25.0, "position": "beginning" if attack == "AddSong" else "end"})]
+        for t in targets:
+            body.append([f"{attack} 1 whole item, end: {t}",
+                         *[_cell(_find(rows, t, attack, p, **fixed)) for p in [*prompts, "all"]]])
+            for label, params in others:
+                body.append([f"{attack} {label}: {t}", *[_cell(_find(rows, t, attack, p, **params))
+                                                         for p in [*prompts, "all"]]])
+    L += _md(["test case: model \\ prompt", *prompts, "all"], body) + [""]
+    for (attack, form), text in sorted(added.items()):
+        L.append(f"- {attack}, {'1 whole item' if form == 'items' else '25 % of the sentences'}: {text}.")
+    return L + [""]
 
 
 def _full_grid(run_info: Mapping[str, Any]) -> list[str]:

@@ -86,13 +86,14 @@ def _is_generated(row: Mapping[str, Any]) -> bool:
     return row.get("neg_pct") is None and row.get("mean_score_pct") is not None
 
 
-_SHOWN = ("mode", "variant", "count", "percent", "position", "bounded")
+_SHOWN = ("mode", "variant", "count", "percent", "position", "bounded", "items")
 """Parameters :func:`paper_params` always shows (the paper's own vocabulary), in this order."""
 
 
 def paper_params(attack: str, params: Any) -> str:
     """A configuration in the paper's short form: ``"25% end"``, ``"25% end, bounded"``, ``"svo"``,
-    ``"introduction, 1 sentence"``; other parameters only where they differ from the attack's defaults
+    ``"introduction, 1 sentence"``, ``"1 whole item end"`` (the additions' released form, ``items``: ``percent``
+    and ``bounded`` do not apply to it); other parameters only where they differ from the attack's defaults
     (``key=value``). Kumar et al. name a test case by its mode / variant, size and position (Sec. 3.1-3.3);
     ``percent=100`` (every sentence, the Mod adversaries' default) and the Del series' default ``mode=keep``
     are left out (the default series reads ``"series k = 1, 2, ..."``). Params that are not JSON are shown as given; an unknown attack shows every non-null
@@ -113,13 +114,16 @@ def paper_params(attack: str, params: Any) -> str:
         c = d["count"]
         parts.append(f"{c} sentence{'s' if c != 1 else ''}" if attack == "RepeatSent" else f"count={c}")
     where = []
-    if d.get("percent") is not None and float(d["percent"]) < 100:
+    items = d.get("items")  # the released form of the additions: whole pool entries, not a share of sentences
+    if items is not None:
+        where.append(f"{items} whole item{'s' if items != 1 else ''}")
+    elif d.get("percent") is not None and float(d["percent"]) < 100:
         where.append(f"{float(d['percent']):g}%")
     if d.get("position") is not None:
         where.append(str(d["position"]))
     if where:
         parts.append(" ".join(where))
-    if d.get("bounded") is not None:
+    if d.get("bounded") is not None and items is None:
         parts.append("bounded" if d["bounded"] else "unbounded")
     parts += [f"{k}={v}" for k, v in d.items() if k not in _SHOWN and v is not None
               and (defaults is None or defaults.get(k) != v)]
