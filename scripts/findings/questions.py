@@ -691,6 +691,16 @@ def write(runs: Sequence[DatasetRun], args: argparse.Namespace, wall_s: float, l
         "slice (`--quick`, 40 SQuAD sources) before the full run and changed no parameter after it. The sources "
         "are SQuAD dev / CuratedTREC questions; the hand-parsed keyword tests use other questions. The robot's "
         "haystack contains each SQuAD question's own paragraph (as DrQA's Wikipedia contains SQuAD's).", "",
+        "## Since the previous document (2026-11-23)", "",
+        "That document came from a private answer cache keyed by the robot's index and settings only; 781 of its "
+        "answers had been copied in from a smoke-test run made with earlier code. Now every run goes through the "
+        "product (`run_suite`) and its prediction cache. SQuAD-open keeps its 4,640 questions asked and 500 "
+        "sources; four SQuAD-open rows moved by one question (noise: middle scramble 36.5 -> 36.3 %, noise: replace "
+        "59.8 -> 59.6 %, POS different 42.7 -> 42.9 %, epsilon 2 Recall@20 0.890 -> 0.888), and CuratedTREC has "
+        "21 correctly answered sources instead of 22, so each of its rows lost that source (e.g. DPAEG 71.4 -> "
+        "70.0 %). Why: the robot at the commit of the previous full run (a3e1434), asked afresh, also answers 21 "
+        "CuratedTREC questions correctly, with the same top answer as now on all 867; the 22nd came from the copied "
+        "smoke-test answers. No verdict in the tables changed.", "",
         "## Raw results", "",
         "`questions/results.json` beside this document: every configuration's row "
         "(params, counts, skipped reasons, metrics). Each run's own directory (run.json, examples.parquet, "
