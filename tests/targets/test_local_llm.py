@@ -109,3 +109,13 @@ def test_without_the_key_the_server_refuses_and_the_row_says_so(local_llm: Local
     [o] = t.predict([Input("content", "an answer", prompt_id="q")])
     t.close()
     assert o.error is not None and o.error.startswith("HTTP 401 (not retried)")
+
+
+def test_a_dialect_the_server_refuses_is_an_error_row_naming_the_fix(local_llm: LocalLLMServer) -> None:
+    t = OpenAITarget(local_llm.base_url, local_llm.model, api_key_env=KEY_ENV, response_format="json_schema",
+                     retries=0)
+    t.bind_prompts({"q": Prompt(id="q", task="content", text="Q?", score_min=0, score_max=5)})
+    [o] = t.predict([Input("content", "an answer", prompt_id="q")])
+    t.close()
+    assert o.error is not None and o.error.startswith("HTTP 500: ")
+    assert "json_object" in o.error and 'llama.cpp servers take "json_object"' in o.error
