@@ -278,3 +278,21 @@ def test_reply_reading_rules() -> None:
     assert rx.parse("Score: 1 ... on reflection, Score: 4", "score").score == 4
     with pytest.raises(ReplyError, match="does not match"):
         rx.parse("no verdict", "score")
+
+
+def test_evaluate_a_chat_grader_from_the_command_line(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    with ChatStandIn() as srv:
+        res = CliRunner().invoke(app, ["evaluate", "--target", f"openai:{srv.base_url}", "--target-option",
+                                       "model=stand-in", "--target-option", "response_format=structured_outputs",
+                                       "--data", "demo:content", "--limit", "4", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert srv.requests == 4 and all("structured_outputs" in b for b in srv.bodies)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["targets"]["openai"]["type"] == "openai"
+    assert meta["target_stats"]["openai"]["usage"]["replies"] == 4
