@@ -172,7 +172,8 @@ class HFTarget(TargetBase):
         cfg = target_settings(HFConfig, given, {} if given else {"type": "hf", "model_dir": str(model_dir),
                                                                   "task": task, **settings}, "HFTarget")
         self.config = cfg
-        task, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
+        # `pipeline` is the Hugging Face pipeline task (config key `task`), not a callbluff task
+        pipeline, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
         batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
         max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
@@ -180,7 +181,8 @@ class HFTarget(TargetBase):
             raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "
                               "pip install 'callbluff[hf]'")
         self.gguf_file: str | None = None
-        if task == "text-generation" and str(model_dir).endswith(".gguf"):
+        generates = pipeline == "text-generation"
+        if generates and str(model_dir).endswith(".gguf"):
             gguf = Path(model_dir)
             if not gguf.is_file():
                 raise FileNotFoundError(f"no GGUF file at {gguf}")
@@ -198,7 +200,7 @@ class HFTarget(TargetBase):
                              answer_regex=cfg.answer_regex, output=cfg.output)
         self.max_new_tokens = cfg.max_tokens or DEFAULT_NEW_TOKENS
         self.prompts: dict[str, Prompt] = {}
-        self.pipeline_kind = task  # the Hugging Face pipeline task (config key `task`), not a callbluff task
+        self.pipeline_kind = pipeline
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         self.stride = int(stride)
@@ -207,12 +209,12 @@ class HFTarget(TargetBase):
         self.num_threads = num_threads
         self.scores = scores
         self.name = name or self.gguf_file or self.model_dir.name
-        if task == "text-generation":
+        if generates:
             self.fingerprint = fingerprint or "hf:" + config_hash(
-                [identity or model_dir_hash(self.model_dir), self.gguf_file, task, self.spec.identity()])
+                [identity or model_dir_hash(self.model_dir), self.gguf_file, pipeline, self.spec.identity()])
         else:
             self.fingerprint = fingerprint or "hf:" + config_hash(
-                [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores])
+                [model_dir_hash(self.model_dir), pipeline, self.max_length, self.stride, self.max_answer_len, scores])
         self.stats = TargetStats()
         self._model: Any = None
         self._tokenizer: Any = None
