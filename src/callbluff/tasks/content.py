@@ -13,7 +13,10 @@ from callbluff.tasks.base import register_task
 from callbluff.tasks.scoring import ScoringTask
 
 KIT_PROMPT = Prompt("kit-content", "content", "Explain how heat reaches the handle of a metal spoon standing "
-                    "in hot tea, and name the process.", score_min=0, score_max=2)
+                    "in hot tea, and name the process.", score_min=0, score_max=2,
+                    reference="By conduction: the particles of the metal pass the heat along the spoon to the handle.",
+                    rubric="2 points: names conduction and says how the heat moves through the metal; 1 point: "
+                    "names conduction or says metal conducts heat; 0 points: otherwise.")
 KIT_ANSWERS = [
     ("kit-c1", 2.0, "The heat travels through the metal by conduction, from the hot end in the tea up to the handle."),
     ("kit-c2", 2.0, "Conduction: the particles in the hot part of the spoon vibrate and pass the energy along the "

@@ -11,7 +11,11 @@ from callbluff.tasks.scoring import ScoringTask
 KIT_PROMPT = Prompt("kit-essay", "essay", "Should students be required to do volunteer work? Explain your view.",
                     source="Many towns rely on volunteers. At the Maple Street shelter, students from the high school "
                     "serve dinner every Tuesday. The shelter's director says that young helpers bring energy. Some "
-                    "parents worry that schoolwork suffers.", score_min=1, score_max=6)
+                    "parents worry that schoolwork suffers.", score_min=1, score_max=6,
+                    reference="Volunteering should be required because it teaches responsibility and connects students "
+                    "with their town, as the students at the Maple Street shelter show every Tuesday.",
+                    rubric="6: a clear position, developed with specific reasons and examples, well organised, few "
+                    "errors; 3-4: a position with some support; 1: no clear position or support.")
 KIT_ESSAYS = [
     ("kit-e1", 5.0, "I believe volunteer work should be required for students. First, it teaches responsibility "
      "because people depend on you. Second, students learn skills that school cannot teach. For example, my "
