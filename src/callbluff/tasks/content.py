@@ -10,7 +10,7 @@ from callbluff.metrics.rows import ERROR_FIELDS
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.render.views import View, arr_view, kumar_grids
 from callbluff.tasks.base import register_task
-from callbluff.tasks.scoring import ScoringTask
+from callbluff.tasks.scoring import GRADER_REPORT_FIELDS, ScoringTask
 
 KIT_PROMPT = Prompt("kit-content", "content", "Explain how heat reaches the handle of a metal spoon standing "
                     "in hot tea, and name the process.", score_min=0, score_max=2,
@@ -35,7 +35,7 @@ class ContentTask(ScoringTask):
     description = "short-answer content scoring: Ding et al. 2020"
     pair_arr = True
     fields = ("n", "expect", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
-              "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *ERROR_FIELDS)
+              "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *GRADER_REPORT_FIELDS, *ERROR_FIELDS)
     terminal_fields = ("n", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p",
                        *ERROR_FIELDS)
     robust_fields = (("arr", "ARR %"), ("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change %"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from callbluff.metrics.rows import ERROR_FIELDS
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.tasks.base import register_task
-from callbluff.tasks.scoring import ScoringTask
+from callbluff.tasks.scoring import GRADER_REPORT_FIELDS, ScoringTask
 
 KIT_PROMPT = Prompt("kit-essay", "essay", "Should students be required to do volunteer work? Explain your view.",
                     source="Many towns rely on volunteers. At the Maple Street shelter, students from the high school "
@@ -37,7 +37,7 @@ class EssayTask(ScoringTask):
     description = "essay scoring (AES): Kumar et al. 2020"
     fields = ("n", "expect", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
               "abs_mean_diff_pct", "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr",
-              "mean_score_pct", "queries_mean", *ERROR_FIELDS)
+              "mean_score_pct", "queries_mean", *GRADER_REPORT_FIELDS, *ERROR_FIELDS)
     terminal_fields = ("n", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p",
                        *ERROR_FIELDS)
     robust_fields = (("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change % of scale"),
