@@ -83,7 +83,7 @@ def test_command_defaults_cwd_to_the_suite_directory(tmp_path: Path):
 
 
 @pytest.mark.parametrize("cfg, message", [
-    ({"type": "grpc"}, "key 'type' must be one of callable, sklearn, http, command, hf, model, got 'grpc'"),
+    ({"type": "grpc"}, "key 'type' must be one of callable, sklearn, http, openai, command, hf, model, got 'grpc'"),
     ({"name": "x"}, "key 'type' must be one of"),
     ({"type": "http"}, "missing required key 'url'"),
     ({"type": "http", "url": "http://h/x", "mode": "stream"},
@@ -96,7 +96,7 @@ def test_command_defaults_cwd_to_the_suite_directory(tmp_path: Path):
     ({"type": "callable", "function": "no_such_module_xyz:f"}, "cannot import module 'no_such_module_xyz'"),
     ({"type": "callable", "function": "os.path:nope"}, "module 'os.path' has no attribute 'nope'"),
     ({"type": "hf", "model_dir": "m", "task": "summarization"},
-     "key 'task': Input should be 'question-answering', 'text-classification' or 'text-regression'"),
+     "key 'task': Input should be 'question-answering', 'text-classification', 'text-regression' or 'text-generation'"),
     ({"type": "sklearn"}, "type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'"),
     ({"type": "command", "argv": ["x"], "output": "label"}, "key 'output': Input should be 'score', 'answer', 'both' or 'auto'"),
 ])

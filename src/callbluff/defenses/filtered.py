@@ -63,6 +63,18 @@ class FilteredTarget:
         self.stats.errors += sum(1 for o in final if o.error is not None)
         return final
 
+    def bind_prompts(self, prompts: Any) -> None:
+        """Hand the dataset's prompts to the wrapped target (the filter has its own fitted state)."""
+        bind = getattr(self.target, "bind_prompts", None)
+        if callable(bind):
+            bind(prompts)
+
+    @property
+    def cache_key(self) -> Any:
+        """The wrapped target's ``cache_key`` (a chat grader's request identity); AttributeError when it has none
+        (the caching wrapper then keys by :meth:`Input.key`). The fingerprint already says "behind this filter"."""
+        return self.target.cache_key
+
     def close(self) -> None:
         close = getattr(self.target, "close", None)
         if callable(close):

@@ -12,7 +12,7 @@ from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
-from callbluff.engine.target_factory import from_config
+from callbluff.engine.target_factory import bind_prompts, from_config
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
 from callbluff.tasks import get_task
@@ -60,7 +60,8 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
                   given: dict[str, Target] | None = None) -> dict[str, CachedTarget]:
     """The suite's targets (or ``given`` Python targets), each behind the prediction cache with its output check.
 
-    The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
+    Each is given the dataset's prompts (:func:`~callbluff.engine.target_factory.bind_prompts`: a chat grader's
+    question, rubric, reference answer and scale). The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
     declared kind and the prompt's scale and scrubs the secrets its settings reference through ``${VAR}``.
     """
     out: dict[str, CachedTarget] = {}
@@ -71,6 +72,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
             check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
             out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
+            bind_prompts(out[name], dataset.prompts)
         return out
     for i, cfg in enumerate(suite.target):
         try:
@@ -80,4 +82,5 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
         check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
                             secrets=secret_values(cfg.model_dump()))
         out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
+        bind_prompts(out[cfg.name or f"target{i}"], dataset.prompts)
     return out

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from callbluff.defenses.filtered import FilteredTarget
 from callbluff.models import load_model
+from callbluff.records import Prompt
 from callbluff.targets.base import Target
 from callbluff.targets.callables import CallableTarget
 from callbluff.targets.command import CommandTarget
@@ -23,6 +25,7 @@ from callbluff.targets.config import (
     HFConfig,
     HttpConfig,
     ModelConfig,
+    OpenAIConfig,
     SklearnConfig,
     TargetConfigError,
     TargetSettings,
@@ -33,6 +36,7 @@ from callbluff.targets.config import (
 )
 from callbluff.targets.hf import HFTarget
 from callbluff.targets.http_target import HttpTarget
+from callbluff.targets.openai_target import OpenAITarget
 from callbluff.targets.sklearn_target import SklearnTarget
 
 
@@ -56,6 +60,8 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
         return SklearnTarget(resolve_path(c.path, base), per_prompt=per or None, config=c)
     if isinstance(c, HttpConfig):
         return HttpTarget(c)
+    if isinstance(c, OpenAIConfig):
+        return OpenAITarget(c)
     if isinstance(c, CommandConfig):
         cwd = resolve_path(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
         return CommandTarget(c.model_copy(update={"cwd": cwd}))
@@ -74,3 +80,12 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
     if c.fingerprint:
         target.fingerprint = c.fingerprint
     return target
+
+
+def bind_prompts(target: Any, prompts: Mapping[str, Prompt]) -> None:
+    """Give ``target`` the dataset's prompts before the run, through any wrappers (the caching wrapper, a filter):
+    the optional hook ``bind_prompts(prompts)`` of a target that renders the prompt's question, rubric,
+    reference answer or scale into its request (a chat grader). Targets without the hook are left as they are."""
+    bind = getattr(target, "bind_prompts", None)
+    if callable(bind):
+        bind(prompts)

@@ -5,6 +5,8 @@ Adapters (each has ``fingerprint``, ``stats``, ``predict(inputs) -> outputs``, `
 * :class:`CallableTarget` - a Python function (single or batched);
 * :class:`SklearnTarget` - a scikit-learn estimator/pipeline (object or joblib path), optionally per prompt;
 * :class:`HttpTarget` - an HTTP JSON endpoint (templates, ``${ENV}`` headers, retries, concurrency, rate limit);
+* :class:`OpenAITarget` - an OpenAI-compatible chat endpoint as a grader or answerer (templates with the prompt's
+  question, rubric and reference answer, structured output, the reply read by JSON path or last regex match);
 * :class:`CommandTarget` - a long-running subprocess speaking JSON lines;
 * :class:`HFTarget` - a local Hugging Face model (extra ``hf``: torch and transformers are imported when the
   model is loaded).
@@ -23,11 +25,12 @@ from callbluff.targets.command import CommandTarget
 from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
 from callbluff.targets.hf import HFTarget
 from callbluff.targets.http_target import HttpTarget
+from callbluff.targets.openai_target import OpenAITarget
 from callbluff.targets.sklearn_target import SklearnTarget
 from callbluff.targets.wrappers import CachedTarget, chunked
 
 __all__ = [
     "TARGET_TYPES", "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",
-    "Input", "Output", "PredictionCache", "SklearnTarget", "Target", "TargetConfigError", "TargetStats", "Timer",
+    "Input", "OpenAITarget", "Output", "PredictionCache", "SklearnTarget", "Target", "TargetConfigError", "TargetStats", "Timer",
     "chunked", "validate_target_config",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
@@ -190,3 +191,57 @@ class TargetBase:
 def check_lengths(outputs: Sequence[Any], n: int, what: str) -> None:
     if len(outputs) != n:
         raise CoercionError(f"{what} returned {len(outputs)} results for {n} inputs")
+
+
+class PathNotFound(LookupError):
+    pass
+
+
+def _parse_path(path: str | None) -> list[str]:
+    if path is None:
+        return []
+    p = path.strip()
+    p = p.removeprefix("$")
+    p = re.sub(r"\[(\*|-?\d+)\]", r".\1", p).strip(".")
+    return [s for s in p.split(".") if s] if p else []
+
+
+def resolve_path(data: Any, parts: Sequence[str]) -> Any:
+    """Follow dotted ``parts`` into ``data``; ``*`` maps the rest of the path over a list (or dict values).
+
+    Inside a ``*`` map, an element that lacks the rest of the path but is a dict with an ``"error"`` yields
+    ``Output(error=...)`` for that element instead of failing the whole reply.
+    """
+    cur = data
+    for k, part in enumerate(parts):
+        if part == "*":
+            if isinstance(cur, dict):
+                items = list(cur.values())
+            elif isinstance(cur, list):
+                items = cur
+            else:
+                raise PathNotFound(f"'*' needs a list, found {type(cur).__name__}")
+            out = []
+            for item in items:
+                try:
+                    out.append(resolve_path(item, parts[k + 1:]))
+                except PathNotFound:
+                    if isinstance(item, dict) and item.get("error") is not None:
+                        out.append(Output(error=str(item["error"])))
+                    else:
+                        raise
+            return out
+        if isinstance(cur, dict):
+            if part not in cur or cur[part] is None:
+                raise PathNotFound(f"no key {part!r}")
+            cur = cur[part]
+        elif isinstance(cur, list):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                raise PathNotFound(f"no index {part!r} in a list of {len(cur)}") from None
+        else:
+            raise PathNotFound(f"cannot take {part!r} of {type(cur).__name__}")
+    if cur is None:
+        raise PathNotFound("value is null")
+    return cur

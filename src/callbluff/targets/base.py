@@ -64,12 +64,16 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Output:
-    """A target's answer to one :class:`Input`: a ``score``, an ``answer`` (+ ``candidates``) or an ``error``."""
+    """A target's answer to one :class:`Input`: a ``score``, an ``answer`` (+ ``candidates``) or an ``error``.
+
+    ``samples`` are the per-sample scores of a target that asks ``n > 1`` times per input (a chat grader's
+    ``n``; ``score`` is then their mean): empty otherwise."""
 
     score: float | None = None
     answer: str | None = None
     candidates: tuple[Candidate, ...] = ()
     error: str | None = None
+    samples: tuple[float, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -85,6 +89,8 @@ class Output:
             d["candidates"] = [[c.text, c.score] for c in self.candidates]
         if self.error is not None:
             d["error"] = self.error
+        if self.samples:
+            d["samples"] = list(self.samples)
         return d
 
     @classmethod
@@ -94,6 +100,7 @@ class Output:
             answer=d.get("answer"),
             candidates=tuple(Candidate(str(t), float(s)) for t, s in d.get("candidates", [])),
             error=d.get("error"),
+            samples=tuple(float(x) for x in d.get("samples", ())),
         )
 
     @classmethod
@@ -122,10 +129,17 @@ class TargetStats:
     errors: int = 0
     cache_hits: int = 0
     retries: int = 0  # repeated attempts after a transient failure (HTTP), not counted in ``calls``
+    usage: dict[str, Any] = field(default_factory=dict)
+    """What a target reports of its own accounting, e.g. a chat grader's ``prompt_tokens``,
+    ``completion_tokens`` and the ``system_fingerprints`` its server answered with; in run.json when not empty
+    (the caching wrapper shares the wrapped target's dict: :func:`callbluff.targets.wrappers.inner_usage`)."""
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"calls": self.calls, "inputs": self.inputs, "seconds": round(self.seconds, 6),
-                "errors": self.errors, "cache_hits": self.cache_hits, "retries": self.retries}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"calls": self.calls, "inputs": self.inputs, "seconds": round(self.seconds, 6),
+                             "errors": self.errors, "cache_hits": self.cache_hits, "retries": self.retries}
+        if self.usage:
+            d["usage"] = {k: (sorted(v) if isinstance(v, (set, frozenset)) else v) for k, v in self.usage.items()}
+        return d
 
 
 @dataclass

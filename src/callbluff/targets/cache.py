@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 def _output_json(o: Output) -> str:
-    if o.answer is None and not o.candidates and o.score is not None and o.error is None:
+    if o.answer is None and not o.candidates and o.score is not None and o.error is None and not o.samples:
         return '{"score":%r}' % float(o.score)  # the common case, without json.dumps
     return json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":"))
 

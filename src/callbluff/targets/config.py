@@ -13,11 +13,17 @@ callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
 http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
            ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
-           when retrying), ``backoff_max``, ``rate_limit``, ``max_response_bytes`` (10 MiB), ``output``, ``seed``
+           when retrying), ``backoff_max``, ``retry_after_max`` (60 s), ``rate_limit``, ``max_response_bytes``
+           (10 MiB), ``output``, ``seed``
+openai     ``base_url``, ``model``, ``api_key_env``, ``system``, ``user``, ``temperature``, ``seed``, ``max_tokens``,
+           ``n``, ``response_format``, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``,
+           ``concurrency``, ``retries``, ``timeout``, ``backoff``, ``backoff_max``, ``retry_after_max``,
+           ``rate_limit``, ``headers`` (:mod:`callbluff.targets.openai_target`)
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
            ``output``
 hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
-           ``num_threads``
+           ``num_threads``; ``task = "text-generation"`` (a causal LM directory or ``.gguf`` file) takes the chat
+           keys ``system``, ``user``, ``max_tokens``, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``
 model      ``path``: a directory written by a callbluff reference model (``callbluff.models.load_model``)
 ========== ==================================================================================================
 
@@ -42,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from callbluff.targets.validate import OutOfRange, OutputKind
 
-TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "command", "hf", "model")
+TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "openai", "command", "hf", "model")
 SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
 BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -136,6 +142,7 @@ class HttpConfig(TargetSettings):
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
     max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
+    retry_after_max: float = Field(60.0, ge=0)  # the longest server-requested wait (Retry-After) honoured
     seed: int | None = None
 
     @field_validator("retries")
@@ -191,6 +198,97 @@ class HttpConfig(TargetSettings):
         return self
 
 
+class ChatReading(BaseModel):
+    """The chat keys shared by ``openai`` and ``hf`` text generation (:mod:`callbluff.targets.chat`): templates
+    and how the reply is read."""
+
+    system: str | None = None
+    user: str | None = None
+    score_path: str | None = None
+    score_regex: str | None = None
+    answer_path: str | None = None
+    answer_regex: str | None = None
+    max_tokens: int | None = Field(None, ge=1)
+
+    @field_validator("system", "user")
+    @classmethod
+    def _template(cls, v: str | None, info: Any) -> str | None:
+        from callbluff.targets.chat import check_template
+
+        return None if v is None else check_template(v, info.field_name)
+
+    @field_validator("score_regex", "answer_regex")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        from callbluff.targets.chat import check_regex
+
+        return None if v is None else check_regex(v)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Any:
+        for a, b in (("score_path", "score_regex"), ("answer_path", "answer_regex")):
+            if getattr(self, a) is not None and getattr(self, b) is not None:
+                raise ValueError(f"keys {a!r} and {b!r}: give one of them, not both")
+        return self
+
+
+class OpenAIConfig(ChatReading, TargetSettings):
+    """An OpenAI-compatible chat endpoint as a grader or answerer (see :mod:`callbluff.targets.openai_target`).
+    ``api_key_env`` names the environment variable holding the key (its value is never written anywhere)."""
+
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("headers",)
+    type: Literal["openai"] = "openai"
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float = Field(0.0, ge=0)
+    seed: int | None = None
+    n: int = Field(1, ge=1, le=64)
+    response_format: Literal["json_schema", "json_object", "structured_outputs", "none"] = "json_schema"
+    headers: dict[str, str] = Field(default_factory=dict)
+    concurrency: int = Field(4, ge=1)
+    timeout: float = Field(60.0, gt=0)
+    retries: int = Field(3, ge=0)
+    backoff: float = Field(0.5, ge=0)
+    backoff_max: float = Field(8.0, ge=0)
+    retry_after_max: float = Field(60.0, ge=0)
+    rate_limit: float | None = Field(None, gt=0)
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base(cls, v: str) -> str:
+        if not re.match(r"^https?://", v):
+            raise ValueError(f"base_url must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1), "
+                             f"got {v!r}")
+        if v.rstrip("/").endswith("/chat/completions"):
+            raise ValueError("base_url is the API root (e.g. https://api.openai.com/v1); /chat/completions is "
+                             "added to it")
+        return v.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError(f"must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not its value; "
+                             f"got a value that is not a variable name ({len(v)} characters, not shown)")
+        return v
+
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> OpenAIConfig:
+        if self.retries > 0 and self.backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{self.backoff!r})")
+        return self
+
+
 class CommandConfig(TargetSettings):
     """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
     may reference ``${VAR}`` from the environment (secrets: never written anywhere)."""
@@ -213,10 +311,14 @@ class CommandConfig(TargetSettings):
         return v
 
 
-class HFConfig(TargetSettings):
+class HFConfig(ChatReading, TargetSettings):
+    """A local Hugging Face model (:mod:`callbluff.targets.hf`). The chat keys (``system``, ``user``,
+    ``max_tokens``, ``score_path``...) belong to ``task = "text-generation"`` only."""
+
     type: Literal["hf"] = "hf"
     model_dir: str
-    task: Literal["question-answering", "text-classification", "text-regression"] = "question-answering"
+    task: Literal["question-answering", "text-classification", "text-regression",
+                  "text-generation"] = "question-answering"
     batch_size: int = Field(16, ge=1)
     max_length: int = Field(384, ge=16)
     stride: int = Field(128, ge=0)
@@ -226,17 +328,28 @@ class HFConfig(TargetSettings):
     scores: Literal["logit", "probability"] = "logit"
 
 
+    @model_validator(mode="after")
+    def _chat_keys(self) -> HFConfig:
+        if self.task != "text-generation":
+            used = [k for k in ChatReading.model_fields if getattr(self, k) is not None]
+            if used:
+                raise ValueError(f"key {used[0]!r} is for task = \"text-generation\" only (this target's task "
+                                 f"is {self.task!r})")
+        return self
+
+
 class ModelConfig(TargetSettings):
     type: Literal["model"] = "model"
     path: str
 
 
 TargetConfig = Annotated[
-    CallableConfig | SklearnConfig | HttpConfig | CommandConfig | HFConfig | ModelConfig,
+    CallableConfig | SklearnConfig | HttpConfig | OpenAIConfig | CommandConfig | HFConfig | ModelConfig,
     Field(discriminator="type"),
 ]
 _MODELS: dict[str, type[TargetSettings]] = {"callable": CallableConfig, "sklearn": SklearnConfig,
-                                            "http": HttpConfig, "command": CommandConfig, "hf": HFConfig,
+                                            "http": HttpConfig, "openai": OpenAIConfig, "command": CommandConfig,
+                                            "hf": HFConfig,
                                             "model": ModelConfig}
 
 
@@ -299,6 +412,9 @@ def check_environment(cfg: TargetSettings, where: str = "[[target]]") -> None:
     turning every input into an error row."""
     missing = [(key, name) for key in cfg.ENV_KEYS
                for name in sorted(_placeholders(getattr(cfg, key))) if name not in os.environ]
+    key_env = getattr(cfg, "api_key_env", None)  # a chat target's key, named rather than ${...}
+    if key_env is not None and not os.environ.get(key_env):
+        missing.append(("api_key_env", key_env))
     if missing:
         raise TargetConfigError("\n".join(
             f"{where}: key {key!r} uses ${{{name}}} but environment variable {name} is not set; export it "

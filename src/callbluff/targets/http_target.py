@@ -25,7 +25,9 @@ Secrets
     percent-encoded as one component (``?key=${API_KEY}`` sends a key with ``#``, ``&`` or spaces whole).
 
 Faults
-    5xx, 408, 429 (honouring a numeric ``Retry-After``), timeouts, connection errors (refused, dropped),
+    5xx, 408, 429 (honouring the server's wait: ``retry-after-ms``, or ``Retry-After`` in seconds or as an
+    HTTP date, :func:`retry_after`; the pause is never shorter than that wait, capped at ``retry_after_max``,
+    60 s by default, nor shorter than the jittered backoff), timeouts, connection errors (refused, dropped),
     malformed JSON and a missing response path are retried up to ``retries`` times with exponential backoff
     ``min(backoff_max, backoff * 2**attempt)`` times a jitter factor drawn uniformly from [0.5, 1]
     ("equal jitter"; ``seed`` fixes the jitter stream, which only affects timing). Other 4xx answers are not
@@ -48,6 +50,7 @@ Concurrency
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import os
@@ -60,9 +63,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from callbluff.targets._common import (
+from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_path: re-exported)
     CoercionError,
+    PathNotFound,
     TargetBase,
+    _parse_path,
+    resolve_path,
     coerce_output,
     config_hash,
     exception_cause,
@@ -108,66 +114,45 @@ def render_template(obj: Any, values: dict[str, Any]) -> Any:
     return obj
 
 
+def retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds a 429/503 reply asks the client to wait, or ``None``: ``retry-after-ms`` (milliseconds, as OpenAI
+    and Azure send), else ``Retry-After`` as delay-seconds or an HTTP date (RFC 9110 Sec. 10.2.3; a date in the
+    past is 0). An unreadable or negative value is ignored (the backoff applies)."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            v = float(ms) / 1000.0
+            if v >= 0 and v == v:
+                return v
+        except ValueError:
+            pass
+    ra = headers.get("retry-after")
+    if ra is None:
+        return None
+    try:
+        v = float(ra)
+        return v if v >= 0 and v == v else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(ra.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        import datetime as _dt
+
+        when = when.replace(tzinfo=_dt.UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
 def _authority_end(url: str) -> int:
     """Where the path (or query, or fragment) of ``url`` starts: the end of ``scheme://host:port``."""
     start = url.find("://")
     start = 0 if start < 0 else start + 3
     ends = [i for i in (url.find(c, start) for c in "/?#") if i >= 0]
     return min(ends) if ends else len(url)
-
-
-class PathNotFound(LookupError):
-    pass
-
-
-def _parse_path(path: str | None) -> list[str]:
-    if path is None:
-        return []
-    p = path.strip()
-    p = p.removeprefix("$")
-    p = re.sub(r"\[(\*|-?\d+)\]", r".\1", p).strip(".")
-    return [s for s in p.split(".") if s] if p else []
-
-
-def resolve_path(data: Any, parts: Sequence[str]) -> Any:
-    """Follow dotted ``parts`` into ``data``; ``*`` maps the rest of the path over a list (or dict values).
-
-    Inside a ``*`` map, an element that lacks the rest of the path but is a dict with an ``"error"`` yields
-    ``Output(error=...)`` for that element instead of failing the whole reply.
-    """
-    cur = data
-    for k, part in enumerate(parts):
-        if part == "*":
-            if isinstance(cur, dict):
-                items = list(cur.values())
-            elif isinstance(cur, list):
-                items = cur
-            else:
-                raise PathNotFound(f"'*' needs a list, found {type(cur).__name__}")
-            out = []
-            for item in items:
-                try:
-                    out.append(resolve_path(item, parts[k + 1:]))
-                except PathNotFound:
-                    if isinstance(item, dict) and item.get("error") is not None:
-                        out.append(Output(error=str(item["error"])))
-                    else:
-                        raise
-            return out
-        if isinstance(cur, dict):
-            if part not in cur or cur[part] is None:
-                raise PathNotFound(f"no key {part!r}")
-            cur = cur[part]
-        elif isinstance(cur, list):
-            try:
-                cur = cur[int(part)]
-            except (ValueError, IndexError):
-                raise PathNotFound(f"no index {part!r} in a list of {len(cur)}") from None
-        else:
-            raise PathNotFound(f"cannot take {part!r} of {type(cur).__name__}")
-    if cur is None:
-        raise PathNotFound("value is null")
-    return cur
 
 
 class _Failure:
@@ -266,6 +251,7 @@ class HttpTarget(TargetBase):
         self.backoff_max = cfg.backoff_max
         self.rate_limit = cfg.rate_limit
         self.max_response_bytes = cfg.max_response_bytes
+        self.retry_after_max = cfg.retry_after_max
         self.output = cfg.output
         self.seed = cfg.seed
         self.trust_env = trust_env
@@ -307,7 +293,8 @@ class HttpTarget(TargetBase):
                 "headers": dict(self.header_templates), "batch_size": self.batch_size,
                 "concurrency": self.concurrency, "timeout": self.timeout, "retries": self.retries,
                 "backoff": self.backoff, "backoff_max": self.backoff_max, "rate_limit": self.rate_limit,
-                "max_response_bytes": self.max_response_bytes, "output": self.output, "fingerprint": self.fingerprint}
+                "max_response_bytes": self.max_response_bytes, "retry_after_max": self.retry_after_max,
+                "output": self.output, "fingerprint": self.fingerprint}
 
     # -- secrets ------------------------------------------------------------------------------------------
     def _expand(self, template: str, where: str, secrets: list[str], *, url: bool = False) -> str:
@@ -351,10 +338,12 @@ class HttpTarget(TargetBase):
             self._next_slot = max(now, self._next_slot) + 1.0 / self.rate_limit
 
     def _delay(self, attempt: int, failure: _Failure) -> float:
-        base = min(self.backoff_max, self.backoff * (2 ** attempt))
+        """The pause before retry ``attempt + 1``: the jittered exponential backoff, or the server's own wait
+        (``Retry-After``, capped at ``retry_after_max``) when that is longer."""
+        base = min(self.backoff_max, self.backoff * (2 ** attempt)) * self._rng.uniform(0.5, 1.0)
         if failure.wait is not None:
-            base = min(self.backoff_max, max(base, failure.wait))
-        return base * self._rng.uniform(0.5, 1.0)
+            return max(base, min(self.retry_after_max, failure.wait))
+        return base
 
     async def _fetch(self, body: Any, url: str, headers: dict[str, str]) -> tuple[Any, bytes | None]:
         """The response and its decoded body, read as a stream with a running count: ``None`` instead of the
@@ -390,14 +379,7 @@ class HttpTarget(TargetBase):
         text = content.decode(resp.encoding or "utf-8", "replace")
         status = resp.status_code
         if status in _RETRY_STATUS:
-            wait = None
-            ra = resp.headers.get("retry-after")
-            if ra is not None:
-                try:
-                    wait = float(ra)
-                except ValueError:
-                    wait = None
-            return _Failure("http", f"HTTP {status}", wait=wait)
+            return _Failure("http", f"HTTP {status}", wait=retry_after(resp.headers))
         if 300 <= status < 400 and resp.headers.get("location"):
             return _Failure("http", f"HTTP {status} redirect to {resp.headers['location']!r} (not followed: the "
                                     "request's headers, Authorization included, would go to that address too; "

@@ -119,6 +119,7 @@ class OutputCheck:
             answer=None if out.answer is None else self.scrub(out.answer),
             candidates=tuple(Candidate(self.scrub(c.text), c.score) for c in out.candidates),
             error=None if out.error is None else self.scrub(out.error),
+            samples=out.samples,
         )
 
     # -- validation ---------------------------------------------------------------------------------------
@@ -144,17 +145,24 @@ class OutputCheck:
             if parsed is None:
                 return Output(error=f"expected a score, got {_describe(out)}")
             score = parsed
-            out = Output(score=score, candidates=out.candidates)
+            out = Output(score=score, candidates=out.candidates, samples=out.samples)
         if not math.isfinite(score):
             return Output(error=f"non-finite score {score!r}")
         prompt = self.prompts.get(inp.prompt_id) if inp.prompt_id is not None else None
-        if prompt is not None and not prompt.in_range(score):
+        if prompt is None:
+            return out
+        outside = [x for x in (score, *out.samples) if not prompt.in_range(x)]
+        if outside:  # the mean of n samples, or any one of them (a chat grader's n > 1)
             if self.out_of_range == "clip":
                 self.clipped += 1
-                return Output(score=min(max(score, prompt.score_min), prompt.score_max), answer=out.answer,
-                              candidates=out.candidates)
-            return Output(error=f"score {_fmt(score)} outside {_fmt(prompt.score_min)}-{_fmt(prompt.score_max)} "
-                                f"for prompt {prompt.id} (fix the target, or set out_of_range = \"clip\" on it)")
+                lo, hi = prompt.score_min, prompt.score_max
+                samples = tuple(min(max(x, lo), hi) for x in out.samples)
+                clipped = sum(samples) / len(samples) if samples else min(max(score, lo), hi)
+                return Output(score=clipped, answer=out.answer, candidates=out.candidates, samples=samples)
+            which = "score" if not prompt.in_range(score) else "sample score"
+            return Output(error=f"{which} {_fmt(outside[0])} outside {_fmt(prompt.score_min)}-"
+                                f"{_fmt(prompt.score_max)} for prompt {prompt.id} (fix the target, or set "
+                                "out_of_range = \"clip\" on it)")
         return out
 
 
@@ -178,11 +186,14 @@ def env_references(value: Any) -> set[str]:
     return set()
 
 
-def secret_values(settings: Mapping[str, Any], *, skip: Iterable[str] = ("body_template",)) -> tuple[str, ...]:
+def secret_values(settings: Mapping[str, Any], *, skip: Iterable[str] = ("body_template", "system", "user")) -> tuple[str, ...]:
     """The values of the environment variables a target's settings reference through ``${VAR}``.
 
-    ``body_template`` placeholders (``${text}``, ``${prompt_id}``...) are template fields, not secrets.
+    ``body_template`` placeholders (``${text}``, ``${prompt_id}``...) are template fields, not secrets (nor are
+    a chat target's ``system``/``user`` templates); a chat target's ``api_key_env`` names a secret variable.
     """
     skipped = set(skip)
     names = env_references({k: v for k, v in settings.items() if k not in skipped})
+    if isinstance(settings.get("api_key_env"), str):  # a chat target's key: the variable is named, not ${...}
+        names.add(settings["api_key_env"])
     return tuple(sorted(v for n in names if (v := os.environ.get(n))))

@@ -16,7 +16,9 @@ target is sent*, so a run killed at any moment repeats at most the calls that we
 * any other target returns a whole batch, committed in one transaction before the next batch is sent: a kill
   repeats at most one batch.
 
-Only valid outputs are cached (errors never are, so a later run retries them). Commits use WAL with
+Only valid outputs are cached (errors never are, so a later run retries them). The key of an input is the wrapped
+target's ``cache_key(inp)`` when it defines one (a chat grader's: model + rendered messages + sampling settings,
+so a changed rubric is asked again), else :meth:`Input.key`. Commits use WAL with
 ``synchronous = NORMAL``: a committed prediction survives the process being killed.
 
 Thread safety: several threads may call :meth:`predict` at once (concurrent model-in-the-loop searches); the
@@ -40,6 +42,17 @@ from callbluff.targets.cache import CacheWriteError, PredictionCache
 Check = Callable[[Input, Output], Output]
 
 
+def inner_usage(target: Any) -> dict[str, Any] | None:
+    """The ``stats.usage`` dict of ``target`` or of the target it wraps (following ``.target``), if any."""
+    seen = 0
+    while target is not None and seen < 16:
+        usage = getattr(getattr(target, "stats", None), "usage", None)
+        if isinstance(usage, dict):
+            return usage
+        target, seen = getattr(target, "target", None), seen + 1
+    return None
+
+
 class CachedTarget:
     """``target`` behind ``cache``, every output passed through ``check`` (when given).
 
@@ -59,8 +72,13 @@ class CachedTarget:
         self.check = check
         self.fingerprint: str = target.fingerprint
         self.stats = TargetStats()
+        usage = inner_usage(target)
+        if usage is not None:  # the wrapped target's own accounting (a chat grader's tokens) reaches run.json
+            self.stats.usage = usage
         self._lock = threading.Lock()
         self._streaming = callable(getattr(target, "predict_stream", None))
+        key = getattr(target, "cache_key", None)
+        self._key: Callable[[Input], str] = key if callable(key) else Input.key
 
     @property
     def name(self) -> str:
@@ -77,6 +95,12 @@ class CachedTarget:
 
     def __repr__(self) -> str:
         return f"CachedTarget({self.target!r}, cache={self.cache!r}, batch_size={self.batch_size})"
+
+    def bind_prompts(self, prompts: Mapping[str, Any]) -> None:
+        """Hand the dataset's prompts to the wrapped target (a chat grader renders them into its messages)."""
+        bind = getattr(self.target, "bind_prompts", None)
+        if callable(bind):
+            bind(prompts)
 
     def to_config(self) -> dict[str, Any]:
         inner = getattr(self.target, "to_config", None)
@@ -145,7 +169,7 @@ class CachedTarget:
     # -- public ---------------------------------------------------------------------------------------------
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         """One output per input, in input order: cached where possible, predicted (and cached) otherwise."""
-        keys = [i.key() for i in inputs]
+        keys = [self._key(i) for i in inputs]  # the target's cache_key(inp) when it has one, else Input.key
         found: dict[str, Output] = {}
         if self.cache is not None and keys:
             cached = self.cache.get_many(self.fingerprint, keys)
