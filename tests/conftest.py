@@ -18,6 +18,8 @@ from helpers.runs import SMALL_SUITE, run_small_suite
 if TYPE_CHECKING:
     from callbluff.engine.run import RunResult
 
+pytest_plugins = ("helpers.local_llm",)  # the `local_llm` fixture: the real local chat grader, one per session
+
 
 @pytest.fixture
 def shared_data() -> Path:

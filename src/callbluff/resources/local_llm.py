@@ -103,13 +103,16 @@ class LocalLLMServer:
     (``http://127.0.0.1:PORT/v1``) and ``srv.model`` are what a ``type = "openai"`` target needs.
 
     ``threads``: llama.cpp threads (generation and prompt processing); ``startup_timeout``: seconds to wait for the
-    server to answer; ``python``: the interpreter that has ``llama_cpp`` (this one by default). The server's
+    server to answer; ``python``: the interpreter that has ``llama_cpp`` (this one by default); ``api_key``: a key
+    the server then requires (``Authorization: Bearer``; handed over in its environment, never on its command
+    line). The server's
     output goes to ``log_path`` (a temporary file unless given); its last lines are in the error when it fails
     to start."""
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
                  n_ctx: int = 2048, startup_timeout: float = 120.0, stop_timeout: float = 10.0,
-                 python: str | None = None, log_path: str | os.PathLike[str] | None = None) -> None:
+                 python: str | None = None, log_path: str | os.PathLike[str] | None = None,
+                 api_key: str | None = None) -> None:
         self.model_path = Path(model_path) if model_path is not None else gguf_path()
         self.threads = int(threads)
         self.n_ctx = int(n_ctx)
@@ -117,6 +120,7 @@ class LocalLLMServer:
         self.stop_timeout = float(stop_timeout)
         self.python = python or sys.executable
         self.log_path = Path(log_path) if log_path is not None else None
+        self.api_key = api_key
         self.model = MODEL_ALIAS
         self.port: int | None = None
         self.pid: int | None = None
@@ -134,6 +138,12 @@ class LocalLLMServer:
                 self.model, "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
                 "--n_ctx", str(self.n_ctx), "--host", "127.0.0.1", "--port", str(port)]
 
+    def _env(self) -> dict[str, str]:
+        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
+        if self.api_key is not None:  # through the environment (pydantic-settings reads API_KEY), not argv
+            env["API_KEY"] = self.api_key
+        return env
+
     def _tail(self) -> str:
         if self.log_path is None or not self.log_path.exists():
             return ""
@@ -150,9 +160,8 @@ class LocalLLMServer:
             self.log_path = Path(name)
         self.port = free_port()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
         self._proc = subprocess.Popen(self.argv(self.port), stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT, env=env)
+                                      stderr=subprocess.STDOUT, env=self._env())
         self.pid = self._proc.pid
         try:
             self._wait_ready()
@@ -171,7 +180,9 @@ class LocalLLMServer:
                 raise RuntimeError(f"llama_cpp.server exited with code {code} before answering "
                                    f"(log {self.log_path}):\n{self._tail()}")
             try:
-                with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - 127.0.0.1 only
+                req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.api_key}"}
+                                             if self.api_key else {})
+                with urllib.request.urlopen(req, timeout=2) as resp:  # noqa: S310 - 127.0.0.1 only
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
