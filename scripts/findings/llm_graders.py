@@ -6,7 +6,8 @@ Run from the repository root, under the heavy-job lock (it keeps one core busy f
     flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python scripts/findings/llm_graders.py [--quick]
 
 Writes docs/findings/llm-graders.md. Work goes to .findings-cache/llm-graders/ (a re-run resumes the runs: the
-prediction cache answers every call already made; --fresh starts over).
+prediction cache answers every call already made; --fresh starts over); ``--render-only`` writes the document again
+from the cached results (no model call). ``--quick``: 2 questions x 4 answers, a smoke run (~200 calls).
 
 What it does:
   1. the slice: ``--prompts`` Mohler questions (the first published ones, in file order) x ``--per-prompt`` answers
@@ -321,9 +322,10 @@ def render(res: dict[str, Any]) -> str:
     cs = res.get("clean_scores", {})
     if cs:
         lines += ["", f"The grader's clean scores (alone): mean {fmt(cs.get('mean'), 2)} of 5, {fmt(cs.get('at_min_pct'))} % "
-                  f"at 0 and {fmt(cs.get('at_max_pct'))} % at 5, against a human mean of {fmt(cs.get('human_mean'), 2)}. "
-                  "A grader that gives most answers 0 has room only upwards: any reaction to a planted \"5\" is a rise, "
-                  "which is why the `not-higher` failures below are near-total for the payloads that name the maximum."]
+                  f"at 0 and {fmt(cs.get('at_max_pct'))} % at 5, against a human mean of {fmt(cs.get('human_mean'), 2)}."
+                  + (" A grader that gives most answers 0 has room only upwards: any reaction to a planted \"5\" is "
+                     "a rise, and the `not-higher` failure rates below are read against that."
+                     if (cs.get("at_min_pct") or 0) >= 50 else "")]
     lines += [
         "",
         f"Prompt variants (the same model and answers; rubric and reference before the answer, or the answer first): "
@@ -426,13 +428,25 @@ EXPLAIN = {
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 questions x 4 answers, small search (a smoke run)")
-    ap.add_argument("--prompts", type=int, default=3)
+    ap.add_argument("--prompts", type=int, default=2)
     ap.add_argument("--per-prompt", type=int, default=8)
     ap.add_argument("--count", type=int, default=2, help="answers per prompt of each seed generator")
     ap.add_argument("--budget", type=int, default=48, help="universal-phrase queries per answer")
     ap.add_argument("--fresh", action="store_true", help="start over (delete the cache directory)")
     ap.add_argument("--out", type=Path, default=OUT_MD)
+    ap.add_argument("--render-only", action="store_true",
+                    help="write the document from the cached results of an earlier run (no model calls)")
     a = ap.parse_args()
+    if a.render_only:
+        cache = CACHE.with_name(CACHE.name + ("-quick" if a.quick else ""))
+        res = json.loads((cache / "results.json").read_text(encoding="utf-8"))
+        res["explain"] = EXPLAIN
+        res["examples"] = examples_raised(cache / "run-main", "smollm2")
+        res["clean_scores"] = clean_scores(cache / "run-main", "smollm2")
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(render(res), encoding="utf-8")
+        log(f"wrote {a.out} from {cache / 'results.json'}")
+        return
     if not MOHLER.is_dir():
         sys.exit(f"needs {MOHLER} (set CALLBLUFF_SHARED to the directory holding data/mohler-unt-sag)")
     from callbluff.resources.local_llm import LocalLLMServer, gguf_path, missing
