@@ -262,7 +262,6 @@ def render(res: dict[str, Any]) -> str:
     main = res["main"]
     metrics = main["metrics"]
     plain, filt = rows_by(metrics, "smollm2"), rows_by(metrics, "smollm2+injection-filter")
-    clean = {r["target"]: r for r in metrics if r["attack"] == "clean"}
     clean_rows = [r for r in metrics if r["attack"] == "clean"]
 
     def clean_qwk(t: str) -> float | None:
