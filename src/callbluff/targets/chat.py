@@ -13,7 +13,9 @@ Templates
 
     Built-in defaults: for a scorer, a grading instruction naming the scale and asking for ``{"score": N}``
     (:data:`SCORE_SYSTEM`, :data:`SCORE_USER`); for a QA task, an instruction to answer from the context with a
-    short span, as ``{"answer": "..."}`` (:data:`ANSWER_SYSTEM`, :data:`ANSWER_USER`).
+    short span, as ``{"answer": "..."}`` (:data:`ANSWER_SYSTEM`, :data:`ANSWER_USER`). Without structured output
+    (``response_format = "none"``, and the local causal LM) the system message asks for the bare number or
+    answer instead (:data:`SCORE_SYSTEM_TEXT`, :data:`ANSWER_SYSTEM_TEXT`), which the default reading expects.
 
 What is asked for
     ``output = "score"`` or ``"answer"`` says it; ``"auto"`` (the default) grades an input whose ``prompt_id`` is
@@ -88,6 +90,10 @@ SCORE_USER = ("Question: ${question}\n"
               "Student answer: ${text}")
 ANSWER_SYSTEM = ("Answer the question with a short span copied from the context. Reply with JSON only, in the form "
                  "{\"answer\": \"...\"}.")
+SCORE_SYSTEM_TEXT = ("You are a strict grader. Grade the student's answer to the question against the reference "
+                     "answer and the rubric, on a scale from ${score_min} (wrong or irrelevant) to ${score_max} (fully "
+                     "correct). Reply with the score only, as a number.")
+ANSWER_SYSTEM_TEXT = "Answer the question with a short span copied from the context. Reply with the answer only."
 ANSWER_USER = ("Context: ${context}\n"
                "Question: ${question}")
 
@@ -218,8 +224,13 @@ class ChatSpec:
                              "target.bind_prompts(dataset.prompts))")
         answer = kind == "answer"
         vals = self.values(inp, prompt)
-        system = render(self.system if self.system is not None else (ANSWER_SYSTEM if answer else SCORE_SYSTEM),
-                        vals)
+        if self.system is not None:
+            system_template = self.system
+        elif self.response_format == "none":  # free text: ask for the bare number or answer, read as such
+            system_template = ANSWER_SYSTEM_TEXT if answer else SCORE_SYSTEM_TEXT
+        else:
+            system_template = ANSWER_SYSTEM if answer else SCORE_SYSTEM
+        system = render(system_template, vals)
         user = render(self.user if self.user is not None else (ANSWER_USER if answer else SCORE_USER), vals)
         msgs = [{"role": "system", "content": system}] if system.strip() else []
         msgs.append({"role": "user", "content": user})

@@ -1,7 +1,10 @@
-"""Hugging Face models from a local directory as targets (extra ``hf``: torch + transformers).
+"""Hugging Face models from a local directory as targets (extra ``hf``: torch + transformers; ``gguf`` and
+``accelerate`` for GGUF files).
 
-Tasks: ``question-answering`` (extractive reading comprehension, SQuAD-style), ``text-classification``
-and ``text-regression``. Models are loaded with ``AutoTokenizer``/``AutoModelFor*`` from the directory only
+Tasks: ``question-answering`` (extractive reading comprehension, SQuAD-style), ``text-classification``,
+``text-regression`` and ``text-generation`` (a causal LM as a chat grader or answerer, from a model directory or
+a ``.gguf`` file, which transformers de-quantizes to float32, once: :meth:`HFTarget._converted_gguf`;
+:meth:`HFTarget._generate`). Models are loaded with ``AutoTokenizer``/``AutoModelFor*`` from the directory only
 (``local_files_only=True`` and ``HF_HUB_OFFLINE=1``: nothing is downloaded), on CPU, lazily on first
 ``predict`` (so building or pickling a target to worker processes is cheap).
 
@@ -14,6 +17,14 @@ score is ``start_logit + end_logit``; spans from all features of an example are 
 duplicates (same text, stripped) keep their best score, and the ``top_k`` best are returned with their logit
 sums (or, with ``scores="probability"``, a softmax over the example's n-best list as ``run_qa`` computes).
 An example with no valid span gets no candidates (answer ``""``).
+
+Text generation asks what the chat target asks and reads the reply the same way (one module:
+:mod:`callbluff.targets.chat`; templates ``system``/``user`` with the prompt's question, rubric, reference answer
+and scale, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``): the messages go through the
+tokenizer's own chat template (``apply_chat_template`` with the generation prompt; a tokenizer without one is an
+error naming the model), then greedy decoding (``do_sample=False``) of at most ``max_tokens`` new tokens (default
+64), one input at a time (no padding, so a reply does not depend on its batch). There is no constrained
+decoding here, so the default templates ask for the bare number or answer (``response_format = "none"``).
 """
 
 from __future__ import annotations
@@ -21,19 +32,23 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from callbluff.records import Prompt
 from callbluff.resources.hf_models import check_model_dir as _check_dir
 from callbluff.resources.hf_models import model_dir_hash, require_hf
-from callbluff.targets._common import TargetBase, config_hash, exception_cause
+from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
 from callbluff.targets.base import Candidate, Input, Output, TargetStats
+from callbluff.targets.chat import ChatSpec, ReplyError, request_key
 from callbluff.targets.config import HFConfig
 from callbluff.targets.config import settings as target_settings
 
-HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression")
+HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression", "text-generation")
+DEFAULT_NEW_TOKENS = 64  # text generation: a grader's verdict is a few tokens
 
 
 def load_qa(model_dir: str | os.PathLike[str]) -> tuple[Any, Any]:
@@ -164,7 +179,25 @@ class HFTarget(TargetBase):
         if missing:
             raise ImportError(f"HFTarget needs {' and '.join(missing)} (the 'hf' extra): "
                               "pip install 'callbluff[hf]'")
-        self.model_dir = _check_dir(model_dir)
+        self.gguf_file: str | None = None
+        if task == "text-generation" and str(model_dir).endswith(".gguf"):
+            gguf = Path(model_dir)
+            if not gguf.is_file():
+                raise FileNotFoundError(f"no GGUF file at {gguf}")
+            missing_gguf = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
+            if missing_gguf:
+                raise ImportError(f"HFTarget on a GGUF file needs {' and '.join(missing_gguf)} (the 'hf' extra): "
+                                  "pip install 'callbluff[hf]'")
+            self.model_dir, self.gguf_file = gguf.parent, gguf.name
+            identity = self._gguf_sha = file_sha256(gguf)
+        else:
+            self.model_dir = _check_dir(model_dir)
+            identity = ""
+        self.spec = ChatSpec(system=cfg.system, user=cfg.user, response_format="none", score_path=cfg.score_path,
+                             score_regex=cfg.score_regex, answer_path=cfg.answer_path,
+                             answer_regex=cfg.answer_regex, output=cfg.output)
+        self.max_new_tokens = cfg.max_tokens or DEFAULT_NEW_TOKENS
+        self.prompts: dict[str, Prompt] = {}
         self.pipeline_kind = task  # the Hugging Face pipeline task (config key `task`), not a callbluff task
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
@@ -173,9 +206,13 @@ class HFTarget(TargetBase):
         self.max_answer_len = int(max_answer_len)
         self.num_threads = num_threads
         self.scores = scores
-        self.name = name or self.model_dir.name
-        self.fingerprint = fingerprint or "hf:" + config_hash(
-            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores])
+        self.name = name or self.gguf_file or self.model_dir.name
+        if task == "text-generation":
+            self.fingerprint = fingerprint or "hf:" + config_hash(
+                [identity or model_dir_hash(self.model_dir), self.gguf_file, task, self.spec.identity()])
+        else:
+            self.fingerprint = fingerprint or "hf:" + config_hash(
+                [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores])
         self.stats = TargetStats()
         self._model: Any = None
         self._tokenizer: Any = None
@@ -188,6 +225,13 @@ class HFTarget(TargetBase):
         self._model = self._tokenizer = None
 
     def to_config(self) -> dict[str, Any]:
+        if self.pipeline_kind == "text-generation":
+            return {"type": "hf", "name": self.name, "task": self.pipeline_kind,
+                    "model_dir": str(self.model_dir / self.gguf_file) if self.gguf_file else str(self.model_dir),
+                    "system": self.spec.system, "user": self.spec.user, "score_path": self.spec.score_path,
+                    "score_regex": self.spec.score_regex, "answer_path": self.spec.answer_path,
+                    "answer_regex": self.spec.answer_regex, "max_tokens": self.max_new_tokens,
+                    "output": self.spec.output, "fingerprint": self.fingerprint}
         return {"type": "hf", "name": self.name, "model_dir": str(self.model_dir), "task": self.pipeline_kind,
                 "batch_size": self.batch_size, "max_length": self.max_length, "stride": self.stride,
                 "top_k": self.top_k, "max_answer_len": self.max_answer_len, "scores": self.scores,
@@ -201,6 +245,18 @@ class HFTarget(TargetBase):
             torch.set_num_threads(int(self.num_threads))
         if self.pipeline_kind == "question-answering":
             self._model, self._tokenizer = load_qa(self.model_dir)
+            return
+        if self.pipeline_kind == "text-generation":
+            source = self._converted_gguf() if self.gguf_file else self.model_dir
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
+            if not getattr(tokenizer, "chat_template", None):
+                raise ValueError(f"{self.name}: the tokenizer has no chat template, so chat messages cannot be "
+                                 "given to this model (use an instruction-tuned model, or set "
+                                 "tokenizer.chat_template and save it)")
+            model = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32,
+                                                                      local_files_only=True)
+            model.eval()
+            self._model, self._tokenizer = model, tokenizer
             return
         self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
         self._model = transformers.AutoModelForSequenceClassification.from_pretrained(
@@ -260,13 +316,101 @@ class HFTarget(TargetBase):
                                    candidates=tuple(Candidate(lab, float(p[j])) for lab, j in zip(labels, order))))
         return outs
 
+    # -- text generation -------------------------------------------------------------------------------------
+    def _converted_gguf(self) -> Path:
+        """The GGUF file as a model directory, converted once: transformers reads a GGUF's metadata in pure
+        Python once each for the config, the tokenizer and the weights (about 45 s for SmolLM2's 49k-token
+        vocabulary on a loaded 2-core machine), so the first load saves the de-quantized float32 weights and the
+        tokenizer to ``<callbluff cache>/gguf-hf/<file sha256[:16]>/`` (written aside and renamed into place) and
+        every later load reads that directory (a second or two). The cache is keyed by the file's content."""
+        from callbluff.resources.paths import cache_dir
+
+        _, transformers = require_hf()
+        torch, _ = require_hf()
+        assert self.gguf_file is not None
+        out = cache_dir("gguf-hf") / self._gguf_sha[:16]
+        if (out / "config.json").is_file():
+            return out
+        kw: dict[str, Any] = {"local_files_only": True, "gguf_file": self.gguf_file}
+        tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, **kw)
+        model = transformers.AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32, **kw)
+        part = out.with_name(f"{out.name}.part-{os.getpid()}")
+        # the weights are de-quantized float32 tensors by now; transformers still marks the model "quantized
+        # with gguf" and refuses to save it, so the marks go
+        model.hf_quantizer = None
+        if getattr(model.config, "quantization_config", None) is not None:
+            del model.config.quantization_config
+        model.save_pretrained(part)
+        tokenizer.save_pretrained(part)
+        try:
+            part.replace(out)
+        except OSError:  # another process converted it meanwhile: use theirs
+            import shutil
+
+            shutil.rmtree(part, ignore_errors=True)
+        return out
+
+    def bind_prompts(self, prompts: Mapping[str, Prompt]) -> None:
+        """The dataset's prompts (question, rubric, reference answer, scale) for the chat templates."""
+        self.prompts = dict(prompts)
+
+    def _messages(self, inp: Input) -> tuple[str, list[dict[str, str]]]:
+        prompt = self.prompts.get(inp.prompt_id) if inp.prompt_id is not None else None
+        kind = self.spec.kind(inp, prompt)
+        return kind, self.spec.messages(inp, prompt)
+
+    def cache_key(self, inp: Input) -> str:
+        """Text generation: the rendered messages and the decoding settings (the model is in the fingerprint);
+        other tasks: :meth:`Input.key`."""
+        if self.pipeline_kind != "text-generation":
+            return inp.key()
+        try:
+            kind, messages = self._messages(inp)
+        except ReplyError:
+            return "unasked:" + inp.key()
+        return request_key([messages, {"greedy": True, "max_new_tokens": self.max_new_tokens}, kind])
+
+    def _generate(self, inputs: Sequence[Input]) -> list[Output]:
+        torch, _ = require_hf()
+        tok, model = self._tokenizer, self._model
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        outs: list[Output] = []
+        for inp in inputs:
+            try:
+                kind, messages = self._messages(inp)
+            except ReplyError as exc:
+                outs.append(Output(error=str(exc)))
+                continue
+            enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                          return_dict=True)
+            self.stats.calls += 1
+            with torch.inference_mode():
+                seq = model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                     pad_token_id=pad)
+            n_in = int(enc["input_ids"].shape[1])
+            new = seq[0, n_in:]
+            u = self.stats.usage
+            u["prompt_tokens"] = u.get("prompt_tokens", 0) + n_in
+            u["completion_tokens"] = u.get("completion_tokens", 0) + int(new.shape[0])
+            text = tok.decode(new, skip_special_tokens=True)
+            try:
+                outs.append(self.spec.parse(text, kind))
+            except ReplyError as exc:
+                outs.append(Output(error=str(exc)))
+        return outs
+
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
         if not inputs:
             return []
         t0 = time.perf_counter()
         try:
             self._load()
-            outs = self._qa(inputs) if self.pipeline_kind == "question-answering" else self._classify(inputs)
+            if self.pipeline_kind == "text-generation":
+                outs = self._generate(inputs)
+            elif self.pipeline_kind == "question-answering":
+                outs = self._qa(inputs)
+            else:
+                outs = self._classify(inputs)
         except Exception as exc:  # noqa: BLE001 - a model failure is an error row per input
             outs = [Output(error=f"{self.name}: {exception_cause(exc)}")] * len(inputs)
         finally:

@@ -379,7 +379,7 @@ class HttpTarget(TargetBase):
         text = content.decode(resp.encoding or "utf-8", "replace")
         status = resp.status_code
         if status in _RETRY_STATUS:
-            return _Failure("http", f"HTTP {status}", wait=retry_after(resp.headers))
+            return _Failure("http", self._status_message(status, text), wait=retry_after(resp.headers))
         if 300 <= status < 400 and resp.headers.get("location"):
             return _Failure("http", f"HTTP {status} redirect to {resp.headers['location']!r} (not followed: the "
                                     "request's headers, Authorization included, would go to that address too; "
@@ -395,6 +395,10 @@ class HttpTarget(TargetBase):
         except PathNotFound as exc:
             return _Failure("path", f"response path {self.response_path!r} not found ({exc}) in "
                                     f"{_snippet(json.dumps(data, ensure_ascii=False))}")
+
+    def _status_message(self, status: int, text: str) -> str:
+        """The cause recorded for a retryable HTTP status (``"HTTP 503"``; a subclass may add the server's reason)."""
+        return f"HTTP {status}"
 
     async def _request(self, body: Any, url: str, headers: dict[str, str], secrets: list[str]) -> Any:
         failures: list[_Failure] = []

@@ -152,6 +152,23 @@ class OpenAITarget(HttpTarget):
         return request_key([self.model, messages, {"temperature": self.temperature, "seed": self.seed,
                                                    "max_tokens": self.max_tokens, "n": self.n}, fields, kind])
 
+    def _status_message(self, status: int, text: str) -> str:
+        """``HTTP 500: <the server's error message>``, with a hint when the server refuses the structured-output
+        dialect (llama-cpp-python 0.3.36 answers ``json_schema`` with a 500 naming ``response_format``)."""
+        reason = text
+        try:
+            data = json.loads(text)
+            err = data.get("error") if isinstance(data, Mapping) else None
+            reason = str(err.get("message", err) if isinstance(err, Mapping) else (err or text))
+        except (json.JSONDecodeError, ValueError):
+            pass
+        reason = " ".join(reason.split())
+        msg = f"HTTP {status}: {snippet(reason, 160)}" if reason else f"HTTP {status}"
+        if "response_format" in reason and self.spec.response_format == "json_schema":
+            msg += (' (the server may not accept response_format = "json_schema": llama.cpp servers take '
+                    '"json_object", vLLM "structured_outputs")')
+        return msg
+
     # -- one input ------------------------------------------------------------------------------------------
     def _body(self, messages: list[dict[str, str]], fields: dict[str, Any], k: int) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
@@ -203,7 +220,8 @@ class OpenAITarget(HttpTarget):
         try:
             return self.spec.parse(content, kind)
         except ReplyError as exc:
-            return Output(error=str(exc))
+            cut = reply["choices"][0].get("finish_reason") == "length"
+            return Output(error=f"{exc}; the reply was cut at max_tokens = {self.max_tokens}" if cut else str(exc))
 
     async def _single(self, inp: Input, url: str, headers: dict[str, str], secrets: list[str]) -> Output:
         try:
