@@ -565,6 +565,45 @@ def suite_kumar2020(
                   f"then `callbluff run {path} --out runs/kumar2020`")
 
 
+@suite_app.command("llm-grader")
+def suite_llm_grader(
+    out_file: Annotated[Path, typer.Option("--out", help="suite TOML file to write")],
+    data: Annotated[str | None, typer.Option(
+        help="dataset spec, e.g. mohler:../shared/data/mohler-unt-sag (default: a Mohler placeholder)")] = None,
+    task: Annotated[str, typer.Option(help="content (short answers) | essay")] = "content",
+    base_url: Annotated[str, typer.Option(help="the grader's OpenAI-compatible API root")] = "http://127.0.0.1:8080/v1",
+    model: Annotated[str, typer.Option(help="the model name the endpoint serves")] = "my-grader",
+    api_key_env: Annotated[str | None, typer.Option(help="environment variable holding the API key (its value is "
+                                                         "never written)")] = None,
+    response_format: Annotated[str, typer.Option(help="json_schema (OpenAI) | json_object (llama.cpp) | "
+                                                      "structured_outputs (vLLM) | none")] = "json_schema",
+    variants: Annotated[bool, typer.Option(help="add a second target with the answer first and the rubric before "
+                                                "the reference (spread across prompt variants)")] = False,
+    samples: Annotated[int, typer.Option("--n", help="samples per input (the score is their mean; spread kept)")] = 1,
+    count: Annotated[int, typer.Option(help="answers per prompt of each seed generator")] = 20,
+    search_budget: Annotated[int, typer.Option(help="queries per answer of the universal-phrase search")] = 216,
+    seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
+) -> None:
+    """An LLM grader behind a chat endpoint: the seed bluffs of the task and the LLM-grader family (issue 29)."""
+    from callbluff.suites.llm_grader import write_llm_grader_suite
+
+    try:
+        path = write_llm_grader_suite(out_file, task=task, data=data, base_url=base_url, model=model,
+                                      api_key_env=api_key_env, response_format=response_format, variants=variants,
+                                      n=samples, count=count, search_budget=search_budget, seed=seed)
+    except ValueError as e:
+        fail(str(e))
+        raise
+    try:
+        suite = load_suite(path)
+    except SuiteError as e:
+        fail(f"wrote {path}, but it does not load: {e}")
+        raise
+    n = sum(len(a.expand()) for a in suite.attack)
+    console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations, "
+                  f"{len(suite.target)} chat target(s); edit it, then `callbluff run {path} --out runs/llm-grader`")
+
+
 @app.command()
 def augment(
     source: Annotated[str, typer.Argument(help="a suite TOML (its attack grid) or attack names, e.g. "

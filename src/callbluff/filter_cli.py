@@ -38,7 +38,12 @@ def _dataset(spec: str, prompts: str | None):
 def fit(
     data: Annotated[str, typer.Option(help="scored training answers, e.g. asap-sas:train.tsv.gz")],
     out_dir: Annotated[Path, typer.Option("--out", help="directory to save the filter to")],
-    kind: Annotated[str, typer.Option(help="nonword | unigram-perplexity | plausibility (ours)")] = "plausibility",
+    kind: Annotated[str, typer.Option(help="nonword | unigram-perplexity | plausibility (ours) | injection (ours, "
+                                          "for LLM graders: NFKC, invisible characters, instructions and fake "
+                                          "scores)")] = "plausibility",
+    action: Annotated[str, typer.Option(help="injection filter: what a flagged answer gets: minimum (the scale's "
+                                             "minimum) | human (no automatic score: an error row routed to a human)"
+                                        )] = "minimum",
     prompts: Annotated[str | None, typer.Option(help="only these prompt ids, e.g. 1,2")] = None,
     seed: Annotated[int, typer.Option(help="seed of the development split and generated answers")] = 0,
     dev_count: Annotated[int, typer.Option(help="generated development answers per generator configuration")] = 40,
@@ -52,7 +57,14 @@ def fit(
     if not get_task(ds.task).scoring:
         fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
     records = ds.records()
-    f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)
+    extra = {"action": action} if action != "minimum" else {}
+    if extra and not hasattr(FILTERS[kind], "transform"):
+        fail(f"--action {action!r}: only the injection filter routes answers to a human; --kind {kind} rejects them")
+    try:
+        f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus, **extra)
+    except ValueError as e:
+        fail(f"--action {action!r}: {e}")
+        raise
     try:
         from callbluff.battery import battery  # loads the attack families (spaCy, torch): not at CLI start-up
 

@@ -44,7 +44,29 @@ def test_csv_mapping_raters_prompts_and_meta(tmp_path: Path) -> None:
     assert all((p.score_min, p.score_max) == (0, 3) for p in ds.prompts.values())
     assert "warnings" not in ds.meta
     assert ds.meta["columns"] == {"id": "answer_id", "text": "body", "prompt": "q", "prompt_text": "question text",
-                                  "prompt_source": "reference", "score": "r1,r2"}
+                                  "prompt_source": "reference", "reference": "reference", "score": "r1,r2"}
+    assert ds.prompts["Q1"].reference == "Because." and ds.prompts["Q2"].reference is None
+
+
+def test_reference_and_rubric_columns_and_rubric_file(tmp_path: Path) -> None:
+    """A prompt's reference answer and rubric come from columns (first non-empty value per prompt) or, for the
+    rubric, from one file for every prompt without its own."""
+    f = write(tmp_path / "a.jsonl",
+              '{"prompt_id": "q1", "text": "heat moves", "score": 1, "model": "by conduction", "guide": ""}\n'
+              '{"prompt_id": "q1", "text": "no idea", "score": 0, "model": "", "guide": "1 point: names conduction"}\n'
+              '{"prompt_id": "q2", "text": "it boils", "score": 2, "model": "at 100 C", "guide": ""}\n')
+    guide = write(tmp_path / "rubric.txt", "Score 0-2 for correctness.\n")
+    ds = load(f"jsonl:{f}?reference=model&rubric=guide&score_min=0&score_max=2&rubric_file={guide}")
+    assert (ds.prompts["q1"].reference, ds.prompts["q1"].rubric) == ("by conduction", "1 point: names conduction")
+    assert (ds.prompts["q2"].reference, ds.prompts["q2"].rubric) == ("at 100 C", "Score 0-2 for correctness.")
+    plain = load(f"jsonl:{f}?reference=model&score_min=0&score_max=2")
+    assert plain.prompts["q2"].rubric is None
+    clash = write(tmp_path / "b.jsonl", '{"prompt_id": "q1", "text": "a", "score": 1, "reference": "x"}\n'
+                                        '{"prompt_id": "q1", "text": "b", "score": 1, "reference": "y"}\n')
+    with pytest.raises(DataError, match=r"line 2.*different reference.*line 1"):
+        load(f"jsonl:{clash}?score_min=0&score_max=2").records()
+    with pytest.raises(DataError, match="rubric_file"):
+        load(f"jsonl:{f}?rubric_file={tmp_path / 'missing.txt'}")
 
 
 def test_tsv_by_extension_and_explicit_delimiter(tmp_path: Path) -> None:

@@ -168,6 +168,21 @@ def test_mohler_published_subset_and_all() -> None:
     assert any("\t" in r.text for r in recs)
 
 
+def test_mohler_prompts_carry_reference_and_rubric() -> None:
+    """What a chat grader is shown (issue 29): the reference answer of questions.tsv and the annotators'
+    instruction of the release README as the rubric (the data has no per-question rubric)."""
+    from callbluff.datasets.mohler import RUBRIC
+
+    root = data("mohler-unt-sag")
+    ds = load(f"mohler:{root}")
+    p = ds.prompts["1.1"]
+    assert p.reference == "To simulate the behaviour of portions of the desired software product."
+    assert p.rubric == RUBRIC and "0" in RUBRIC and "5" in RUBRIC
+    assert all(q.reference for q in ds.prompts.values())  # every published question has a reference answer
+    assert load(f"mohler:{root}?rubric=none").prompts["1.1"].rubric is None
+    assert load(f"mohler:{root}", rubric="Two points per idea.").prompts["3.4"].rubric == "Two points per idea."
+
+
 @pytest.mark.parametrize("name,count", [("curated-train.tsv", 430), ("curated-test.tsv", 430),
                                         ("curated-full.tsv", 867), ("large2470-train.tsv", 1_704),
                                         ("large2470-test.tsv", 766)])

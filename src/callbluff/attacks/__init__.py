@@ -1,6 +1,6 @@
 """Attacks, one module per paper family; importing this package registers the built-in ones."""
 
-from callbluff.attacks import content, essay, questions, reading  # noqa: F401  (registration side effect)
+from callbluff.attacks import content, essay, llm, questions, reading  # noqa: F401  (registration side effect)
 from callbluff.attacks.base import (
     EXPECTATIONS,
     Attack,

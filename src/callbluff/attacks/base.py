@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from callbluff.attacks.oracle import Oracle
     from callbluff.resources.context import Resources
 
-Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-answer"]
+Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-answer", "not-higher"]
 """What a robust system does with an adversarial input (CheckList's expectation function):
 
 - ``"lower"``: the score drops below the original's (Kumar et al. 2020 Sec. 3.1: "no adversary should
@@ -51,7 +51,10 @@ Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-ans
 - ``"bottom"``: the score is the prompt's scale minimum (Ding et al. 2020 Sec. 3.2, ARR);
 - ``"same-score"``: a benign change, the score stays the same;
 - ``"same-answer"``: a QA system still returns a correct answer (Jia & Liang 2017 Sec. 2; DPAEG);
-- ``"wrong-answer"``: a robust QA system must NOT return the gold answer (the question no longer asks for it).
+- ``"wrong-answer"``: a robust QA system must NOT return the gold answer (the question no longer asks for it);
+- ``"not-higher"``: the score does not rise above the original's (text that adds no content, such as an
+  instruction to the grader, a claim of quality or a fake score, must not raise it: the LLM-grader family,
+  :mod:`callbluff.attacks.llm`).
 """
 EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
 Kind = Literal["static", "search", "generator"]

@@ -6,7 +6,9 @@ The mapping says which column feeds which record field. Options (spec query or k
 - ``task`` = ``essay`` | ``content`` (default) | ``reading`` | ``questions``, or a third-party task whose
   descriptor registered its :class:`RecordColumns` (:mod:`callbluff.tasks`);
 - field columns, each defaulting to a column of the same name when it exists:
-  ``id``, ``text``, ``score``, ``prompt`` (default column ``prompt_id``), ``prompt_text``, ``prompt_source``
+  ``id``, ``text``, ``score``, ``prompt`` (default column ``prompt_id``), ``prompt_text``, ``prompt_source``,
+  ``reference`` (a model answer) and ``rubric`` (the scoring guide's text; both go to the prompt, what a chat
+  grader is shown as ``${reference}`` / ``${rubric}``: every non-empty value of one prompt must be the same)
   (essay / content); ``question``, ``context``, ``answers``, ``answer_starts``, ``title`` (reading);
   ``question``, ``answers`` (questions). A dotted name (``answers.text``) reaches into nested objects;
 - ``score`` may list several columns (``score=gold,rater2``): the first is the gold score, the others
@@ -18,6 +20,8 @@ The mapping says which column feeds which record field. Options (spec query or k
   split on ``answers_sep`` (default ``|``); ``answer_type`` = ``string`` (default) | ``regex`` (questions;
   a regex answer is never split);
 - ``meta=COL1,COL2`` copies those columns into ``record.meta``;
+- ``rubric_file=PATH`` (essay / content): a UTF-8 text file whose whole text is the rubric of every prompt that
+  has no ``rubric`` value of its own (one scoring guide for a data set);
 - csv only: ``delimiter`` (default ``,``; tab for ``.tsv`` / ``.tab``; ``delimiter=tab`` works),
   ``quoting=none`` for files written without CSV quoting;
 - ``encoding`` (default utf-8), ``lazy`` (re-read the file on each iteration instead of keeping records;
@@ -127,6 +131,9 @@ class _PromptInfo:
     hi: float = -math.inf
     text: str = ""
     source: str | None = None
+    reference: str | None = None
+    rubric: str | None = None
+    line: dict[str, str] | None = None  # where each of reference / rubric was first given
 
 
 class ColumnMapper:
@@ -161,6 +168,18 @@ class ColumnMapper:
         self.answer_type = opt.choice("answer_type", ("string", "regex"), "string")
         self.answers_sep = opt.text("answers_sep", "|") or "|"
         self.meta_cols = opt.str_list("meta")
+        self.rubric_default: str | None = None
+        rubric_file = opt.text("rubric_file") if self.columns.prompts else None
+        if rubric_file is not None:
+            rp = resolve_file(rubric_file, "rubric_file (a text file holding the rubric)")
+            try:
+                self.rubric_default = rp.read_text(encoding="utf-8").strip() or None
+            except (OSError, UnicodeDecodeError) as e:
+                raise DataError(f"{opt.loader}:{opt.path}: rubric_file {rp}: cannot read it as UTF-8 text ({e}). "
+                                "Fix: point rubric_file at a UTF-8 text file", path=str(rp), key="rubric_file") from None
+            if self.rubric_default is None:
+                raise DataError(f"{opt.loader}:{opt.path}: rubric_file {rp} is empty. Fix: write the rubric in it "
+                                "or drop rubric_file", path=str(rp), key="rubric_file")
         self.cols: dict[str, str] | None = None
         self.unmapped: list[str] = []  # default column names of optional fields the first row lacked
         self.score_cols: list[str] = []
@@ -352,6 +371,9 @@ class ColumnMapper:
             info = self.prompt_info[pid] = _PromptInfo(
                 text=self._text(row, "prompt_text", where, line, False).strip(),
                 source=self._text(row, "prompt_source", where, line, False).strip() or None)
+        for fname in ("reference", "rubric"):
+            if fname in self.cols:
+                self._prompt_text(info, fname, row, pid, where, line)
         scores: list[float] = []
         for k, col in enumerate(self.score_cols):
             v = self._get(row, col, where, line)
@@ -370,6 +392,24 @@ class ColumnMapper:
             scores.append(x)
         return ScoredResponse(id=rid, prompt_id=pid, text=text, scores=tuple(scores), meta=meta)
 
+    def _prompt_text(self, info: _PromptInfo, fname: str, row: Mapping[str, Any], pid: str, where: str,
+                     line: int | None) -> None:
+        """The prompt's ``reference`` / ``rubric`` from this row: the first non-empty value is kept; a different
+        non-empty value on a later row of the same prompt is an error naming both places."""
+        v = self._text(row, fname, where, line, False).strip()
+        if not v:
+            return
+        old = getattr(info, fname)
+        if old is None:
+            setattr(info, fname, v)
+            info.line = {**(info.line or {}), fname: where}
+        elif old != v:
+            col = self.cols[fname] if self.cols else fname
+            raise fail(self.source, where, f"prompt {pid} has a different {fname} in column {col!r} here than at "
+                       f"{(info.line or {}).get(fname, 'an earlier row')}",
+                       f"give every row of prompt {pid} the same {fname} (or leave it empty after the first)",
+                       line=line, key=col)
+
     # -- prompts
 
     def prompts(self, meta: dict[str, Any]) -> dict[str, Prompt]:
@@ -387,7 +427,9 @@ class ColumnMapper:
             else:
                 lo, hi = 0.0, 1.0
             out[pid] = Prompt(id=pid, task=self.task, text=info.text, source=info.source,  # type: ignore[arg-type]
-                              score_min=lo, score_max=hi, meta={"score_range_inferred": guessed})
+                              score_min=lo, score_max=hi, reference=info.reference,
+                              rubric=info.rubric if info.rubric is not None else self.rubric_default,
+                              meta={"score_range_inferred": guessed})
         if inferred:
             meta.setdefault("warnings", []).append(
                 "score range not given; inferred per prompt from the observed scores ("
@@ -399,7 +441,8 @@ class ColumnMapper:
         return out
 
 
-SCORED_COLUMNS = RecordColumns(("id", "text", "score", "prompt", "prompt_text", "prompt_source"), ("text",),
+SCORED_COLUMNS = RecordColumns(("id", "text", "score", "prompt", "prompt_text", "prompt_source", "reference", "rubric"),
+                               ("text",),
                                ColumnMapper.scored, prompts=True)
 """Scored responses (essay and short-answer scoring)."""
 READING_COLUMNS = RecordColumns(("id", "question", "context", "answers", "answer_starts", "title"),

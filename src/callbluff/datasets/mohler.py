@@ -33,6 +33,12 @@ QUESTION_COLUMNS = ("question_id", "question", "reference_answer")
 ANSWER_COLUMNS = ("question_id", "answer_index", "ignored_in_published_work", "score_avg",
                   "score_grader1_other", "score_grader2_me", "student_answer")
 EXAMS = ("11", "12")
+RUBRIC = ("Grade the student answer for correctness against the reference answer, on an integer scale from 0 "
+          "(completely wrong) to 5 (perfect).")
+"""The rubric every Mohler prompt gets: the release has no per-question rubric; its README (v2.0, lines 47-50)
+says that "both annotators were asked to grade for correctness on an integer scale from 0 to 5", with the
+instructor's reference answer beside each question. This sentence states that instruction for a grader that
+reads one; the end points' glosses ("completely wrong", "perfect") are ours. ``rubric=none`` drops it."""
 
 
 def _rows(p: Path, encoding: str, expected: tuple[str, ...]) -> Iterator[tuple[int, str, dict[str, str]]]:
@@ -53,13 +59,20 @@ def load_mohler(path: str, **options: Any) -> Dataset:
     (question x.y, answer z as in the release) and ``scores`` = (score_avg, grader 1, grader 2), the
     exam graders' 0-10 scores halved to the 0-5 scale (raw values in ``meta["raw_grader_scores"]``).
 
+    Each prompt also carries ``reference`` (the reference answer, as ``source``) and ``rubric`` (:data:`RUBRIC`,
+    the annotators' instruction of the release README: the data has no per-question rubric), what a chat grader
+    is shown as ``${reference}`` and ``${rubric}``.
+
     Options: ``include_ignored`` (default false: only the 2,273 answers / 81 questions of the published
-    benchmark; true: all 2,442 answers), ``encoding``, ``lazy``. ``PATH`` may also be ``answers.tsv``.
+    benchmark; true: all 2,442 answers), ``rubric`` (``none``: prompts without a rubric; any other text
+    replaces :data:`RUBRIC`), ``encoding``, ``lazy``. ``PATH`` may also be ``answers.tsv``.
     """
     opt = Options("mohler", path, options)
     encoding = opt.text("encoding", "utf-8") or "utf-8"
     include_ignored = opt.flag("include_ignored")
     lazy = opt.flag("lazy")
+    rubric_opt = opt.text("rubric")
+    rubric = RUBRIC if rubric_opt is None else (None if rubric_opt.strip().lower() in ("", "none") else rubric_opt)
     opt.finish()
     d = Path(path).expanduser()
     d = d.parent if d.is_file() else resolve_dir(path, "Mohler data directory (answers.tsv + questions.tsv)")
@@ -116,6 +129,7 @@ def load_mohler(path: str, **options: Any) -> Dataset:
     for qid, ignored in used.items():
         _, q, ref = questions[qid]
         ds.prompts[qid] = Prompt(id=qid, task="content", text=q, source=ref, score_min=0, score_max=5,
+                                 reference=ref or None, rubric=rubric,
                                  meta={"dataset": "Mohler UNT v2.0", "reference_answer": ref,
                                        "ignored_in_published_work": ignored})
     return ds

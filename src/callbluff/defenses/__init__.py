@@ -8,6 +8,8 @@ data, and the measurement of what they cost (Sec. 5.3):
 * :mod:`~callbluff.defenses.filters` -- Sec. 5.4, the non-word-rate and unigram-perplexity filters, and
   :mod:`~callbluff.defenses.plausibility`, our own; ``callbluff filter fit|apply`` and the ``filter`` key of a
   ``[[target]]`` table (:class:`~callbluff.defenses.filtered.FilteredTarget`) put one in front of any scorer;
+* :mod:`~callbluff.defenses.injection` -- ours, for LLM graders (issue 29): NFKC, invisible characters removed,
+  instruction-like or score-shaped spans flagged (``kind = "injection"``);
 * :mod:`~callbluff.defenses.tradeoff` -- Sec. 5.3, benign noisy answers (real misspellings) and the metrics;
 * :mod:`callbluff.battery` (above the engine: it generates through the one generation path) -- the generated
   answers all of them learn from and are measured on; a filter is fitted with them through ``fit(...,
@@ -26,11 +28,12 @@ from callbluff.defenses.filters import (
     UnigramPerplexityFilter,
     load_filter,
 )
+from callbluff.defenses.injection import InjectionFilter
 from callbluff.defenses.plausibility import PlausibilityFilter
 from callbluff.defenses.tradeoff import noisy_answer, same_score_pct
 
 __all__ = [
-    "FEATURE_VARIANTS", "FILTERS", "AnswerFilter", "FilterPromptError", "FilteredTarget", "NonWordRateFilter",
+    "FEATURE_VARIANTS", "FILTERS", "InjectionFilter", "AnswerFilter", "FilterPromptError", "FilteredTarget", "NonWordRateFilter",
     "PlausibilityFilter", "UnigramPerplexityFilter", "feature_variant", "load_filter", "noisy_answer",
     "same_score_pct",
 ]

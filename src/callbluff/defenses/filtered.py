@@ -4,12 +4,18 @@ attacked: ``[[target]]`` tables take ``filter = "DIR"`` (a directory written by 
 An answer the filter flags is rejected: it gets the bottom of its prompt's scale (the score the filter was
 fitted with, ``score_min``) and never reaches the wrapped scorer; the others are scored by it. An input for a
 prompt the filter was not fitted on is an error row saying so (never a silent pass-through).
+
+Two optional parts of a filter's contract (the LLM pre-filter, :class:`callbluff.defenses.injection.InjectionFilter`):
+``transform(prompt_id, texts)`` gives the texts the scorer receives instead of the answers (e.g. normalised, with
+invisible characters removed), and ``action = "human"`` makes a flagged answer an error row "routed to a human"
+(no automatic score, never a 0) instead of the scale's minimum.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +52,26 @@ class FilteredTarget:
                 for i in idx:
                     out[i] = Output.failed(str(e))
                 continue
+            human = getattr(self.filter, "action", "minimum") == "human"
             for i, flagged in zip(idx, flags.tolist(), strict=True):
                 if flagged:
-                    out[i] = Output(score=bottom)
+                    out[i] = (Output.failed(f"{self.filter.kind} filter: flagged, routed to a human for grading")
+                              if human else Output(score=bottom))
                     self.rejected += 1
                 else:
                     passed.append(i)
+        transform = getattr(self.filter, "transform", None)
+        sent: dict[int, Input] = {i: inputs[i] for i in passed}
+        if callable(transform) and passed:
+            by_pid: dict[str | None, list[int]] = {}
+            for i in passed:
+                by_pid.setdefault(inputs[i].prompt_id, []).append(i)
+            for pid, idx in by_pid.items():
+                for i, text in zip(idx, transform(pid, [inputs[i].text for i in idx]), strict=True):
+                    if text != inputs[i].text:
+                        sent[i] = replace(inputs[i], text=text)
         if passed:
-            scored = self.target.predict([inputs[i] for i in passed])
+            scored = self.target.predict([sent[i] for i in passed])
             for i, o in zip(passed, scored, strict=True):
                 out[i] = o
         self.stats.calls += 1

@@ -55,6 +55,10 @@ class ExampleRow:
     question: str | None = None
     """The question the source record asks when the example changes another field (a reading passage), so
     that a reader of the example can judge the change against it; None otherwise."""
+    orig_samples: list[float] | None = None
+    adv_samples: list[float] | None = None
+    """The ``n`` scores a sampling target drew for the input (``Output.samples``; its score aggregates them), in
+    order; None for a target that does not sample (``n = 1``)."""
 
 
 @dataclass
@@ -73,6 +77,8 @@ class OriginalRow:
     candidates: list[Ranked] | None
     error: str | None
     chunk: int
+    samples: list[float] | None = None
+    """The ``n`` scores a sampling target drew (``Output.samples``); None for a target that does not sample."""
 
 
 RUN_FORMAT = 2
@@ -83,6 +89,7 @@ Ranked = dict[str, Any]
 """One ranked candidate: ``{"text": str, "score": float | None}``."""
 
 _ARROW = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "list[str]": pa.list_(pa.string()),
+          "list[float]": pa.list_(pa.float64()),
           "list[Ranked]": pa.list_(pa.struct([("text", pa.string()), ("score", pa.float64())]))}
 
 
@@ -98,8 +105,10 @@ SCHEMAS: dict[str, pa.Schema] = {"examples": _schema(ExampleRow), "originals": _
 def output_fields(out: Output | None) -> dict[str, Any]:
     """The score / answer / candidates / error of one output (all None for no output)."""
     if out is None:
-        return {"score": None, "answer": None, "candidates": None, "error": None}
+        return {"score": None, "answer": None, "candidates": None, "error": None, "samples": None}
+    samples = getattr(out, "samples", None)  # Output.samples: the n sampled scores (issue 29's chat target)
     return {
+        "samples": [float(x) for x in samples] if samples else None,
         "score": out.score,
         "answer": out.answer,
         "candidates": [{"text": c.text, "score": c.score} for c in out.candidates] if out.candidates else None,
@@ -114,7 +123,8 @@ def original_row(record: Record, task: str, target: str, out: Output, chunk: int
     return vars(OriginalRow(
         source_id=record.id, prompt_id=getattr(record, "prompt_id", None), task=task, gold=gold,
         gold_answers=list(answers) if answers else None, answer_type=answer_type, target=target,
-        score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=chunk))
+        score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=chunk,
+        samples=o["samples"]))
 
 
 def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
@@ -131,5 +141,6 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
         adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict,
+        orig_samples=o["samples"], adv_samples=a["samples"],
         question=getattr(src, "question", None) if src is not None and ex.field not in ("question", "text") else None))
 

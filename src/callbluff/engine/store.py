@@ -327,7 +327,12 @@ class RunDir:
         """Each finished chunk's ``kind`` part, only ``columns`` (read column-wise), in chunk order."""
         for chunk in self.done_chunks():
             with pq.ParquetFile(self.part_path(chunk, kind)) as f:
-                yield f.read(columns=list(columns)).to_pandas()
+                present = set(f.schema_arrow.names)  # a part written before a column was added: it is empty
+                frame = f.read(columns=[c for c in columns if c in present]).to_pandas()
+            for c in columns:
+                if c not in present:
+                    frame[c] = None
+            yield frame[list(columns)]
 
     def frame(self, kind: str, columns: Sequence[str], target: str) -> pd.DataFrame:
         """The ``columns`` of every ``kind`` row of ``target`` over all finished chunks, in chunk order."""

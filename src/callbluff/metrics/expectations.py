@@ -17,7 +17,8 @@ False if any of its examples is False, True if all of its judged examples are Tr
 
 The built-in expectations reproduce the papers' statistics: ``lower`` = Kumar et al.'s % not lowered (Sec. 3.1,
 a change of at most ``TOL`` counts as unchanged); ``bottom`` = 100 - Ding et al.'s ARR (Sec. 3.2: scores rounded
-half up to the scale's integer minimum or below); ``same-score`` = % of scores that moved; ``same-answer`` = % of
+half up to the scale's integer minimum or below); ``same-score`` = % of scores that moved; ``not-higher`` = % of scores that rose (the LLM-grader family: a
+robust grader does not raise the score for an injected instruction, claim or fake score); ``same-answer`` = % of
 correctly answered inputs answered wrongly after the attack (per source for reading, Jia & Liang; per example for
 questions, DPAEG Sec. 4.1); ``wrong-answer`` = % of adversarial inputs still given a gold answer.
 
@@ -91,6 +92,10 @@ def _same_score(o: Outcome) -> Verdict:
     return None if o.missing_score else abs(o.adv_score - o.orig_score) <= TOL  # type: ignore[operator]
 
 
+def _not_higher(o: Outcome) -> Verdict:
+    return None if o.missing_score else (o.adv_score - o.orig_score) <= TOL  # type: ignore[operator]
+
+
 def _same_answer(o: Outcome) -> Verdict:
     if o.orig_correct is not True or o.adv_correct is None:
         return None  # a question answered wrongly (or not at all) before the attack is not attacked
@@ -137,6 +142,8 @@ for _e in (
     Expectation("bottom", "a content-free answer gets the scale's minimum (Ding et al. 2020, Sec. 3.2): fooled "
                 "when it scores above it", _bottom),
     Expectation("same-score", "a benign change keeps the score: fooled when the score moves", _same_score),
+    Expectation("not-higher", "text that adds no content (an instruction to the grader, a claim, a fake score) does "
+                "not raise the score: fooled when the score rises", _not_higher),
     Expectation("same-answer", "a meaning-preserving change keeps a correct answer (Jia & Liang 2017; DPAEG): "
                 "fooled when a correctly answered input is answered wrongly", _same_answer),
     Expectation("wrong-answer", "a change that removes the answer must not be answered with the gold: fooled when "

@@ -23,6 +23,10 @@ number of groups, not of records. :meth:`ScoringAccumulator.rows` gives the rows
 - **ARR** (Ding et al. Sec. 3.2): count of adversarial scores at the bottom of their prompt's scale and count of
   scored ones; pooled over prompts by summing both.
 - prompt-level generator rows: ``n``, ARR, and ``mean_score_pct`` from the sum of scores as % of the scale.
+- **graders** (issue 29, :mod:`callbluff.metrics.grading`): max-out rate, ceiling share, parse failures, the
+  spread of the ``n`` samples and across targets (prompt variants), bootstrap intervals of the mean change and
+  of the raised share: :class:`~callbluff.metrics.grading.GraderStats` per row,
+  :class:`~callbluff.metrics.grading.CleanGraderStats` per clean row.
 """
 
 from __future__ import annotations
@@ -35,13 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from callbluff.metrics.grading import CleanGraderStats, GraderStats, SpreadStats, variant_spreads
 from callbluff.metrics.rows import ALL
 from callbluff.metrics.scoring import DiffStats, _check_range, round_half_up
 from callbluff.records import Prompt, Task
 
-ORIGINAL_METRIC_COLUMNS = ["target", "prompt_id", "gold", "score", "error"]
+ORIGINAL_METRIC_COLUMNS = ["target", "prompt_id", "gold", "score", "error", "source_id", "samples"]
 EXAMPLE_METRIC_COLUMNS = ["target", "attack", "params", "prompt_id", "source_id", "orig_score", "adv_score",
-                          "orig_error", "adv_error", "queries"]
+                          "orig_error", "adv_error", "queries", "example_id", "gold", "adv_samples"]
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Group:
 
     diffs: DiffStats = field(default_factory=DiffStats)
     bottom: Bottom = field(default_factory=Bottom)
+    grader: GraderStats = field(default_factory=GraderStats)
     rows: int = 0
     queries: int = 0
     any_queries: bool = False
@@ -101,6 +107,7 @@ class Clean:
     n: int = 0
     n_errors_original: int = 0
     pairs: dict[tuple[float, float], int] = field(default_factory=dict)
+    grader: CleanGraderStats = field(default_factory=CleanGraderStats)
 
     def qwk(self, prompt: Prompt) -> float:
         """:func:`callbluff.metrics.qwk` (``score_min``/``score_max`` of the prompt, clipping on) from counts."""
@@ -151,6 +158,8 @@ class ScoringAccumulator:
         self.groups: dict[tuple[str, str, str, str], Group] = {}
         self.generated: dict[tuple[str, str, str], bool] = {}  # (target, attack, params): only prompt answers
         self.prompts_seen: dict[tuple[str, str, str], set[str]] = {}
+        self.clean_variants: dict[str, SpreadStats] = {}  # prompt -> spread of an answer's scores across targets
+        self.variants: dict[tuple[str, str, str], SpreadStats] = {}  # (attack, params, prompt or all) -> the same
 
     def _scale(self, pids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         lo = pids.map(lambda p: self.prompts[p].score_min).to_numpy(float)
@@ -173,6 +182,7 @@ class ScoringAccumulator:
             c = self.clean.setdefault((target, pid), Clean())
             c.n += int(n)
             c.n_errors_original += int(n_err)
+        self._clean_grader(orig)
         ok = orig[scored & orig["gold"].notna()]
         if not len(ok):
             return
@@ -183,6 +193,39 @@ class ScoringAccumulator:
             c = self.clean[(target, pid)]
             c.pairs[(float(gv), float(pv))] = c.pairs.get((float(gv), float(pv)), 0) + int(cnt)
 
+    def _clean_grader(self, orig: pd.DataFrame) -> None:
+        """Parse failures and sample spreads per (target, prompt); spreads across targets per prompt."""
+        has_samples = "samples" in orig.columns
+        _, width = self._scale(orig["prompt_id"])
+        orig = orig.assign(_width=width)
+        for (target, pid), g in orig.groupby(["target", "prompt_id"], sort=False):
+            self.clean[(target, pid)].grader.update(g["error"].tolist(), g["samples"].tolist() if has_samples else None,
+                                                    g["_width"].to_numpy())
+        if "source_id" in orig.columns and orig["target"].nunique() > 1:
+            for pid, g in orig.groupby("prompt_id", sort=False):
+                _, spreads = variant_spreads(g["source_id"].tolist(), g["score"].to_numpy(float), g["_width"].to_numpy())
+                self.clean_variants.setdefault(pid, SpreadStats()).add(spreads)
+
+    def _example_variants(self, ex: pd.DataFrame) -> None:
+        """Spread of each adversarial example's scores across targets, per (attack, params, prompt) and pooled."""
+        if "example_id" not in ex.columns or ex["target"].nunique() < 2:
+            return
+        for (attack, params), g in ex.groupby(["attack", "params"], sort=False):
+            for pid, gp in g.groupby("prompt_id", sort=False):
+                _, spreads = variant_spreads(gp["example_id"].tolist(), gp["adv_score"].to_numpy(float),
+                                             gp["_width"].to_numpy())
+                self.variants.setdefault((attack, params, pid), SpreadStats()).add(spreads)
+                self.variants.setdefault((attack, params, ALL), SpreadStats()).add(spreads)
+
+    @staticmethod
+    def _grader_update(grader: GraderStats, g: pd.DataFrame) -> None:
+        lo = g["_lo"].to_numpy()
+        grader.update(g["example_id"].tolist() if "example_id" in g.columns else g["source_id"].tolist(),
+                      g["orig_score"].to_numpy(float), g["adv_score"].to_numpy(float),
+                      g["gold"].to_numpy(float) if "gold" in g.columns else np.full(len(g), np.nan),
+                      lo, lo + g["_width"].to_numpy(), g["adv_error"].tolist(),
+                      g["adv_samples"].tolist() if "adv_samples" in g.columns else None)
+
     def add_examples(self, ex: pd.DataFrame) -> None:
         """One chunk of examples rows (at least :data:`EXAMPLE_METRIC_COLUMNS`)."""
         ex = ex[ex["prompt_id"].notna()]
@@ -190,6 +233,7 @@ class ScoringAccumulator:
             return
         lo, width = self._scale(ex["prompt_id"])
         ex = ex.assign(_lo=lo, _width=width)
+        self._example_variants(ex)
         for (target, attack, params), g in ex.groupby(["target", "attack", "params"], sort=False):
             key = (target, attack, params)
             self.generated[key] = self.generated.get(key, True) and bool(g["source_id"].str.startswith("prompt:").all())
@@ -200,11 +244,13 @@ class ScoringAccumulator:
             pooled.add_common(g)
             pooled.diffs.update((o_raw - glo) / gw * 100.0, (a_raw - glo) / gw * 100.0)
             pooled.bottom.add(a_raw, glo, gw)
+            self._grader_update(pooled.grader, g)
             for pid, gp in g.groupby("prompt_id", sort=False):
                 grp = self.groups.setdefault((*key, pid), Group())
                 grp.add_common(gp)
                 grp.diffs.update(gp["orig_score"].to_numpy(float), gp["adv_score"].to_numpy(float))
                 grp.bottom.add(gp["adv_score"].to_numpy(float), gp["_lo"].to_numpy(), gp["_width"].to_numpy())
+                self._grader_update(grp.grader, gp)
 
     def rows(self) -> list[dict[str, Any]]:
         """The metric rows (before :func:`callbluff.metrics.rows.metric_row`), in the documented order: per
@@ -216,8 +262,10 @@ class ScoringAccumulator:
             for pid in sorted(p for t, p in self.clean if t == target):
                 c = self.clean[(target, pid)]
                 qwks[pid] = c.qwk(self.prompts[pid])
+                c.grader.variants = self.clean_variants.get(pid, SpreadStats())
                 rows.append({"task": task, "attack": "clean", "params": "{}", "prompt": pid, "target": target,
-                             "n": c.n, "n_errors_original": c.n_errors_original, "qwk": qwks[pid]})
+                             "n": c.n, "n_errors_original": c.n_errors_original, "qwk": qwks[pid],
+                             **c.grader.result()})
             for key in sorted(k for k in self.generated if k[0] == target):
                 _, attack, params = key
                 generated = self.generated[key]
@@ -226,8 +274,12 @@ class ScoringAccumulator:
                     grp = self.groups[(*key, pid)]
                     row: dict[str, Any] = {"task": task, "attack": attack, "params": params, "prompt": pid,
                                            "target": target}
+                    grp.grader.variants = self.variants.get((attack, params, pid), SpreadStats())
+                    graded = grp.grader.result()
                     if generated:
-                        row.update(n=grp.bottom.scored, arr=grp.bottom.arr, mean_score_pct=grp.bottom.mean_score_pct)
+                        row.update(n=grp.bottom.scored, arr=grp.bottom.arr, mean_score_pct=grp.bottom.mean_score_pct,
+                                   **{k: graded[k] for k in ("parse_fail_pct", "sample_spread_pct", "n_sampled",
+                                                             "variant_spread_pct")})
                     elif pid == ALL:
                         row.update(grp.diffs.result(0.0, 100.0))
                         if self.pair_arr:
@@ -237,6 +289,8 @@ class ScoringAccumulator:
                         row.update(grp.diffs.result(p.score_min, p.score_max))
                         if self.pair_arr:
                             row["arr"] = grp.bottom.arr
+                    if not generated:
+                        row.update(graded)
                     row.update(grp.common_fields())
                     if pid == ALL:
                         row.update(qwk=float(np.nanmean(list(qwks.values()))) if qwks else math.nan,

@@ -23,6 +23,7 @@ EXPECT_TEXT: dict[str, str] = {
     "same-score": "a robust scorer keeps the score",
     "same-answer": "a robust system keeps its correct answer",
     "wrong-answer": "a robust system no longer gives the gold answer",
+    "not-higher": "a robust grader does not raise the score",
 }
 """What each expectation asks, without a citation: the card cites the attack's own paper (:func:`paper_of`)."""
 

@@ -10,10 +10,13 @@ from callbluff.metrics.rows import ERROR_FIELDS
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.render.views import View, arr_view, kumar_grids
 from callbluff.tasks.base import register_task
-from callbluff.tasks.scoring import ScoringTask
+from callbluff.tasks.scoring import GRADER_REPORT_FIELDS, ScoringTask
 
 KIT_PROMPT = Prompt("kit-content", "content", "Explain how heat reaches the handle of a metal spoon standing "
-                    "in hot tea, and name the process.", score_min=0, score_max=2)
+                    "in hot tea, and name the process.", score_min=0, score_max=2,
+                    reference="By conduction: the particles of the metal pass the heat along the spoon to the handle.",
+                    rubric="2 points: names conduction and says how the heat moves through the metal; 1 point: "
+                    "names conduction or says metal conducts heat; 0 points: otherwise.")
 KIT_ANSWERS = [
     ("kit-c1", 2.0, "The heat travels through the metal by conduction, from the hot end in the tea up to the handle."),
     ("kit-c2", 2.0, "Conduction: the particles in the hot part of the spoon vibrate and pass the energy along the "
@@ -32,7 +35,7 @@ class ContentTask(ScoringTask):
     description = "short-answer content scoring: Ding et al. 2020"
     pair_arr = True
     fields = ("n", "expect", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
-              "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *ERROR_FIELDS)
+              "abs_mean_diff_pct", "std_diff_pct", "ttest_p", "mean_score_pct", "queries_mean", *GRADER_REPORT_FIELDS, *ERROR_FIELDS)
     terminal_fields = ("n", "failure_pct", "qwk", "arr", "neg_pct", "pos_pct", "mean_diff_pct", "ttest_p",
                        *ERROR_FIELDS)
     robust_fields = (("arr", "ARR %"), ("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change %"),

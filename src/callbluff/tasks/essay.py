@@ -6,12 +6,16 @@ from __future__ import annotations
 from callbluff.metrics.rows import ERROR_FIELDS
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.tasks.base import register_task
-from callbluff.tasks.scoring import ScoringTask
+from callbluff.tasks.scoring import GRADER_REPORT_FIELDS, ScoringTask
 
 KIT_PROMPT = Prompt("kit-essay", "essay", "Should students be required to do volunteer work? Explain your view.",
                     source="Many towns rely on volunteers. At the Maple Street shelter, students from the high school "
                     "serve dinner every Tuesday. The shelter's director says that young helpers bring energy. Some "
-                    "parents worry that schoolwork suffers.", score_min=1, score_max=6)
+                    "parents worry that schoolwork suffers.", score_min=1, score_max=6,
+                    reference="Volunteering should be required because it teaches responsibility and connects students "
+                    "with their town, as the students at the Maple Street shelter show every Tuesday.",
+                    rubric="6: a clear position, developed with specific reasons and examples, well organised, few "
+                    "errors; 3-4: a position with some support; 1: no clear position or support.")
 KIT_ESSAYS = [
     ("kit-e1", 5.0, "I believe volunteer work should be required for students. First, it teaches responsibility "
      "because people depend on you. Second, students learn skills that school cannot teach. For example, my "
@@ -33,7 +37,7 @@ class EssayTask(ScoringTask):
     description = "essay scoring (AES): Kumar et al. 2020"
     fields = ("n", "expect", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
               "abs_mean_diff_pct", "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr",
-              "mean_score_pct", "queries_mean", *ERROR_FIELDS)
+              "mean_score_pct", "queries_mean", *GRADER_REPORT_FIELDS, *ERROR_FIELDS)
     terminal_fields = ("n", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct", "ttest_p",
                        *ERROR_FIELDS)
     robust_fields = (("not_lowered_pct", "not lowered %"), ("mean_diff_pct", "mean change % of scale"),

@@ -16,6 +16,13 @@ from callbluff.targets.base import Input
 from callbluff.tasks.base import Gold, Task
 
 
+GRADER_REPORT_FIELDS: tuple[str, ...] = (
+    "max_out_pct", "ceiling_pct", "mean_diff_pct_ci_low", "mean_diff_pct_ci_high", "pos_pct_ci_low", "pos_pct_ci_high",
+    "parse_fail_pct", "sample_spread_pct", "variant_spread_pct")
+"""The grader statistics (:mod:`callbluff.metrics.grading`, issue 29) the scoring tasks' rows carry and the report
+shows: max-out rate, ceiling share, bootstrap intervals, parse failures, spreads across samples and variants."""
+
+
 class ScoringTask(Task):
     """A task whose records are :class:`~callbluff.records.ScoredResponse` and whose targets return scores."""
 
@@ -54,6 +61,8 @@ class ScoringTask(Task):
                 f"gained; mean change {pct(row.get('mean_diff_pct'))}% of the scale")
         if row.get("arr") is not None:
             text += f"; {pct(row['arr'])}% were rejected (ARR; 100% is ideal)"
+        if row.get("max_out_pct") and row.get("n_low"):
+            text += f"; {pct(row['max_out_pct'])}% of {row['n_low']} low-scored answers reached the maximum"
         return text + "."
 
     def clean_quality(self, clean: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
