@@ -476,7 +476,7 @@ def compare(
         vt.add_column(col, overflow="fold")
     shown = [v for v in c.verdicts if v.verdict != "unchanged"][:max(top, 0)]
     for v in shown:
-        vt.add_row(v.column, v.attack, short_params(v.params, v.attack), fmt(v.baseline_failure_pct),
+        vt.add_row(v.column, v.attack, short_params(v.params), fmt(v.baseline_failure_pct),
                    fmt(v.failure_pct), Text(signed(v.difference), style=colour[v.verdict]), str(v.n_pairs),
                    str(v.fooled_only_column), str(v.fooled_only_baseline),
                    "–" if v.p_adjusted is None else f"{v.p_adjusted:.3g}", Text(v.verdict, style=colour[v.verdict]))
@@ -513,7 +513,7 @@ def compare(
                   highlight=False)
     if fail_on_regression and c.regressions:
         say(("error:", "bold red"), f" {len(c.regressions)} regression(s) beyond noise (--fail-on-regression): "
-            + "; ".join(f"{v.column}: {v.attack} ({short_params(v.params, v.attack)})" for v in c.regressions))
+            + "; ".join(f"{v.column}: {v.attack} ({short_params(v.params)})" for v in c.regressions))
         raise typer.Exit(REGRESSION_EXIT)
 
 

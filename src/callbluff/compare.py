@@ -426,7 +426,7 @@ def rows_for_display(c: Comparison, limit: int | None = None) -> list[list[str]]
     difference of each compared column to its baseline."""
     out = []
     for d in c.differences[:limit]:
-        out.append([d.attack, short_params(d.params, d.attack), d.prompt, d.metric, *[fmt(v) for v in d.values],
+        out.append([d.attack, short_params(d.params), d.prompt, d.metric, *[fmt(v) for v in d.values],
                     *[signed(diff) for diff, _ in row_differences(c, d)]])
     return out
 
@@ -453,7 +453,7 @@ def as_dict(c: Comparison) -> dict[str, Any]:
         "columns": c.columns,
         "baselines": {c.columns[k]: c.columns[b] for k, b in enumerate(c.baselines) if k != b},
         "alpha": c.alpha, "test": test_sentence(c), "counts": verdict_counts(c),
-        "regressions": [f"{v.column}: {v.attack} {short_params(v.params, v.attack)}" for v in c.regressions],
+        "regressions": [f"{v.column}: {v.attack} {short_params(v.params)}" for v in c.regressions],
         "verdicts": [{**asdict(v), "difference": v.difference} for v in c.verdicts],
         "differences": [
             {"task": d.task, "attack": d.attack, "params": d.params, "prompt": d.prompt, "metric": d.metric,
@@ -510,18 +510,22 @@ def write_compare_html(c: Comparison, out: str | Path) -> Path:
     diff_rows = []
     for d in c.differences:
         diffs = row_differences(c, d)
-        diff_rows.append({"cells": [d.attack, short_params(d.params, d.attack), d.prompt, d.metric],
+        diff_rows.append({"cells": [d.attack, short_params(d.params), d.prompt, d.metric],
                           "values": [fmt(v) for v in d.values],
                           "diffs": [(signed(x), cls) for x, cls in diffs],
                           "same": all(x is None or abs(x) < 1e-12 for x, _ in diffs)})
     verdict_rows = [{"column": v.column, "baseline": v.baseline, "attack": v.attack,
-                     "params": short_params(v.params, v.attack), "base": fmt(v.baseline_failure_pct),
+                     "params": short_params(v.params), "base": fmt(v.baseline_failure_pct),
                      "value": fmt(v.failure_pct), "diff": signed(v.difference),
                      "diff_class": direction("failure_pct", v.difference), "pairs": v.n_pairs,
-                     "b": v.fooled_only_baseline, "c": v.fooled_only_column, "test": v.test,
+                     "b": v.fooled_only_baseline, "c": v.fooled_only_column, "test": v.test.split(" (")[0],
                      "p": _p(v.p_value), "p_adj": _p(v.p_adjusted), "verdict": v.verdict} for v in c.verdicts]
+    pairs = sorted({(v.column, v.baseline) for v in c.verdicts})
     html = env.get_template("compare.html.j2").render(
-        columns=c.columns, diff_header=difference_columns(c), rows=diff_rows, runs=c.runs, verdicts=verdict_rows,
+        columns=c.columns, diff_header=difference_columns(c), rows=diff_rows, runs=c.runs,
+        changed=[v for v in verdict_rows if v["verdict"] != "unchanged"],
+        unchanged=[v for v in verdict_rows if v["verdict"] == "unchanged"], pairs=pairs,
+        one_pair=len(pairs) == 1, one_test=len({v.test for v in c.verdicts}) <= 1,
         counts=verdict_counts(c), test=test_sentence(c), notes=c.notes,
         n_changed=sum(1 for d in c.differences if d.spread), n=len(c.differences))
     return write_text(html, out)
@@ -540,14 +544,14 @@ def summary_lines(c: Comparison, top: int = 5) -> list[str]:
         if not d.spread:
             break
         vals = ", ".join(f"{col}: {fmt(v)}" for col, v in zip(c.columns, d.values))
-        where = "clean data" if d.attack == "clean" else f"{d.attack} ({short_params(d.params, d.attack)})"
+        where = "clean data" if d.attack == "clean" else f"{d.attack} ({short_params(d.params)})"
         lines.append(f"{where}, prompt {d.prompt}: {d.metric} {vals}")
     return lines
 
 
 def verdict_line(v: Verdict) -> str:
     """One verdict as a sentence (the terminal's regression list and ``--fail-on-regression``'s message)."""
-    return (f"{v.column} vs {v.baseline}: {v.attack} ({short_params(v.params, v.attack)}) failure "
+    return (f"{v.column} vs {v.baseline}: {v.attack} ({short_params(v.params)}) failure "
             f"{fmt(v.baseline_failure_pct)}% -> {fmt(v.failure_pct)}% ({signed(v.difference)} points; "
             f"{v.fooled_only_column} cases newly fooled, {v.fooled_only_baseline} no longer fooled of "
             f"{v.n_pairs}; {v.test} p = {_p(v.p_adjusted)})")
