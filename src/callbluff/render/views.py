@@ -23,7 +23,7 @@ from typing import Any
 
 from callbluff.render.plots import bar_svg
 from callbluff.render.tables import PAIR_FIELDS, _config_key, _prompt_key
-from callbluff.render.text import fmt, natural_key, num, pooled_rows, short_params
+from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, short_params
 
 
 @dataclass
@@ -37,7 +37,9 @@ class View:
 
 
 def _attack_label(r: Mapping[str, Any]) -> str:
-    return f"{r['attack']} {short_params(r['params'], str(r['attack']))}"
+    """The attack's name with its non-default parameters (the name alone when every one is at its default)."""
+    params = short_params(r["params"], str(r["attack"]))
+    return str(r["attack"]) if params == "defaults" else f"{r['attack']} {params}"
 
 
 def _int(v: Any) -> str:
@@ -242,8 +244,8 @@ def reading_view(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> l
     pooled = pooled_rows(rows)
     if not pooled:
         return []
-    table = [[_attack_label(r), str(r["target"]), fmt(r.get("n")), fmt(r.get("em")), fmt(r.get("em_adv")),
-              fmt(r.get("f1")), fmt(r.get("f1_adv")), fmt(r.get("broken_pct"))] for r in pooled]
+    table = [[_attack_label(r), str(r["target"]), fmt(r.get("n")), pct(r.get("em")), pct(r.get("em_adv")),
+              pct(r.get("f1")), pct(r.get("f1_adv")), pct(r.get("broken_pct"))] for r in pooled]  # one decimal
     triples = [(f"{t} {when}", t, key) for t in targets for when, key in (("before", "f1"), ("under attack", "f1_adv"))]
     return [View("F1 before and after each attack (Jia & Liang 2017 shape)",
                  "SQuAD v1.1 EM/F1 on the attacked questions; under attack, a question counts with its worst "
