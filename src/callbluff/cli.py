@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 
 from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
-from callbluff.render.text import fmt, short_params
 from callbluff.console import console, fail, out, say
 from callbluff.datasets import DataError, load
 from callbluff.filter_cli import filter_app
@@ -462,7 +461,7 @@ def compare(
     """Is v2 better? Per target and attack: better / worse / unchanged beyond noise (McNemar's exact test on the
     paired per-example verdicts), then every figure with its signed difference to the baseline."""
     from callbluff.compare import (as_csv, as_json, difference_columns, row_differences, signed, test_sentence,
-                                   verdict_counts, verdict_line, write_text)
+                                   value, verdict_counts, verdict_line, write_text)
 
     try:
         c = compare_runs(run_dirs, alpha=alpha)
@@ -476,8 +475,8 @@ def compare(
         vt.add_column(col, overflow="fold")
     shown = [v for v in c.verdicts if v.verdict != "unchanged"][:max(top, 0)]
     for v in shown:
-        vt.add_row(v.column, v.attack, short_params(v.params), fmt(v.baseline_failure_pct),
-                   fmt(v.failure_pct), Text(signed(v.difference), style=colour[v.verdict]), str(v.n_pairs),
+        vt.add_row(v.column, v.attack, c.label(v.attack, v.params), value(v.baseline_failure_pct),
+                   value(v.failure_pct), Text(signed(v.difference), style=colour[v.verdict]), str(v.n_pairs),
                    str(v.fooled_only_column), str(v.fooled_only_baseline),
                    "–" if v.p_adjusted is None else f"{v.p_adjusted:.3g}", Text(v.verdict, style=colour[v.verdict]))
     if shown:
@@ -507,13 +506,13 @@ def compare(
         f" · unchanged: {counts['unchanged']}" + (f" · not testable: {counts['n/a']}" if counts["n/a"] else "")
         + f" ({test_sentence(c)})")
     for v in c.regressions:
-        say(("regression:", "bold red"), " ", verdict_line(v))
+        say(("regression:", "bold red"), " ", verdict_line(c, v))
     console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
                   f"comparison: {path}" + "".join(f"; {f}" for f in (json_file, csv_file) if f is not None),
                   highlight=False)
     if fail_on_regression and c.regressions:
         say(("error:", "bold red"), f" {len(c.regressions)} regression(s) beyond noise (--fail-on-regression): "
-            + "; ".join(f"{v.column}: {v.attack} ({short_params(v.params)})" for v in c.regressions))
+            + "; ".join(f"{v.column}: {v.attack} ({c.label(v.attack, v.params)})" for v in c.regressions))
         raise typer.Exit(REGRESSION_EXIT)
 
 
@@ -553,6 +552,7 @@ def annotate_import(
     """Read filled sheets: Kumar et al. Table 6 (scoring) and the DPAEG comprehension rate; updates report.html."""
     from callbluff.annotate import AnnotationError, import_sheets
     from callbluff.report.html import ReportError, write_report
+    from callbluff.render.text import fmt as fmt_value
 
     try:
         summary = import_sheets(run_dir, files)
@@ -564,7 +564,7 @@ def annotate_import(
         for h in view["header"]:
             table.add_column(h)
         for row in view["rows"]:
-            table.add_row(*[fmt(v) for v in row])
+            table.add_row(*[fmt_value(v) for v in row])
         out.print(table)
     try:
         path = write_report(run_dir)

@@ -55,7 +55,7 @@ from typing import Any, Literal
 from callbluff.metrics.expectations import failure_unit
 from callbluff.report.load import RunData, load_run
 from callbluff.tasks import get_task
-from callbluff.render.text import fmt, num, pooled_rows, short_params
+from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
 
 UNIT_SCALE = {"qwk", "mrr", "map", "mrr_adv", "map_adv", "recall_at_1", "recall_at_5", "recall_at_20",
               "recall_at_1_adv", "recall_at_5_adv", "recall_at_20_adv"}
@@ -139,6 +139,12 @@ class Comparison:
     baselines: list[int] = field(default_factory=list)
     """Per column, the index of the column it is compared with (itself for the baseline)."""
     alpha: float = ALPHA
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(attack, params) -> the configuration's label among the attack's others
+    (:func:`~callbluff.render.text.config_labels`: the parameters that vary, written out)."""
+
+    def label(self, attack: str, params: str) -> str:
+        return self.labels.get((attack, params)) or short_params(params, attack)
 
     @property
     def regressions(self) -> list[Verdict]:
@@ -205,7 +211,13 @@ def compare_runs(run_dirs: Sequence[str | Path], alpha: float = ALPHA) -> Compar
     notes = [f"the runs used different data ({', '.join(sorted(specs))}): their figures measure different "
              "inputs"] if len(specs) > 1 else []
     baselines = _baselines(cols)
-    return Comparison([c[2] for c in cols], runs, diffs, notes, verdicts(cols, baselines, alpha), baselines, alpha)
+    by_attack: dict[str, set[str]] = {}
+    for d in diffs:
+        if d.attack != "clean":
+            by_attack.setdefault(d.attack, set()).add(d.params)
+    labels = {(a, p): lab for a, ps in by_attack.items() for p, lab in config_labels(a, sorted(ps)).items()}
+    return Comparison([c[2] for c in cols], runs, diffs, notes, verdicts(cols, baselines, alpha), baselines, alpha,
+                      labels)
 
 
 def _drop_restated(table: dict[tuple[str, str, str, str, str], dict[int, float | None]],
@@ -383,13 +395,18 @@ def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
 
 # -- output ---------------------------------------------------------------------------------------------------
 
-def signed(v: float | None, metric: str = "") -> str:
+def value(v: float | None, metric: str = "failure_pct") -> str:
+    """A figure as compare prints it: 0-1 metrics (QWK, MRR, ...) to 3 decimals, percentages to 1."""
+    return fmt(v) if metric in UNIT_SCALE else pct(v)
+
+
+def signed(v: float | None, metric: str = "failure_pct") -> str:
     """A signed difference ("+3.5", "-0.02", "0"); "–" when undefined."""
     if v is None:
         return "–"
-    if abs(v) < 1e-12:
+    if abs(v) < 1e-12 or value(abs(v), metric) == "0":
         return "0"
-    return ("+" if v > 0 else "") + fmt(float(v))
+    return ("+" if v > 0 else "-") + value(abs(float(v)), metric)
 
 
 def direction(metric: str, diff: float | None) -> Literal["better", "worse", ""]:
@@ -426,8 +443,8 @@ def rows_for_display(c: Comparison, limit: int | None = None) -> list[list[str]]
     difference of each compared column to its baseline."""
     out = []
     for d in c.differences[:limit]:
-        out.append([d.attack, short_params(d.params), d.prompt, d.metric, *[fmt(v) for v in d.values],
-                    *[signed(diff) for diff, _ in row_differences(c, d)]])
+        out.append([d.attack, c.label(d.attack, d.params), d.prompt, d.metric,
+                    *[value(v, d.metric) for v in d.values], *[signed(diff, d.metric) for diff, _ in row_differences(c, d)]])
     return out
 
 
@@ -453,8 +470,9 @@ def as_dict(c: Comparison) -> dict[str, Any]:
         "columns": c.columns,
         "baselines": {c.columns[k]: c.columns[b] for k, b in enumerate(c.baselines) if k != b},
         "alpha": c.alpha, "test": test_sentence(c), "counts": verdict_counts(c),
-        "regressions": [f"{v.column}: {v.attack} {short_params(v.params)}" for v in c.regressions],
-        "verdicts": [{**asdict(v), "difference": v.difference} for v in c.verdicts],
+        "regressions": [f"{v.column}: {v.attack} {c.label(v.attack, v.params)}" for v in c.regressions],
+        "verdicts": [{**asdict(v), "difference": v.difference, "label": c.label(v.attack, v.params)}
+                     for v in c.verdicts],
         "differences": [
             {"task": d.task, "attack": d.attack, "params": d.params, "prompt": d.prompt, "metric": d.metric,
              "values": dict(zip(c.columns, d.values)), "spread": d.spread,
@@ -510,13 +528,13 @@ def write_compare_html(c: Comparison, out: str | Path) -> Path:
     diff_rows = []
     for d in c.differences:
         diffs = row_differences(c, d)
-        diff_rows.append({"cells": [d.attack, short_params(d.params), d.prompt, d.metric],
-                          "values": [fmt(v) for v in d.values],
-                          "diffs": [(signed(x), cls) for x, cls in diffs],
+        diff_rows.append({"cells": [d.attack, c.label(d.attack, d.params), d.prompt, d.metric],
+                          "values": [value(v, d.metric) for v in d.values],
+                          "diffs": [(signed(x, d.metric), cls) for x, cls in diffs],
                           "same": all(x is None or abs(x) < 1e-12 for x, _ in diffs)})
     verdict_rows = [{"column": v.column, "baseline": v.baseline, "attack": v.attack,
-                     "params": short_params(v.params), "base": fmt(v.baseline_failure_pct),
-                     "value": fmt(v.failure_pct), "diff": signed(v.difference),
+                     "params": c.label(v.attack, v.params), "base": value(v.baseline_failure_pct),
+                     "value": value(v.failure_pct), "diff": signed(v.difference),
                      "diff_class": direction("failure_pct", v.difference), "pairs": v.n_pairs,
                      "b": v.fooled_only_baseline, "c": v.fooled_only_column, "test": v.test.split(" (")[0],
                      "p": _p(v.p_value), "p_adj": _p(v.p_adjusted), "verdict": v.verdict} for v in c.verdicts]
@@ -543,16 +561,16 @@ def summary_lines(c: Comparison, top: int = 5) -> list[str]:
     for d in c.differences[:top]:
         if not d.spread:
             break
-        vals = ", ".join(f"{col}: {fmt(v)}" for col, v in zip(c.columns, d.values))
-        where = "clean data" if d.attack == "clean" else f"{d.attack} ({short_params(d.params)})"
+        vals = ", ".join(f"{col}: {value(v, d.metric)}" for col, v in zip(c.columns, d.values))
+        where = "clean data" if d.attack == "clean" else f"{d.attack} ({c.label(d.attack, d.params)})"
         lines.append(f"{where}, prompt {d.prompt}: {d.metric} {vals}")
     return lines
 
 
-def verdict_line(v: Verdict) -> str:
+def verdict_line(c: Comparison, v: Verdict) -> str:
     """One verdict as a sentence (the terminal's regression list and ``--fail-on-regression``'s message)."""
-    return (f"{v.column} vs {v.baseline}: {v.attack} ({short_params(v.params)}) failure "
-            f"{fmt(v.baseline_failure_pct)}% -> {fmt(v.failure_pct)}% ({signed(v.difference)} points; "
+    return (f"{v.column} vs {v.baseline}: {v.attack} ({c.label(v.attack, v.params)}) failure "
+            f"{value(v.baseline_failure_pct)}% -> {value(v.failure_pct)}% ({signed(v.difference)} points; "
             f"{v.fooled_only_column} cases newly fooled, {v.fooled_only_baseline} no longer fooled of "
             f"{v.n_pairs}; {v.test} p = {_p(v.p_adjusted)})")
 

@@ -15,7 +15,6 @@ Each view is a caption, a table (header + rows of strings) and, where the paper 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -23,7 +22,7 @@ from typing import Any
 
 from callbluff.render.plots import bar_svg
 from callbluff.render.tables import PAIR_FIELDS, _config_key, _prompt_key
-from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, short_params
+from callbluff.render.text import config_labels, fmt, natural_key, num, pct, pooled_rows, short_params
 
 
 @dataclass
@@ -136,28 +135,12 @@ def attack_bars(pooled: Sequence[Mapping[str, Any]], metric: str, targets: Seque
 
 
 def _panel_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Per configuration of one attack (keyed by :func:`_attack_label`), its parameters as ``k=v`` with every
-    value written out (a grid value equal to the default is shown, not hidden as in ``short_params``), leaving
-    out the parameters that are the same in all of the attack's configurations; "defaults" when none is left."""
-    parsed = {_attack_label(r): _params_dict(r["params"]) for r in rows}
-    keys = [k for k in dict.fromkeys(k for d in parsed.values() for k in d)
-            if len({json.dumps(d.get(k), sort_keys=True, default=str) for d in parsed.values()}) > 1]
-    return {lab: " ".join(f"{k}={_value(d.get(k))}" for k in keys if d.get(k) is not None) or "defaults"
-            for lab, d in parsed.items()}
-
-
-def _params_dict(params: Any) -> dict[str, Any]:
-    try:
-        d = json.loads(params) if isinstance(params, str) else dict(params)
-    except (TypeError, ValueError):
-        return {"params": str(params)}
-    return d if isinstance(d, dict) else {"params": d}
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+    """Per configuration of one attack (keyed by :func:`_attack_label`), its label among the attack's others
+    (:func:`~callbluff.render.text.config_labels`)."""
+    if not rows:
+        return {}
+    labels = config_labels(str(rows[0]["attack"]), [str(r["params"]) for r in rows])
+    return {_attack_label(r): labels[str(r["params"])] for r in rows}
 
 
 def failure_chart(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> str:
