@@ -265,7 +265,7 @@ def _item(attack: str, params: str, eid: Any, rows: pd.DataFrame) -> dict[str, A
     first = rows.iloc[0]
     label = f"{attack} {short_params(params, attack)}"  # non-default parameters; provenance has them all
     return {
-        "attack": attack, "label": label, "params": short_params(params),
+        "attack": attack, "label": label, "params": short_params(params, attack),  # all of them: run.json
         "example_id": str(eid), "source_id": _plain(first["source_id"]),
         "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
         "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
