@@ -125,3 +125,10 @@ def test_json_and_csv_parse(runs: dict[str, Path], tmp_path: Path) -> None:
     assert diff_rows and all(x["verdict"] == "" for x in diff_rows)
     fp = next(x for x in diff_rows if x["attack"] == "DelRand" and x["prompt"] == "demo-essay" and x["metric"] == "failure_pct")
     assert float(fp["difference"]) == 100.0 and float(fp["baseline_value"]) == 0.0
+
+
+def test_a_bad_alpha_is_refused(runs: dict[str, Path], tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["compare", str(runs["v1"]), str(runs["v2"]), "--alpha", "1.5", "--out",
+                                 str(tmp_path / "c.html")], env={"COLUMNS": "250"})
+    assert r.exit_code == 2 and "alpha must be between 0 and 1" in r.output, r.output
+    assert not (tmp_path / "c.html").exists()
