@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -222,27 +222,26 @@ def sample_examples(run_dir: str | Path, per_attack: int,
     df = _read(path, COLUMNS, [i for ids in chosen_ids.values() for i in ids])
     by_config = dict(iter(df.groupby(["attack", "params"], sort=True)))
     configs = sorted(chosen_ids, key=lambda k: (generated[k], k))  # generators after the rest
-    ranked: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for (attack, params) in configs:
-        rows_of = {eid: rows for eid, rows in by_config[(attack, params)].groupby("example_id", sort=False)}
-        ranked[(attack, params)] = [_item(str(attack), str(params), eid, rows_of[eid])
-                                    for eid in chosen_ids[(attack, params)] if eid in rows_of]
-    kept = _within_budget(ranked, configs)
+    rows_of = {key: {eid: rows for eid, rows in by_config[key].groupby("example_id", sort=False)}
+               for key in configs if key in by_config}
+    ranked = {key: [eid for eid in chosen_ids[key] if eid in rows_of.get(key, {})] for key in configs}
+
+    def make(key: tuple[str, str], eid: str) -> dict[str, Any]:
+        return _item(str(key[0]), str(key[1]), eid, rows_of[key][eid])
+
+    kept = _within_budget(ranked, configs, make)
     items: list[dict[str, Any]] = []
     for key in configs:
-        chosen = kept[key]
-        items.extend(sorted(chosen, key=lambda it: (not it["fooled"], -it.pop("_telling"), it["example_id"])))
-    for key in configs:  # items left out by the budget carry their sort key too
-        for it in ranked[key]:
-            it.pop("_telling", None)
+        items.extend(sorted(kept[key], key=lambda it: (not it["fooled"], -it.pop("_telling"), it["example_id"])))
     return items, totals, max((len(v) for v in kept.values()), default=0)
 
 
-def _within_budget(ranked: dict[tuple[str, str], list[dict[str, Any]]],
-                   configs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """The ranked items of each configuration cut so that their JSON stays within :data:`MAX_EMBEDDED_BYTES`:
-    taken in rounds (rank 0 of every configuration, then rank 1, ...); the first of each is always kept and a
-    configuration whose next item does not fit takes no more (each keeps a prefix of its stratified order)."""
+def _within_budget(ranked: dict[tuple[str, str], list[str]], configs: Sequence[tuple[str, str]],
+                   make: Callable[[tuple[str, str], str], dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The items of each configuration's ranked example ids, cut so that their JSON stays within
+    :data:`MAX_EMBEDDED_BYTES`: taken in rounds (rank 0 of every configuration, then rank 1, ...); the first of
+    each is always kept and a configuration whose next item does not fit takes no more (each keeps a prefix of
+    its stratified order). Items are made (``make``: texts, word diff) only as they are taken."""
     kept: dict[tuple[str, str], list[dict[str, Any]]] = {k: [] for k in configs}
     open_ = set(configs)
     used = 0
@@ -250,7 +249,7 @@ def _within_budget(ranked: dict[tuple[str, str], list[dict[str, Any]]],
         for key in configs:
             if key not in open_ or rank >= len(ranked[key]):
                 continue
-            item = ranked[key][rank]
+            item = make(key, ranked[key][rank])
             size = len(script_json({k: v for k, v in item.items() if k != "_telling"}).encode("utf-8"))
             if rank == 0 or used + size <= MAX_EMBEDDED_BYTES:
                 kept[key].append(item)
