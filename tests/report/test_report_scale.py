@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from callbluff.engine.run import RunResult
 from callbluff.render.plots import PALETTE
 from callbluff.render.views import MAX_BARS, PANEL_BARS, failure_chart, kumar_grids
 from callbluff.report import browser
@@ -96,3 +98,28 @@ def test_the_sample_is_stratified_by_outcome_and_prompt(tmp_path: Path) -> None:
     assert shown == 9 and sum(it["fooled"] for it in items) == 3  # in proportion: a third fooled
     assert [it["fooled"] for it in items] == [True] * 3 + [False] * 6  # fooled first on the page
     assert {it["prompt"] for it in items} == {"1", "2"}  # taken in turn from each prompt
+
+
+NOT_APPLICABLE = """
+name = "not-applicable"
+seed = 3
+limit = 4
+[dataset]
+spec = "demo:essay"
+[[target]]
+name = "length"
+type = "callable"
+function = "helpers.scorers:essay_length_scorer"
+[[attack]]
+name = "DelRand"
+[[attack]]
+name = "AddRC"
+grid = { percent = [10, 20] }
+"""
+
+
+def test_the_report_names_attacks_that_made_no_example(small_run: Callable[..., RunResult]) -> None:
+    run = small_run(NOT_APPLICABLE).run_dir  # AddRC adds the prompt's reading passage: the demo prompt has none
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "<b>Not measured:</b> AddRC (0 of 2 configurations produced adversarial examples)" in html
+    assert "DelRand (" not in html.split("Not measured:")[1].split("</p>")[0]
