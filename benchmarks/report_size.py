@@ -102,7 +102,7 @@ def main() -> None:
     run_s = time.perf_counter() - t0
     import pandas as pd
 
-    from callbluff.report.browser import MAX_EMBEDDED
+    from callbluff.report.browser import MAX_EMBEDDED, MAX_EMBEDDED_BYTES
     from callbluff.report.html import write_report
 
     n_examples = len(pd.read_parquet(run / "examples.parquet", columns=["example_id"]))
@@ -160,8 +160,9 @@ length scorer: **{n_examples:,} adversarial examples** (run built, or resumed fr
 
 The render goal is judged on the slowest whole-process time (start-up included), the stricter reading; the page
 itself loads in {worst_load if worst_load is None else round(worst_load, 3)} s at worst. The example browser
-embeds at most {MAX_EMBEDDED:,} examples per run (up to 200 per attack configuration; with 84 configurations, the
-cap gives each {MAX_EMBEDDED // 84}), so the size does not grow with the run beyond the metric tables.
+embeds a sample stratified per attack configuration (and, within one, by outcome), at most {MAX_EMBEDDED:,}
+examples and about {MAX_EMBEDDED_BYTES / 1e6:g} MB of JSON per run (every configuration keeps at least one
+example), so the size does not grow with the run beyond the metric tables and the charts.
 
 Machine: {result['machine']}, {result['cpus']} CPUs shared with other jobs; load average before
 {result['load_avg_before']}, after {result['load_avg_after']}; {result['chromium']}.

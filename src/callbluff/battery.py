@@ -18,8 +18,13 @@ from typing import Any
 from callbluff.attacks.base import get_attack
 from callbluff.attacks.content import ding2020_configurations
 from callbluff.engine.generate import AttackSpec, Chunk, generate
+from callbluff.progress import Progress
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
+
+
+STAGE = "development answers (generator configurations)"
+"""The progress stage :func:`battery` reports (configurations done of all)."""
 
 
 @dataclass(frozen=True)
@@ -40,17 +45,22 @@ def config_label(cfg: Mapping[str, Any]) -> str:
 
 def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, seed: int = 0,
             configs: Sequence[Mapping[str, Any]] | None = None, corpus: str | None = None,
-            errors: list[str] | None = None) -> list[AdversarialAnswer]:
+            errors: list[str] | None = None, progress: Progress | None = None) -> list[AdversarialAnswer]:
     """``count`` adversarial answers per configuration for ``prompt``, every generator fitted on ``records``
     (the prompt's answers that the attacker may see). ``configs`` default to the paper's 25
     (:func:`~callbluff.attacks.content.ding2020_configurations`; their ``count`` is replaced by ``count``).
 
     Never raises for one configuration: one that cannot fit or generate on this prompt (no answers, an
     unusable corpus) is skipped and its cause appended to ``errors``; a static attack failing on one source
-    answer is reported there too and the others go on."""
+    answer is reported there too and the others go on. ``progress`` (:mod:`callbluff.progress`) hears
+    :data:`STAGE` once per configuration done (skipped ones included), which changes nothing generated."""
     configs = list(configs) if configs is not None else ding2020_configurations(count, corpus)
     out: list[AdversarialAnswer] = []
-    for cfg in configs:
+    if progress is not None:
+        progress(STAGE, 0, len(configs))
+    for k, cfg in enumerate(configs, 1):
+        if progress is not None and k > 1:
+            progress(STAGE, k - 1, len(configs))
         label = config_label(cfg)
         try:
             cls = get_attack(cfg["attack"])
@@ -71,6 +81,8 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
         if errors is not None:
             errors.extend(f"prompt {prompt.id}: {label}: {p}" for p in problems)
         out += [AdversarialAnswer(prompt.id, t, cls.name, label) for t in texts if t.strip()]
+    if progress is not None:
+        progress(STAGE, len(configs), len(configs))
     return out
 
 

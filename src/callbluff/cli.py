@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 from rich.table import Table
+from rich.text import Text
 
 from callbluff.compare import compare_runs, rows_for_display, summary_lines, write_compare_html
 from callbluff.console import console, fail, out, say
@@ -440,32 +441,81 @@ def _open_in_browser(path: Path) -> None:
         say((f"no browser found here; open {path.resolve()} yourself", "yellow"))
 
 
+REGRESSION_EXIT = 4
+"""``callbluff compare --fail-on-regression``'s exit code when a compared column is worse on an attack."""
+
+
 @app.command()
 def compare(
-    run_dirs: Annotated[list[Path], typer.Argument(help="two or more run directories (or one with two targets)",
-                                                   metavar="RUN_A RUN_B...")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="two or more run directories (or one with two targets); "
+                                                   "the first is the baseline", metavar="RUN_A RUN_B...")],
     out_file: Annotated[Path, typer.Option("--out", help="the comparison as HTML")] = Path("compare.html"),
-    top: Annotated[int, typer.Option(help="rows printed on the terminal")] = 25,
+    top: Annotated[int, typer.Option(help="difference rows printed on the terminal")] = 25,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help=f"exit {REGRESSION_EXIT} when a run is worse than the baseline on an attack "
+                                     "(beyond noise: the verdicts' test)")] = False,
+    json_file: Annotated[Path | None, typer.Option("--json", help="also write the verdicts and differences as "
+                                                                  "JSON")] = None,
+    csv_file: Annotated[Path | None, typer.Option("--csv", help="also write the verdicts and differences as "
+                                                                "one CSV table")] = None,
+    alpha: Annotated[float, typer.Option(help="significance level of the verdicts (Holm-adjusted)")] = 0.05,
 ) -> None:
-    """Runs side by side (the same suite against two model versions, or two targets): largest differences first."""
+    """Is v2 better? Per target and attack: better / worse / unchanged beyond noise (McNemar's exact test on the
+    paired per-example verdicts), then every figure with its signed difference to the baseline."""
+    from callbluff.compare import (as_csv, as_json, difference_columns, row_differences, signed, test_sentence,
+                                   value, verdict_counts, verdict_line, write_text)
+
     try:
-        c = compare_runs(run_dirs)
+        c = compare_runs(run_dirs, alpha=alpha)
     except (ReportError, ValueError) as e:
         fail(str(e))
         raise
-    table = Table(title="differences, largest first")
-    for col in ["attack", "params", "prompt", "metric", *c.columns, "difference"]:
+    colour = {"better": "green", "worse": "bold red", "unchanged": "dim", "n/a": "yellow", "": ""}
+    vt = Table(title=f"verdicts per attack (baseline: {', '.join(sorted({v.baseline for v in c.verdicts}))})")
+    for col in ("target", "attack", "params", "failure % base", "failure %", "difference", "pairs",
+                "newly fooled", "no longer fooled", "p (Holm)", "verdict"):
+        vt.add_column(col, overflow="fold")
+    shown = [v for v in c.verdicts if v.verdict != "unchanged"][:max(top, 0)]
+    for v in shown:
+        vt.add_row(v.column, v.attack, c.label(v.attack, v.params), value(v.baseline_failure_pct),
+                   value(v.failure_pct), Text(signed(v.difference), style=colour[v.verdict]), str(v.n_pairs),
+                   str(v.fooled_only_column), str(v.fooled_only_baseline),
+                   "–" if v.p_adjusted is None else f"{v.p_adjusted:.3g}", Text(v.verdict, style=colour[v.verdict]))
+    if shown:
+        out.print(vt)
+    table = Table(title="differences, largest first (signed: column - baseline)")
+    for col in ["attack", "params", "prompt", "metric", *c.columns, *difference_columns(c)]:
         table.add_column(col, overflow="fold")
-    for row in rows_for_display(c, top):
-        table.add_row(*row)
+    for row, d in zip(rows_for_display(c, top), c.differences):
+        dirs = [cls for _, cls in row_differences(c, d)]
+        n_diff = len(dirs)
+        table.add_row(*row[:len(row) - n_diff],
+                      *[Text(cell, style={"better": "green", "worse": "red"}.get(cls, "")) for cell, cls in
+                        zip(row[len(row) - n_diff:], dirs)])
     out.print(table)
     for line in summary_lines(c):
         console.print(f"  {line}", highlight=False, markup=False)
     for note in c.notes:
         say(("note:", "yellow"), f" {note}")
     path = write_compare_html(c, out_file)
+    if json_file is not None:
+        write_text(as_json(c), json_file)
+    if csv_file is not None:
+        write_text(as_csv(c), csv_file)
+    counts = verdict_counts(c)
+    say(("worse: " + str(counts["worse"]), "bold red" if counts["worse"] else ""), " · ",
+        ("better: " + str(counts["better"]), "green" if counts["better"] else ""),
+        f" · unchanged: {counts['unchanged']}" + (f" · not testable: {counts['n/a']}" if counts["n/a"] else "")
+        + f" ({test_sentence(c)})")
+    for v in c.regressions:
+        say(("regression:", "bold red"), " ", verdict_line(c, v))
     console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
-                  f"comparison: {path}", highlight=False)
+                  f"comparison: {path}" + "".join(f"; {f}" for f in (json_file, csv_file) if f is not None),
+                  highlight=False)
+    if fail_on_regression and c.regressions:
+        say(("error:", "bold red"), f" {len(c.regressions)} regression(s) beyond noise (--fail-on-regression): "
+            + "; ".join(f"{v.column}: {v.attack} ({c.label(v.attack, v.params)})" for v in c.regressions))
+        raise typer.Exit(REGRESSION_EXIT)
 
 
 annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar Table 6 / DPAEG comprehension in.",

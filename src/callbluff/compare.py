@@ -1,10 +1,36 @@
-"""``callbluff compare RUN_A RUN_B [...]``: runs side by side, the differences that matter first.
+"""``callbluff compare RUN_A RUN_B [...]``: is v2 better? A verdict per target and attack, then every figure.
 
 Typical use: the same suite against two model versions (two runs), or two targets of one run. Each (run,
-target) is a column; rows are aligned on (task, attack, params, prompt), so the same suite run against
-differently named targets still lines up. Compared per row: the task's clean quality metrics (QWK, EM/F1, top-1
-and MRR: its descriptor's ``clean_fields``) for clean rows and, for attack rows, ``failure_pct`` (the share of
-adversarial inputs handled wrongly, engine/metrics_rows.py) and the task's ``robust_fields`` (:mod:`callbluff.tasks`).
+target) is a column; the first column is the *baseline* and every other column is compared with it (with the
+first run's target of the same name when the runs share target names, so ``v1/a, v1/b`` vs ``v2/a, v2/b``
+compares ``a`` with ``a``).
+
+**Verdicts** (:func:`verdicts`): per compared column and attack configuration, pooled over prompts, whether the
+column is *better*, *worse* or *unchanged* than the baseline beyond noise, on the share of cases that fooled
+the target (``failure_pct``: CheckList-style per-case verdicts, Ribeiro et al. 2020 Sec. 2; a case is an
+adversarial example, or for reading a question fooled by any of its versions, Jia & Liang 2017 Sec. 4.1, as
+the run counted it). The test (a choice; the papers compare systems by their figures only):
+
+- *paired* when the same cases are in both runs (the same example id with the same adversarial text: the same
+  suite, seed and data give them): McNemar's
+  exact test on the paired verdicts (McNemar 1947; the exact form is a two-sided binomial test of the discordant
+  pairs, ``b`` cases fooled only in the baseline and ``c`` fooled only in the new column, against p = 1/2);
+  cases a failed prediction left unjudged in either run are left out of the pairs;
+- *unpaired* otherwise (no case id in common, e.g. another seed): Fisher's exact test on the two columns'
+  (fooled, not fooled) counts.
+
+The p-values of one comparison are adjusted for the number of tests with Holm's step-down method (Holm 1979;
+a 171-configuration suite makes 171 tests, and at alpha = 0.05 about eight would differ by chance otherwise);
+a verdict is *worse* when the adjusted p is below ``alpha`` (default 0.05) and the failure share rose, *better*
+when it fell, *unchanged* otherwise. Every verdict carries its test's name, the pair counts and both p-values.
+
+**Differences** (:func:`compare_runs`): rows aligned on (task, attack, params, prompt) across the columns: the
+task's clean quality metrics (its descriptor's ``clean_fields``) for clean rows and, for attack rows,
+``failure_pct`` and the task's ``robust_fields`` (:mod:`callbluff.tasks`), each with its signed difference to
+the baseline (new - baseline; :data:`HIGHER_IS_BETTER` / :data:`LOWER_IS_BETTER` say which sign is an
+improvement, for colour only: the verdicts are the test). A robust field that restates ``failure_pct`` (``arr``
+= 100 - failure % under the ``bottom`` expectation, ``not_lowered_pct`` = failure % under ``lower``, see
+:mod:`callbluff.metrics.expectations`) is left out when it equals it in every column, so a figure is listed once.
 "Differences that matter first" (a choice): rows are sorted by their spread (max - min over the columns) on a
 common scale; QWK, MRR and MAP (0-1) are multiplied by 100 for the sort so that 0.1 QWK weighs like 10 points
 of a percentage. Rows a column lacks are shown as missing and sorted after the rest.
@@ -17,18 +43,39 @@ fair comparison; the user judges).
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from callbluff.metrics.expectations import failure_unit
 from callbluff.report.load import RunData, load_run
 from callbluff.tasks import get_task
-from callbluff.render.text import fmt, num, short_params
+from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
 
 UNIT_SCALE = {"qwk", "mrr", "map", "mrr_adv", "map_adv", "recall_at_1", "recall_at_5", "recall_at_20",
               "recall_at_1_adv", "recall_at_5_adv", "recall_at_20_adv"}
 """Metrics on a 0-1 scale (x100 when ranking differences)."""
+HIGHER_IS_BETTER = frozenset({"qwk", "em", "f1", "em_adv", "f1_adv", "arr", "neg_pct", "mrr", "map", "mrr_adv",
+                              "map_adv", "recall_at_1", "recall_at_5", "recall_at_20", "recall_at_1_adv",
+                              "recall_at_5_adv", "recall_at_20_adv"})
+"""Metrics whose rise is an improvement (the colour of a signed difference)."""
+LOWER_IS_BETTER = frozenset({"failure_pct", "not_lowered_pct", "pos_pct", "broken_pct", "success_rate",
+                             "mean_score_pct"})
+"""Metrics whose fall is an improvement. Others (e.g. ``mean_diff_pct``, whose sign depends on the attack's
+expectation) are shown uncoloured."""
+RESTATES_FAILURE = {"bottom": ("arr", 100.0), "lower": ("not_lowered_pct", 0.0)}
+"""Expectation -> (robust field, offset): the field is ``|offset - failure_pct|`` under that expectation
+(:mod:`callbluff.metrics.expectations`), so it is listed only when it differs from that in some column."""
+ALPHA = 0.05
+"""Default significance level of the verdicts (Holm-adjusted p below it)."""
+PAIRED_TEST = "McNemar exact (paired cases), Holm-adjusted"
+UNPAIRED_TEST = "Fisher exact (unpaired counts), Holm-adjusted"
+Outcome = Literal["better", "worse", "unchanged", "n/a"]
 
 
 @dataclass(frozen=True)
@@ -54,12 +101,54 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """One compared column against its baseline on one attack configuration (prompts pooled)."""
+
+    column: str
+    baseline: str
+    attack: str
+    params: str
+    baseline_failure_pct: float | None
+    failure_pct: float | None
+    n_pairs: int
+    """Cases judged in both columns (paired test); for the unpaired test, the two columns' judged cases summed."""
+    fooled_only_baseline: int
+    """Paired: cases that fooled the baseline but not the column (improvements); unpaired: baseline's fooled."""
+    fooled_only_column: int
+    """Paired: cases that fooled the column but not the baseline (regressions); unpaired: the column's fooled."""
+    test: str
+    p_value: float | None
+    p_adjusted: float | None
+    verdict: Outcome
+
+    @property
+    def difference(self) -> float | None:
+        if self.failure_pct is None or self.baseline_failure_pct is None:
+            return None
+        return self.failure_pct - self.baseline_failure_pct
+
+
+@dataclass(frozen=True)
 class Comparison:
     columns: list[str]
     runs: list[RunData]
     differences: list[Difference]
     notes: list[str] = field(default_factory=list)
     """What the user should know to read the figures (e.g. the runs used different data)."""
+    verdicts: list[Verdict] = field(default_factory=list)
+    baselines: list[int] = field(default_factory=list)
+    """Per column, the index of the column it is compared with (itself for the baseline)."""
+    alpha: float = ALPHA
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(attack, params) -> the configuration's label among the attack's others
+    (:func:`~callbluff.render.text.config_labels`: the parameters that vary, written out)."""
+
+    def label(self, attack: str, params: str) -> str:
+        return self.labels.get((attack, params)) or short_params(params, attack)
+
+    @property
+    def regressions(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.verdict == "worse"]
 
 
 def _columns(runs: Sequence[RunData]) -> list[tuple[RunData, str, str]]:
@@ -72,8 +161,21 @@ def _columns(runs: Sequence[RunData]) -> list[tuple[RunData, str, str]]:
     return out
 
 
-def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
-    """Load the runs and build every aligned difference, largest spread first."""
+def _baselines(cols: Sequence[tuple[RunData, str, str]]) -> list[int]:
+    """Per column, the column it is compared with (itself for a baseline). One run: its first target is the
+    baseline of the others. Several runs: the first run's targets are baselines; another run's target is
+    compared with the first run's target of the same name, or with the first column."""
+    first = cols[0][0]
+    if all(run is first for run, _, _ in cols):
+        return [0] * len(cols)
+    own = {t: k for k, (run, t, _) in enumerate(cols) if run is first}
+    return [k if run is first else own.get(t, 0) for k, (run, t, _) in enumerate(cols)]
+
+
+def compare_runs(run_dirs: Sequence[str | Path], alpha: float = ALPHA) -> Comparison:
+    """Load the runs, build every aligned difference (largest spread first) and the verdicts (:func:`verdicts`)."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
     runs = [load_run(d) for d in run_dirs]
     cols = _columns(runs)
     if len(cols) < 2:
@@ -83,19 +185,23 @@ def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
                          + "; ".join(f"{r.path} is task {r.task}" for r in runs)
                          + ". Fix: compare runs of one task, e.g. the same suite against two versions of a model")
     table: dict[tuple[str, str, str, str, str], dict[int, float | None]] = {}
+    expects: dict[tuple[str, str, str, str], set[str]] = {}
     for k, (run, target, _) in enumerate(cols):
         for r in run.metrics:
             if str(r.get("target")) != target:
                 continue
             task = str(r.get("task", run.task))
             if r.get("attack") == "clean":
-                fields = get_task(task).clean_fields
+                fields: tuple[str, ...] = get_task(task).clean_fields
             else:
                 fields = ("failure_pct", *(f for f, _ in get_task(task).robust_fields))
+                expects.setdefault((task, str(r["attack"]), str(r["params"]), str(r["prompt"])), set()).add(
+                    str(r.get("expect")))
             for f in fields:
                 if f in r:
                     key = (task, str(r["attack"]), str(r["params"]), str(r["prompt"]), f)
                     table.setdefault(key, {})[k] = num(r.get(f))
+    _drop_restated(table, expects)
     diffs = [Difference(*key, tuple(vals.get(k) for k in range(len(cols)))) for key, vals in table.items()]
     if not any(sum(v is not None for v in d.values) >= 2 for d in diffs):
         raise ValueError(_nothing_comparable(cols, table))
@@ -104,7 +210,170 @@ def compare_runs(run_dirs: Sequence[str | Path]) -> Comparison:
     specs = {str((r.meta.get("dataset") or {}).get("spec")) for r in runs}
     notes = [f"the runs used different data ({', '.join(sorted(specs))}): their figures measure different "
              "inputs"] if len(specs) > 1 else []
-    return Comparison([c[2] for c in cols], runs, diffs, notes)
+    baselines = _baselines(cols)
+    by_attack: dict[str, set[str]] = {}
+    for d in diffs:
+        if d.attack != "clean":
+            by_attack.setdefault(d.attack, set()).add(d.params)
+    labels = {(a, p): lab for a, ps in by_attack.items() for p, lab in config_labels(a, sorted(ps)).items()}
+    return Comparison([c[2] for c in cols], runs, diffs, notes, verdicts(cols, baselines, alpha), baselines, alpha,
+                      labels)
+
+
+def _drop_restated(table: dict[tuple[str, str, str, str, str], dict[int, float | None]],
+                   expects: Mapping[tuple[str, str, str, str], set[str]]) -> None:
+    """Leave out robust fields that restate ``failure_pct`` in every column (:data:`RESTATES_FAILURE`)."""
+    for row, exp in expects.items():
+        if len(exp) != 1 or next(iter(exp)) not in RESTATES_FAILURE:
+            continue
+        metric, offset = RESTATES_FAILURE[next(iter(exp))]
+        failure, other = table.get((*row, "failure_pct"), {}), table.get((*row, metric))
+        if other is None:
+            continue
+        if all(failure.get(k) is not None and v is not None and abs(abs(offset - failure[k]) - v) < 1e-6
+               for k, v in other.items()):
+            del table[(*row, metric)]
+
+
+# -- verdicts -------------------------------------------------------------------------------------------------
+
+_CASE_COLUMNS = ["example_id", "source_id", "attack", "params", "target", "verdict", "adversarial_text"]
+
+
+def _text_key(text: Any) -> str:
+    return hashlib.blake2b(str(text).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def _cases(run: RunData, target: str) -> dict[tuple[str, str], dict[str, bool]]:
+    """(attack, params) -> case key -> fooled, for one target's judged cases in examples.parquet. A case is an
+    example, or a source when the run counted its attack per source (:func:`~callbluff.metrics.expectations.
+    failure_unit`, the expectation recorded in the metric rows). The key holds a hash of the adversarial
+    text(s) as well as the id, so two runs pair a case only when it is the same input (another seed keeps an
+    example's id but changes its text)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    path = run.path / "examples.parquet"
+    if not path.exists():
+        return {}
+    present = set(pq.read_schema(path).names)
+    if not set(_CASE_COLUMNS) <= present:
+        return {}
+    df = pd.read_parquet(path, columns=_CASE_COLUMNS, filters=[("target", "==", target)])
+    df = df[df["verdict"].notna()]
+    worst = get_task(run.task).worst_case
+    unit = {(str(r["attack"]), str(r["params"])): failure_unit(r.get("expect"), worst)
+            for r in run.metrics if r.get("attack") != "clean"}
+    out: dict[tuple[str, str], dict[str, bool]] = {}
+    for (attack, params), g in df.groupby(["attack", "params"], sort=False):
+        key = (str(attack), str(params))
+        texts = [_text_key(t) for t in g["adversarial_text"]]
+        fooled = [not bool(v) for v in g["verdict"]]
+        if unit.get(key, "example") == "source":
+            by_source: dict[str, list[tuple[str, bool]]] = {}
+            for sid, t, f in zip(g["source_id"].astype(str), texts, fooled):
+                by_source.setdefault(sid, []).append((t, f))
+            out[key] = {f"{sid}/{_text_key(sorted(t for t, _ in xs))}": any(f for _, f in xs)
+                        for sid, xs in by_source.items()}
+        else:
+            out[key] = {f"{e}/{t}": f for e, t, f in zip(g["example_id"].astype(str), texts, fooled)}
+    return out
+
+
+def _pooled_failure(run: RunData, target: str) -> dict[tuple[str, str], float | None]:
+    """(attack, params) -> the configuration's pooled ``failure_pct`` (the ``all`` row, or the only prompt's)."""
+    rows = [r for r in run.metrics if str(r.get("target")) == target]
+    out: dict[tuple[str, str], float | None] = {}
+    for r in pooled_rows(rows):
+        key = (str(r["attack"]), str(r["params"]))
+        out[key] = num(r.get("failure_pct")) if key not in out else None  # unpooled prompts: no single figure
+    return out
+
+
+def mcnemar_exact(improved: int, regressed: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs (a binomial test of ``regressed`` of
+    ``improved + regressed`` against 1/2); 1 when there is no discordant pair."""
+    n = improved + regressed
+    if n == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(regressed, n, 0.5).pvalue)
+
+
+def fisher_exact(fooled_a: int, judged_a: int, fooled_b: int, judged_b: int) -> float:
+    """Two-sided Fisher exact p-value of two (fooled, not fooled) counts."""
+    from scipy.stats import fisher_exact as fisher
+
+    return float(fisher([[fooled_a, judged_a - fooled_a], [fooled_b, judged_b - fooled_b]]).pvalue)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979), in the input order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],
+             alpha: float = ALPHA) -> list[Verdict]:
+    """Every non-baseline column against its baseline, per attack configuration (see the module docstring)."""
+    cache: dict[int, dict[tuple[str, str], dict[str, bool]]] = {}
+
+    def cases(k: int) -> dict[tuple[str, str], dict[str, bool]]:
+        if k not in cache:
+            cache[k] = _cases(cols[k][0], cols[k][1])
+        return cache[k]
+
+    raw: list[dict[str, Any]] = []
+    for k, b in enumerate(baselines):
+        if k == b:
+            continue
+        base_fail, col_fail = _pooled_failure(cols[b][0], cols[b][1]), _pooled_failure(cols[k][0], cols[k][1])
+        for key in sorted(set(base_fail) & set(col_fail)):
+            a, c = cases(b).get(key, {}), cases(k).get(key, {})
+            common = a.keys() & c.keys()
+            row: dict[str, Any] = {"column": cols[k][2], "baseline": cols[b][2], "attack": key[0], "params": key[1],
+                                   "baseline_failure_pct": base_fail[key], "failure_pct": col_fail[key]}
+            if common:
+                improved = sum(a[i] and not c[i] for i in common)
+                regressed = sum(c[i] and not a[i] for i in common)
+                row.update(n_pairs=len(common), fooled_only_baseline=improved, fooled_only_column=regressed,
+                           test=PAIRED_TEST, p_value=mcnemar_exact(improved, regressed),
+                           _sign=regressed - improved)
+            elif a and c:
+                fa, fc = sum(a.values()), sum(c.values())
+                row.update(n_pairs=len(a) + len(c), fooled_only_baseline=fa, fooled_only_column=fc,
+                           test=UNPAIRED_TEST, p_value=fisher_exact(fa, len(a), fc, len(c)),
+                           _sign=fc / len(c) - fa / len(a))
+            else:
+                row.update(n_pairs=0, fooled_only_baseline=0, fooled_only_column=0,
+                           test="no judged cases in one of the columns", p_value=None, _sign=0)
+            raw.append(row)
+    tested = [i for i, r in enumerate(raw) if r["p_value"] is not None]
+    adjusted = dict(zip(tested, holm([raw[i]["p_value"] for i in tested])))
+    out = []
+    for i, r in enumerate(raw):
+        sign = r.pop("_sign")
+        p_adj = adjusted.get(i)
+        if p_adj is None:
+            outcome: Outcome = "n/a"
+        elif p_adj < alpha and sign > 0:
+            outcome = "worse"
+        elif p_adj < alpha and sign < 0:
+            outcome = "better"
+        else:
+            outcome = "unchanged"
+        out.append(Verdict(**r, p_adjusted=p_adj, verdict=outcome))
+    order = {"worse": 0, "better": 1, "unchanged": 2, "n/a": 3}
+    out.sort(key=lambda v: (order[v.verdict], v.p_adjusted if v.p_adjusted is not None else 2.0,
+                            -abs(v.difference or 0.0), v.column, v.attack, v.params))
+    return out
 
 
 def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
@@ -124,15 +393,130 @@ def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
             + ". Fix: compare runs of the same suite (attacks and data) against different targets")
 
 
+# -- output ---------------------------------------------------------------------------------------------------
+
+def value(v: float | None, metric: str = "failure_pct") -> str:
+    """A figure as compare prints it: 0-1 metrics (QWK, MRR, ...) to 3 decimals, percentages to 1."""
+    return fmt(v) if metric in UNIT_SCALE else pct(v)
+
+
+def signed(v: float | None, metric: str = "failure_pct") -> str:
+    """A signed difference ("+3.5", "-0.02", "0"); "–" when undefined."""
+    if v is None:
+        return "–"
+    if abs(v) < 1e-12 or value(abs(v), metric) == "0":
+        return "0"
+    return ("+" if v > 0 else "-") + value(abs(float(v)), metric)
+
+
+def direction(metric: str, diff: float | None) -> Literal["better", "worse", ""]:
+    """Whether a signed difference of ``metric`` is an improvement (colour only; the verdicts are the test)."""
+    if diff is None or abs(diff) < 1e-12:
+        return ""
+    if metric in HIGHER_IS_BETTER:
+        return "better" if diff > 0 else "worse"
+    if metric in LOWER_IS_BETTER:
+        return "better" if diff < 0 else "worse"
+    return ""
+
+
+def difference_columns(c: Comparison) -> list[str]:
+    """Header of the signed-difference columns: one per compared (non-baseline) column."""
+    return [f"Δ {c.columns[k]}" if len(c.columns) > 2 else "difference"
+            for k, b in enumerate(c.baselines) if k != b]
+
+
+def row_differences(c: Comparison, d: Difference) -> list[tuple[float | None, str]]:
+    """(signed difference to its baseline, direction) per compared column of one row."""
+    out = []
+    for k, b in enumerate(c.baselines):
+        if k == b:
+            continue
+        x, y = d.values[k], d.values[b]
+        diff = None if x is None or y is None else x - y
+        out.append((diff, direction(d.metric, diff)))
+    return out
+
+
 def rows_for_display(c: Comparison, limit: int | None = None) -> list[list[str]]:
-    """Strings per difference: attack, params, prompt, metric, one value per column, and the spread."""
+    """Strings per difference: attack, params, prompt, metric, one value per column, then the signed
+    difference of each compared column to its baseline."""
     out = []
     for d in c.differences[:limit]:
-        spread = d.spread
-        if spread is not None and d.metric in UNIT_SCALE:
-            spread /= 100.0
-        out.append([d.attack, short_params(d.params), d.prompt, d.metric, *[fmt(v) for v in d.values],
-                    fmt(spread)])
+        out.append([d.attack, c.label(d.attack, d.params), d.prompt, d.metric,
+                    *[value(v, d.metric) for v in d.values], *[signed(diff, d.metric) for diff, _ in row_differences(c, d)]])
+    return out
+
+
+def verdict_counts(c: Comparison) -> dict[str, int]:
+    counts = {"worse": 0, "better": 0, "unchanged": 0, "n/a": 0}
+    for v in c.verdicts:
+        counts[v.verdict] += 1
+    return counts
+
+
+def test_sentence(c: Comparison) -> str:
+    """Which test(s) the verdicts used, in one sentence."""
+    tests = sorted({v.test for v in c.verdicts if v.p_value is not None})
+    if not tests:
+        return "no attack configuration had judged cases in both columns: no test was run"
+    return (f"failure share per attack configuration (prompts pooled), {'; '.join(tests)} over "
+            f"{sum(v.p_value is not None for v in c.verdicts)} tests, alpha = {c.alpha:g}")
+
+
+def as_dict(c: Comparison) -> dict[str, Any]:
+    """The comparison as plain JSON data (``--json``)."""
+    return {
+        "columns": c.columns,
+        "baselines": {c.columns[k]: c.columns[b] for k, b in enumerate(c.baselines) if k != b},
+        "alpha": c.alpha, "test": test_sentence(c), "counts": verdict_counts(c),
+        "regressions": [f"{v.column}: {v.attack} {c.label(v.attack, v.params)}" for v in c.regressions],
+        "verdicts": [{**asdict(v), "difference": v.difference, "label": c.label(v.attack, v.params)}
+                     for v in c.verdicts],
+        "differences": [
+            {"task": d.task, "attack": d.attack, "params": d.params, "prompt": d.prompt, "metric": d.metric,
+             "values": dict(zip(c.columns, d.values)), "spread": d.spread,
+             "differences": {c.columns[k]: diff for (diff, _), k in
+                             zip(row_differences(c, d), [k for k, b in enumerate(c.baselines) if k != b])}}
+            for d in c.differences],
+        "notes": c.notes,
+    }
+
+
+CSV_COLUMNS = ("kind", "baseline", "column", "attack", "params", "prompt", "metric", "baseline_value", "value",
+               "difference", "n_pairs", "fooled_only_baseline", "fooled_only_column", "p_value", "p_adjusted",
+               "test", "verdict")
+
+
+def as_csv(c: Comparison) -> str:
+    """The comparison as one CSV table (``--csv``): ``kind = verdict`` rows (one per compared column and attack
+    configuration, the test's figures filled in), then ``kind = difference`` rows (one per compared column and
+    aligned figure, the test columns empty)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for v in c.verdicts:
+        w.writerow({"kind": "verdict", "baseline": v.baseline, "column": v.column, "attack": v.attack,
+                    "params": v.params, "prompt": "all", "metric": "failure_pct",
+                    "baseline_value": v.baseline_failure_pct, "value": v.failure_pct, "difference": v.difference,
+                    "n_pairs": v.n_pairs, "fooled_only_baseline": v.fooled_only_baseline,
+                    "fooled_only_column": v.fooled_only_column, "p_value": v.p_value, "p_adjusted": v.p_adjusted,
+                    "test": v.test, "verdict": v.verdict})
+    for d in c.differences:
+        for k, b in enumerate(c.baselines):
+            if k == b:
+                continue
+            x, y = d.values[k], d.values[b]
+            w.writerow({"kind": "difference", "baseline": c.columns[b], "column": c.columns[k], "attack": d.attack,
+                        "params": d.params, "prompt": d.prompt, "metric": d.metric, "baseline_value": y, "value": x,
+                        "difference": None if x is None or y is None else x - y})
+    return buf.getvalue()
+
+
+def write_text(text: str, out: str | Path) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
     return out
 
 
@@ -141,13 +525,34 @@ def write_compare_html(c: Comparison, out: str | Path) -> Path:
     from jinja2 import Environment, PackageLoader
 
     env = Environment(loader=PackageLoader("callbluff.report", "templates"), autoescape=True)
+    diff_rows = []
+    for d in c.differences:
+        diffs = row_differences(c, d)
+        diff_rows.append({"cells": [d.attack, c.label(d.attack, d.params), d.prompt, d.metric],
+                          "values": [value(v, d.metric) for v in d.values],
+                          "diffs": [(signed(x, d.metric), cls) for x, cls in diffs],
+                          "same": all(x is None or abs(x) < 1e-12 for x, _ in diffs)})
+    verdict_rows = [{"column": v.column, "baseline": v.baseline, "attack": v.attack,
+                     "params": c.label(v.attack, v.params), "base": value(v.baseline_failure_pct),
+                     "value": value(v.failure_pct), "diff": signed(v.difference),
+                     "diff_class": direction("failure_pct", v.difference), "pairs": v.n_pairs,
+                     "b": v.fooled_only_baseline, "c": v.fooled_only_column, "test": v.test.split(" (")[0],
+                     "p": _p(v.p_value), "p_adj": _p(v.p_adjusted), "verdict": v.verdict} for v in c.verdicts]
+    pairs = sorted({(v.column, v.baseline) for v in c.verdicts})
     html = env.get_template("compare.html.j2").render(
-        columns=c.columns, rows=rows_for_display(c), runs=c.runs,
+        columns=c.columns, diff_header=difference_columns(c), rows=diff_rows, runs=c.runs,
+        changed=[v for v in verdict_rows if v["verdict"] != "unchanged"],
+        unchanged=[v for v in verdict_rows if v["verdict"] == "unchanged"], pairs=pairs,
+        one_pair=len(pairs) == 1, one_test=len({v.test for v in c.verdicts}) <= 1,
+        counts=verdict_counts(c), test=test_sentence(c), notes=c.notes,
         n_changed=sum(1 for d in c.differences if d.spread), n=len(c.differences))
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
-    return out
+    return write_text(html, out)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}".rstrip("0").rstrip(".") if p < 1 else "1"
 
 
 def summary_lines(c: Comparison, top: int = 5) -> list[str]:
@@ -156,13 +561,23 @@ def summary_lines(c: Comparison, top: int = 5) -> list[str]:
     for d in c.differences[:top]:
         if not d.spread:
             break
-        vals = ", ".join(f"{col}: {fmt(v)}" for col, v in zip(c.columns, d.values))
-        where = "clean data" if d.attack == "clean" else f"{d.attack} ({short_params(d.params)})"
+        vals = ", ".join(f"{col}: {value(v, d.metric)}" for col, v in zip(c.columns, d.values))
+        where = "clean data" if d.attack == "clean" else f"{d.attack} ({c.label(d.attack, d.params)})"
         lines.append(f"{where}, prompt {d.prompt}: {d.metric} {vals}")
     return lines
 
 
-def as_dict(c: Comparison) -> dict[str, Any]:
-    return {"columns": c.columns, "differences": [
-        {"task": d.task, "attack": d.attack, "params": d.params, "prompt": d.prompt, "metric": d.metric,
-         "values": list(d.values), "spread": d.spread} for d in c.differences]}
+def verdict_line(c: Comparison, v: Verdict) -> str:
+    """One verdict as a sentence (the terminal's regression list and ``--fail-on-regression``'s message)."""
+    return (f"{v.column} vs {v.baseline}: {v.attack} ({c.label(v.attack, v.params)}) failure "
+            f"{value(v.baseline_failure_pct)}% -> {value(v.failure_pct)}% ({signed(v.difference)} points; "
+            f"{v.fooled_only_column} cases newly fooled, {v.fooled_only_baseline} no longer fooled of "
+            f"{v.n_pairs}; {v.test} p = {_p(v.p_adjusted)})")
+
+
+def as_json(c: Comparison) -> str:
+    return json.dumps(as_dict(c), indent=2, allow_nan=False, default=_nan_free)
+
+
+def _nan_free(o: Any) -> Any:
+    raise TypeError(f"not JSON: {type(o).__name__}")

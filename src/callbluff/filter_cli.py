@@ -19,6 +19,7 @@ from callbluff.console import console, fail, out, say
 from callbluff.datasets import load
 from callbluff.defenses.filters import FILTERS, load_filter
 from callbluff.tasks import get_task
+from callbluff.terminal import StageProgress
 
 filter_app = typer.Typer(help="Adversarial-answer filters (Ding et al. 2020 Sec. 5.4): fit on your answers, "
                               "apply to new ones.", no_args_is_help=True)
@@ -68,7 +69,8 @@ def fit(
     try:
         from callbluff.battery import battery  # loads the attack families (spaCy, torch): not at CLI start-up
 
-        f.fit(records, ds.prompts, battery=battery)
+        with StageProgress(console) as progress:  # non-terminal output: timestamped lines
+            f.fit(records, ds.prompts, battery=battery, progress=progress)
     except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"filter fit on {data}: {type(e).__name__}: {e}")
     path = f.save(out_dir)

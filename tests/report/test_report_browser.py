@@ -98,13 +98,13 @@ def test_reading_and_questions_views_in_the_papers_shapes() -> None:
                 "em": 60.0, "f1": 70.0, "em_adv": e, "f1_adv": f, "broken_pct": b}
                for t, e, f, b in (("bidaf", 20.0, 30.0, 66.7), ("bert", 50.0, 60.0, 16.7))]
     [view] = get_task("reading").views(reading, ["bidaf", "bert"])
-    assert view.rows[0] == ["AddSent defaults", "bidaf", "20", "60", "20", "70", "30", "66.7"]
+    assert view.rows[0] == ["AddSent", "bidaf", "20", "60", "20", "70", "30", "66.7"]
     assert "<svg" in view.svg and "F1" in view.svg
     questions = [{"task": "questions", "attack": "DPAEG", "params": '{"epsilon":4}', "prompt": "all",
                   "target": "drqa", "n": 50, "success_rate": 62.0, "recall_at_5": 1.0, "recall_at_5_adv": 0.3,
                   "mrr": 1.0, "mrr_adv": 0.25}]
     [qv] = get_task("questions").views(questions, ["drqa"])
     assert qv.header == ["attack", "target", "n", "success rate %", "R@5", "R@5 adv", "MRR", "MRR adv"]
-    assert qv.rows == [["DPAEG defaults", "drqa", "50", "62", "1", "0.3", "1", "0.25"]]  # epsilon=4 is the default
+    assert qv.rows == [["DPAEG", "drqa", "50", "62", "1", "0.3", "1", "0.25"]]  # epsilon=4 is the default
     [card] = scorecards("questions", questions, ["drqa"])
     assert card.entries[0].sentence == "success rate 62% on 50 adversarial questions (DPAEG; 0% is ideal)."

@@ -50,7 +50,7 @@ def test_the_report_embeds_as_many_examples_per_attack_as_the_suite_says(tmp_pat
     run = _run(tmp_path, {"examples_in_report": 3})
     html = write_report(run).read_text(encoding="utf-8")
     assert _per_attack(html) == {"whitespace": 3, "spacy": 3}  # 9 examples each in examples.parquet
-    assert "up to 3 examples per attack" in html
+    assert "6 examples shown of 18" in html and "up to 3 each" in html
     default = _run(tmp_path, {})
     assert _per_attack(write_report(default).read_text(encoding="utf-8")) == {"whitespace": 9, "spacy": 9}
     assert _per_attack(write_report(run, out=tmp_path / "o.html", per_attack=5).read_text()) == {"whitespace": 5,

@@ -25,7 +25,7 @@ from callbluff.engine.suite import parse_suite
 from callbluff.metrics.questions import answer_matches
 from callbluff.metrics.reading import f1_score
 from callbluff.report.html import write_report
-from callbluff.render.text import fmt, short_params
+from callbluff.render.text import fmt, pct, short_params
 
 PICK = (6, 7, 22, 23, 34, 44)
 """Positions in SQuAD v1.1 dev (file order) of the questions the tests use."""
@@ -67,6 +67,12 @@ def _golds(col: pd.Series) -> list[list[str]]:
     return [list(g) for g in col]  # a list column (run-directory format 2)
 
 
+
+def _label(attack: str, params: str) -> str:
+    """A view's row label: the attack and its non-default parameters (the name alone at the defaults)."""
+    shown = short_params(params, attack)
+    return attack if shown == "defaults" else f"{attack} {shown}"
+
 def test_reading_view_holds_the_runs_f1_before_and_after(small_squad: Path, tmp_path: Path) -> None:
     from callbluff.models.qa import SlidingWindowQA
 
@@ -84,16 +90,16 @@ def test_reading_view_holds_the_runs_f1_before_and_after(small_squad: Path, tmp_
     before = {s: f1_score(a or "", g) for s, a, g in zip(orig["source_id"], orig["answer"],
                                                          _golds(orig["gold_answers"]), strict=True)}
     assert sum(v == 1.0 for v in before.values()) >= 4  # the picked questions: the reader gets most right
-    assert {a for a, _ in table} == {f"{a} {short_params(p, a)}" for a, p in
+    assert {a for a, _ in table} == {_label(a, p) for a, p in
                                      ex[["attack", "params"]].drop_duplicates().itertuples(index=False)}
     for (attack, params), g in ex.groupby(["attack", "params"]):
         worst: dict[str, float] = {}
         for s, a, gold in zip(g["source_id"], g["adv_answer"], _golds(g["gold_answers"]), strict=True):
             worst[s] = min(worst.get(s, 1.0), f1_score(a or "", gold))
-        row = table[(f"{attack} {short_params(params, attack)}", "sliding-window")]
+        row = table[(_label(attack, params), "sliding-window")]
         assert row["questions"] == fmt(len(worst))
-        assert row["F1"] == fmt(100 * sum(before[s] for s in worst) / len(worst))
-        assert row["F1 adv"] == fmt(100 * sum(worst.values()) / len(worst))
+        assert row["F1"] == pct(100 * sum(before[s] for s in worst) / len(worst))  # 0-100: one decimal
+        assert row["F1 adv"] == pct(100 * sum(worst.values()) / len(worst))
     assert any(table[k]["F1 adv"] != table[k]["F1"] for k in table)  # the distractor fooled the reader somewhere
 
 
@@ -118,7 +124,7 @@ def test_questions_view_holds_the_runs_success_rate(small_squad: Path, squad_dev
     orig_ok = [answer_matches(a, g) for a, g in zip(ex["orig_answer"], golds, strict=True)]
     adv_ok = [answer_matches(a, g) for a, g in zip(ex["adv_answer"], golds, strict=True)]
     fooled = sum(o and not a for o, a in zip(orig_ok, adv_ok, strict=True))
-    row = table[(f"DPAEG {short_params(ex['params'].iloc[0], 'DPAEG')}", "tfidf+sliding")]
+    row = table[(_label("DPAEG", ex["params"].iloc[0]), "tfidf+sliding")]
     assert row["n"] == fmt(len(ex))
     assert row["success rate %"] == fmt(100 * fooled / sum(orig_ok))
     assert 0 < fooled < sum(orig_ok)  # some typo'd questions fooled the robot, not all

@@ -39,13 +39,14 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from callbluff.defenses.lexicon import hunspell_words, nonword_rate, shared_words
+from callbluff.progress import PROMPTS, Progress, prefixed
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.ngrams import word_tokens
 from callbluff.seeding import derive_seed
 
 Battery = Callable[..., Sequence[Any]]
-"""``battery(records, prompt, count, *, seed, corpus, errors)`` -> generated answers with a ``text``
-(:func:`callbluff.battery.battery`)."""
+"""``battery(records, prompt, count, *, seed, corpus, errors[, progress])`` -> generated answers with a ``text``
+(:func:`callbluff.battery.battery`; ``progress`` is passed only when the fit has a hook)."""
 
 FILTER_FILE = "filter.json"
 STATE_FILE = "state.joblib"
@@ -101,16 +102,23 @@ class AnswerFilter(ABC):
 
     # -- fitting --------------------------------------------------------------------------------------
     def fit(self, records: Sequence[ScoredResponse], prompts: Mapping[str, Prompt], *,
-            adversarial: Mapping[str, Sequence[str]] | None = None, battery: Battery | None = None) -> Self:
+            adversarial: Mapping[str, Sequence[str]] | None = None, battery: Battery | None = None,
+            progress: Progress | None = None) -> Self:
         """Fit on every prompt of ``prompts`` with its ``records`` (a prompt without records is fitted on
         none: the unigram filter then flags every answer, the others judge by the non-word rate and the
         configured ``threshold``). The development adversarials of a prompt are ``adversarial[prompt id]``
         when given, else ``battery`` run on the prompt's fit part (:func:`callbluff.battery.battery`); a filter
-        that chooses its threshold on them and gets neither raises ValueError naming both."""
+        that chooses its threshold on them and gets neither raises ValueError naming both. ``progress``
+        (:mod:`callbluff.progress`) hears the prompts fitted (:data:`~callbluff.progress.PROMPTS`) and, per prompt,
+        the battery's configurations and the fit itself (``prompt P: fit``); it changes nothing fitted."""
         by_prompt: dict[str, list[ScoredResponse]] = {}
         for r in records:
             by_prompt.setdefault(str(r.prompt_id), []).append(r)
-        for pid, prompt in sorted(prompts.items()):
+        todo = sorted(prompts.items())
+        if progress is not None:
+            progress(PROMPTS, 0, len(todo))
+        for done, (pid, prompt) in enumerate(todo, 1):
+            step = prefixed(progress, f"prompt {pid}")
             recs = by_prompt.get(pid, [])
             p = self.params
             fit_part, dev_part = (dev_split(recs, p["dev_fraction"], p["seed"], pid) if self.uses_dev
@@ -123,12 +131,19 @@ class AnswerFilter(ABC):
                     raise ValueError(f"{type(self).__name__}.fit: prompt {pid} needs development adversarials: pass "
                                      "adversarial={prompt id: texts} or battery=callbluff.battery.battery")
                 else:
+                    extra = {"progress": step} if step is not None else {}
                     dev_adv = [a.text for a in battery(fit_part, prompt, p["dev_count"], seed=p["seed"],
-                                                       corpus=p["corpus"], errors=self.errors)]
+                                                       corpus=p["corpus"], errors=self.errors, **extra)]
+            if step is not None:
+                step("fit", 0, 1)
             state = self._fit_prompt([r.text for r in fit_part], [r.text for r in dev_part], dev_adv)
+            if step is not None:
+                step("fit", 1, 1)
             state.update({"score_min": float(prompt.score_min), "score_max": float(prompt.score_max),
                           "n_fit": len(fit_part), "n_dev": len(dev_part), "n_dev_adversarial": len(dev_adv)})
             self.states[pid] = state
+            if progress is not None:
+                progress(PROMPTS, done, len(todo))
         return self
 
     def _choose_threshold(self, state: dict[str, Any], dev_real: Sequence[str], dev_adv: Sequence[str]) -> None:

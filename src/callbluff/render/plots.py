@@ -16,10 +16,15 @@ PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 
 def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, ylabel: str,
-            title: str = "", ymax: float | None = 100.0, reference: float | None = None) -> str:
+            title: str = "", ymax: float | None = 100.0, reference: float | None = None, width: float = 8.4,
+            ranges: Mapping[str, Sequence[tuple[float, float] | None]] | None = None) -> str:
     """Grouped horizontal bars: one group per category, one bar per series (missing values leave a gap).
 
-    ``reference`` draws a dashed line (e.g. the ideal value). Returns an ``<svg ...>...</svg>`` string."""
+    ``reference`` draws a dashed line (e.g. the ideal value); ``width`` is the figure's width in inches;
+    ``ranges`` (per series, per category) draws a (low, high) whisker over each bar and labels the bar
+    ``value (low–high)`` (e.g. the mean of an attack's configurations and their range). The height grows with
+    the bars (0.32 inch a bar, at most 14 inches: callers split longer charts, see
+    :func:`callbluff.render.views.attack_bars`). Returns an ``<svg ...>...</svg>`` string."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -32,22 +37,32 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
     # with ``$...$`` is no mathtext, which could fail to parse or change what the name shows)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "callbluff", "font.size": 9,
                                 "font.family": "sans-serif", "text.parse_math": False}):
-        fig, ax = plt.subplots(figsize=(8.4, min(height, 14.0)))
+        fig, ax = plt.subplots(figsize=(width, min(height, 14.0)))
         bar_h = 0.8 / max(1, len(names))
         for k, name in enumerate(names):
             vals = [v if v is not None else 0.0 for v in series[name]]
             ys = [i - 0.4 + bar_h * (k + 0.5) for i in range(len(cats))]
             bars = ax.barh(ys, vals, height=bar_h * 0.92, color=PALETTE[k % len(PALETTE)],
                            label=name if len(name) <= 32 else name[:31] + "…")
-            for b, v in zip(bars, series[name]):
-                ax.annotate("n/a" if v is None else f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}",
-                            (b.get_width(), b.get_y() + b.get_height() / 2), xytext=(3, 0),
-                            textcoords="offset points", va="center", fontsize=7, color="#333")
+            spans = list((ranges or {}).get(name) or [None] * len(cats))
+            for b, v, span in zip(bars, series[name], spans):
+                y = b.get_y() + b.get_height() / 2
+                label = "n/a" if v is None else _num(v)
+                x = b.get_width()
+                if span is not None:
+                    ax.plot([span[0], span[1]], [y, y], color="#222", linewidth=1.1, solid_capstyle="butt")
+                    ax.plot([span[0], span[0]], [y - bar_h * 0.25, y + bar_h * 0.25], color="#222", linewidth=1.1)
+                    ax.plot([span[1], span[1]], [y - bar_h * 0.25, y + bar_h * 0.25], color="#222", linewidth=1.1)
+                    label += f" ({_num(span[0])}–{_num(span[1])})"
+                    x = max(x, span[1])
+                ax.annotate(label, (x, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7,
+                            color="#333")
         ax.set_yticks(range(len(cats)), [c if len(c) <= 48 else c[:47] + "…" for c in cats])
         ax.invert_yaxis()
         ax.set_xlabel(ylabel)
         if ymax is not None:
-            ax.set_xlim(0, ymax * 1.08)
+            ax.set_xlim(0, ymax * (1.22 if ranges else 1.08))  # room for the labels right of the bars
+            ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= ymax])
         if reference is not None:
             ax.axvline(reference, color="#999", linestyle="--", linewidth=1)
         if title:
@@ -60,6 +75,10 @@ def bar_svg(categories: Sequence[str], series: Mapping[str, Sequence[float | Non
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(fig)
     return inline_svg(buf.getvalue())
+
+
+def _num(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}"
 
 
 def inline_svg(svg: str) -> str:

@@ -103,3 +103,32 @@ def row_label(r: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
         return str(r["attack"])
     same = [x for x in rows if (x["target"], x["attack"], x["params"]) == (r["target"], r["attack"], r["params"])]
     return str(r["attack"]) + (f" [prompt {r['prompt']}]" if len(same) > 1 else "")
+
+
+def config_labels(attack: str, params: Sequence[Any]) -> dict[str, str]:
+    """Labels for the configurations of one attack in a suite, keyed by their ``params`` (JSON strings): the
+    parameters whose value differs between the configurations, each written out (a grid value equal to the
+    default is shown, not hidden; whole floats without ``.0``), in the order they first appear. When nothing
+    differs (one configuration), the non-default parameters (:func:`short_params`, "defaults" if none).
+    Used wherever configurations of one attack stand side by side (chart panels, the Kumar grid, compare)."""
+    parsed = {str(p): _params_dict(p) for p in params}
+    keys = [k for k in dict.fromkeys(k for d in parsed.values() for k in d)
+            if len({json.dumps(d.get(k), sort_keys=True, default=str) for d in parsed.values()}) > 1]
+    if not keys:
+        return {p: short_params(p, attack) for p in parsed}
+    return {p: " ".join(f"{k}={_value(d.get(k))}" for k in keys if d.get(k) is not None) or "defaults"
+            for p, d in parsed.items()}
+
+
+def _params_dict(params: Any) -> dict[str, Any]:
+    try:
+        d = json.loads(params) if isinstance(params, str) else dict(params)
+    except (TypeError, ValueError):
+        return {"params": str(params)}
+    return d if isinstance(d, dict) else {"params": d}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)

@@ -1,11 +1,25 @@
-"""The report's example browser: a deterministic sample per attack, word-level diffs, script-safe JSON.
+"""The report's example browser: a stratified, seeded sample per attack configuration, word-level diffs,
+script-safe JSON.
 
-Sampling (a choice; the papers show a few hand-picked examples): for each (attack, params), the examples with
-the smallest ``derive_seed(seed, "report", example_id)`` are kept, up to ``per_attack``; the sample depends on
-the run's seed and the example ids only, so a re-rendered report shows the same examples. Within an attack the
-most telling come first (scores that rose or answers that stayed wrong, Kumar et al. Sec. 3.1 / Jia & Liang).
-One item per example id holds every target's outputs. The diff (difflib on word tokens, whitespace kept)
-stores the texts once: ``=`` segments are shared, ``-`` only in the original, ``+`` only in the adversarial.
+Sampling (a choice; the papers show a few hand-picked examples), so that the page stays small for any suite:
+
+- per attack configuration (attack, params), the examples are split into strata by their outcome: fooled a
+  target (a verdict False), robust (judged, never fooled) and not judged; within a stratum they are ordered by
+  ``derive_seed(seed, "report", example_id)`` and then taken in turn from each prompt (so a sample spans the
+  prompts); the strata are merged so that every prefix of the list holds them in proportion to their sizes
+  (largest deficit first, fooled first on ties). The sample depends on the run's seed and the example ids
+  only, so a re-rendered report shows the same examples;
+- each configuration gets at most ``per_attack`` (the suite's ``output.examples_in_report``), fewer when the
+  run has many configurations (:data:`MAX_EMBEDDED` examples at most per run), and the embedded JSON is kept
+  within :data:`MAX_EMBEDDED_BYTES`: configurations are filled in rounds (the first example of each, then
+  the second, ...) until the budget is spent, every configuration keeping at least one. Kumar et al.'s whole
+  protocol (159-171 configurations of ~350-word essays) embeds about three essays per configuration; every
+  example stays in examples.parquet and the page says how many it shows of how many.
+
+Within a configuration the most telling come first (fooled first, then scores that rose most or answers that
+changed, Kumar et al. Sec. 3.1 / Jia & Liang). One item per example id holds every target's outputs. The diff
+(difflib on word tokens, whitespace kept) stores the texts once: ``=`` segments are shared, ``-`` only in the
+original, ``+`` only in the adversarial.
 """
 
 from __future__ import annotations
@@ -13,7 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +51,9 @@ MAX_EMBEDDED = 3000
 """At most this many examples are embedded in one run's report: with many attack configurations each gets
 ``max(MIN_PER_ATTACK, MAX_EMBEDDED // configurations)`` (keeps a 100,000-example run's report small)."""
 MIN_PER_ATTACK = 20
+MAX_EMBEDDED_BYTES = 1_000_000
+"""The embedded examples' JSON stays within about this many bytes per run (each configuration keeps at least one
+example, so a run of more configurations than the budget holds goes over by those)."""
 
 _LEAD = re.compile(r"\s*")
 _WORD = re.compile(r"(\S+)(\s*)")
@@ -144,54 +161,123 @@ def _read(path: Path, columns: Sequence[str], ids: list[str] | None = None) -> p
     return df
 
 
+def _stratified(g: pd.DataFrame, seed: int) -> list[str]:
+    """The example ids of one configuration in sampling order (see the module docstring): strata fooled /
+    robust / not judged, each in seeded order taken in turn from each prompt, merged in proportion."""
+    strata: dict[int, list[str]] = {}
+    for stratum, rows in g.groupby("_stratum", sort=True):
+        by_prompt: dict[str, list[str]] = {}
+        for eid, pid in sorted(zip(rows["example_id"].astype(str), rows["prompt_id"].astype(str)),
+                               key=lambda x: derive_seed(seed, "report", x[0])):
+            by_prompt.setdefault(pid, []).append(eid)
+        queues = [by_prompt[p] for p in sorted(by_prompt, key=natural_prompt)]
+        order: list[str] = []
+        for i in range(max(len(q) for q in queues)):
+            order.extend(q[i] for q in queues if i < len(q))
+        strata[int(stratum)] = order
+    total = sum(len(v) for v in strata.values())
+    taken = dict.fromkeys(strata, 0)
+    out: list[str] = []
+    while len(out) < total:
+        k = max((s for s in strata if taken[s] < len(strata[s])),
+                key=lambda s: (len(strata[s]) * (len(out) + 1) / total - taken[s], -s))
+        out.append(strata[k][taken[k]])
+        taken[k] += 1
+    return out
+
+
+def natural_prompt(p: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(p), "")
+    except ValueError:
+        return (1, 0.0, p)
+
+
 def sample_examples(run_dir: str | Path, per_attack: int,
                     seed: int) -> tuple[list[dict[str, Any]], dict[str, int], int]:
     """Up to ``per_attack`` examples per (attack, params) as browser items (fewer when the run has so many
-    configurations that :data:`MAX_EMBEDDED` would be exceeded), and the total example count per attack label
-    (what the page says it sampled from), and the per-attack cap used. The texts are read for the sampled
-    examples only (a first pass reads the ids and attacks)."""
+    configurations that :data:`MAX_EMBEDDED` or :data:`MAX_EMBEDDED_BYTES` would be exceeded; see the module
+    docstring), the total example count per attack label (what the page says it sampled from), and the largest
+    number shown for one configuration. The texts are read for the candidate examples only (a first pass reads
+    the ids, attacks, prompts and verdicts)."""
     path = Path(run_dir) / "examples.parquet"
     if per_attack <= 0 or not path.exists():
         return [], {}, 0
-    index = _read(path, ("example_id", "attack", "params", "source_id")).drop_duplicates("example_id")
+    index = _read(path, ("example_id", "attack", "params", "source_id", "prompt_id", "verdict"))
     if not len(index):
         return [], {}, 0
+    verdicts = index["verdict"].map(_verdict)
+    fooled_ids = set(index["example_id"][verdicts == False])  # noqa: E712
+    judged_ids = set(index["example_id"][verdicts.notna()])
+    index = index.drop_duplicates("example_id").copy()
+    index["_stratum"] = [0 if e in fooled_ids else 1 if e in judged_ids else 2 for e in index["example_id"]]
     groups = index.groupby(["attack", "params"], sort=True)
     per_attack = min(per_attack, max(MIN_PER_ATTACK, MAX_EMBEDDED // max(1, groups.ngroups)))
     totals: dict[str, int] = {}
     chosen_ids: dict[tuple[str, str], list[str]] = {}
     for (attack, params), g in groups:
         totals[f"{attack} {short_params(params, attack)}"] = len(g)
-        chosen_ids[(attack, params)] = sorted(g["example_id"], key=lambda i: derive_seed(seed, "report", str(i)))[
-            :per_attack]
+        chosen_ids[(attack, params)] = _stratified(g, seed)[:per_attack]
     generated = {k: bool(g["source_id"].astype(str).str.startswith("prompt:").all()) for k, g in groups}
     df = _read(path, COLUMNS, [i for ids in chosen_ids.values() for i in ids])
-    items: list[dict[str, Any]] = []
     by_config = dict(iter(df.groupby(["attack", "params"], sort=True)))
-    for (attack, params) in sorted(chosen_ids, key=lambda k: (generated[k], k)):  # generators after the rest
-        label = f"{attack} {short_params(params, attack)}"  # non-default parameters; provenance has them all
-        chosen = by_config[(attack, params)].copy()
-        chosen["_telling"] = _telling(chosen)
-        telling = chosen.groupby("example_id")["_telling"].max().to_dict()
-        by_id = {eid: rows for eid, rows in chosen.groupby("example_id", sort=False)}
-        fooled = {eid: bool((rows["verdict"] == False).any()) for eid, rows in by_id.items()}  # noqa: E712
-        for eid in sorted(by_id, key=lambda i: (not fooled[i], -telling[i], str(i))):  # fooled first
-            rows = by_id[eid]
-            first = rows.iloc[0]
-            items.append({
-                "attack": str(attack), "label": label, "params": short_params(params),
-                "example_id": str(eid), "source_id": _plain(first["source_id"]),
-                "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
-                "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
-                "gold_answers": " | ".join(gold_list(first["gold_answers"])) or None,
-                "question": _plain(first["question"]), **_from_meta(first["meta"]),
-                "diff": word_diff(first["original_text"], first["adversarial_text"]),
-                "generated": first["original_text"] is None, "fooled": fooled[eid],
-                "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
-                         "adv_score": num(r["adv_score"]), "orig_answer": _plain(r["orig_answer"]),
-                         "adv_answer": _plain(r["adv_answer"]),
-                         "error": _plain(r["adv_error"]) or _plain(r["orig_error"]),
-                         "queries": _plain(r["queries"]), "verdict": _verdict(r["verdict"])}
-                        for _, r in rows.iterrows()],
-            })
-    return items, totals, per_attack
+    configs = sorted(chosen_ids, key=lambda k: (generated[k], k))  # generators after the rest
+    rows_of = {key: {eid: rows for eid, rows in by_config[key].groupby("example_id", sort=False)}
+               for key in configs if key in by_config}
+    ranked = {key: [eid for eid in chosen_ids[key] if eid in rows_of.get(key, {})] for key in configs}
+
+    def make(key: tuple[str, str], eid: str) -> dict[str, Any]:
+        return _item(str(key[0]), str(key[1]), eid, rows_of[key][eid])
+
+    kept = _within_budget(ranked, configs, make)
+    items: list[dict[str, Any]] = []
+    for key in configs:
+        items.extend(sorted(kept[key], key=lambda it: (not it["fooled"], -it.pop("_telling"), it["example_id"])))
+    return items, totals, max((len(v) for v in kept.values()), default=0)
+
+
+def _within_budget(ranked: dict[tuple[str, str], list[str]], configs: Sequence[tuple[str, str]],
+                   make: Callable[[tuple[str, str], str], dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The items of each configuration's ranked example ids, cut so that their JSON stays within
+    :data:`MAX_EMBEDDED_BYTES`: taken in rounds (rank 0 of every configuration, then rank 1, ...); the first of
+    each is always kept and a configuration whose next item does not fit takes no more (each keeps a prefix of
+    its stratified order). Items are made (``make``: texts, word diff) only as they are taken."""
+    kept: dict[tuple[str, str], list[dict[str, Any]]] = {k: [] for k in configs}
+    open_ = set(configs)
+    used = 0
+    for rank in range(max((len(v) for v in ranked.values()), default=0)):
+        for key in configs:
+            if key not in open_ or rank >= len(ranked[key]):
+                continue
+            item = make(key, ranked[key][rank])
+            size = len(script_json({k: v for k, v in item.items() if k != "_telling"}).encode("utf-8"))
+            if rank == 0 or used + size <= MAX_EMBEDDED_BYTES:
+                kept[key].append(item)
+                used += size
+            else:
+                open_.discard(key)
+    return kept
+
+
+def _item(attack: str, params: str, eid: Any, rows: pd.DataFrame) -> dict[str, Any]:
+    """One browser item: the example's texts as a word diff and every target's outputs."""
+    first = rows.iloc[0]
+    label = f"{attack} {short_params(params, attack)}"  # non-default parameters; provenance has them all
+    return {
+        "attack": attack, "label": label, "params": short_params(params, attack),  # all of them: run.json
+        "example_id": str(eid), "source_id": _plain(first["source_id"]),
+        "prompt": _plain(first["prompt_id"]), "index": _plain(first["index"]),
+        "field": _plain(first["field"]) or "text", "gold": _plain(first["gold"]),
+        "gold_answers": " | ".join(gold_list(first["gold_answers"])) or None,
+        "question": _plain(first["question"]), **_from_meta(first["meta"]),
+        "diff": word_diff(first["original_text"], first["adversarial_text"]),
+        "generated": first["original_text"] is None,
+        "fooled": bool((rows["verdict"] == False).any()),  # noqa: E712
+        "_telling": float(_telling(rows).max()),
+        "out": [{"target": str(r["target"]), "orig_score": num(r["orig_score"]),
+                 "adv_score": num(r["adv_score"]), "orig_answer": _plain(r["orig_answer"]),
+                 "adv_answer": _plain(r["adv_answer"]),
+                 "error": _plain(r["adv_error"]) or _plain(r["orig_error"]),
+                 "queries": _plain(r["queries"]), "verdict": _verdict(r["verdict"])}
+                for _, r in rows.iterrows()],
+    }

@@ -23,7 +23,7 @@ from jinja2 import Environment, PackageLoader
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.report.scorecard import EXPECT_TEXT, headlines, scorecards
-from callbluff.render.text import fmt, short_params
+from callbluff.render.text import fmt, num, short_params
 from callbluff.render.views import failure_chart
 from callbluff.tasks import get_task
 
@@ -66,6 +66,21 @@ def _environment() -> Environment:
     return env
 
 
+def without_examples(run: RunData) -> list[tuple[str, int, int]]:
+    """(attack, configurations with a metric row, configurations in the suite) for every attack of run.json's
+    ``attacks`` of which some configuration produced no adversarial example (no metric row), e.g. Kumar et al.'s
+    AddRC on prompts without a reading passage: the report says so instead of leaving them out silently."""
+    suite: dict[str, int] = {}
+    for a in run.meta.get("attacks") or []:
+        if isinstance(a, dict) and a.get("name"):
+            suite[str(a["name"])] = suite.get(str(a["name"]), 0) + 1
+    seen: dict[str, set[str]] = {}
+    for r in run.metrics:
+        if r.get("attack") != "clean" and (num(r.get("n")) or 0) > 0:
+            seen.setdefault(str(r["attack"]), set()).add(str(r["params"]))
+    return [(name, len(seen.get(name, ())), n) for name, n in suite.items() if len(seen.get(name, ())) < n]
+
+
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     targets = run.targets
     configured = per_attack
@@ -75,6 +90,7 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "run": run, "id": f"run{index}", "task": run.task, "meta": run.meta,
         "cards": scorecards(run.task, run.metrics, targets),
         "failure_svg": failure_chart(run.task, run.metrics, targets),
+        "without_examples": without_examples(run),
         "views": get_task(run.task).views(run.metrics, targets),
         "clean_vs_robust": get_task(run.task).clean_vs_robust,
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,

@@ -127,8 +127,8 @@ class ReadingTask(Task):
     def sentence(self, row: Mapping[str, Any]) -> str | None:
         if row.get("em") is None:
             return None
-        return (f"EM {fmt(row.get('em'))} → {fmt(row.get('em_adv'))}, F1 {fmt(row.get('f1'))} → "
-                f"{fmt(row.get('f1_adv'))} on {row.get('n')} questions"
+        return (f"EM {pct(row.get('em'))} → {pct(row.get('em_adv'))}, F1 {pct(row.get('f1'))} → "
+                f"{pct(row.get('f1_adv'))} on {row.get('n')} questions"  # 0-100 scales: one decimal
                 + (f"; {pct(row['broken_pct'])}% of the correctly answered ones broke"
                    if row.get("broken_pct") is not None else "") + ".")
 
