@@ -54,9 +54,10 @@ def fit(
     records = ds.records()
     f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus)
     try:
-        from callbluff.battery import battery  # loads the attack families (spaCy, torch): not at CLI start-up
+        from callbluff.battery import battery, noisy_real  # the attack families (spaCy, torch): not at start-up
 
-        f.fit(records, ds.prompts, battery=battery)
+        # ours also learns noised real answers as real (and the other prompts' answers as off-topic)
+        f.fit(records, ds.prompts, battery=battery, **({"noise": noisy_real} if kind == "plausibility" else {}))
     except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"filter fit on {data}: {type(e).__name__}: {e}")
     path = f.save(out_dir)

@@ -521,12 +521,15 @@ def _other_answers(by_prompt: Mapping[str, Sequence[ScoredResponse]], pid: str, 
 
 
 def nested_real_loss(make: Callable[[], PlausibilityFilter], records: Sequence[ScoredResponse], prompt: Prompt, *,
-                     battery: Battery, noise: Noise | None = None, others: Sequence[ScoredResponse] = (),
+                     battery: Battery | None = None, adversarial: Sequence[str] | None = None,
+                     noise: Noise | None = None, others: Sequence[ScoredResponse] = (),
                      folds: int = 5, seed: int = 0) -> list[dict[str, Any]]:
     """Grouped K-fold estimate of what a filter (``make()``, fitted as it is: threshold and all) flags among real
     answers it never saw: the prompt's ``records`` cut into ``folds`` folds (answers with the same words in one
     fold, seeded by ``seed``); per fold, a filter fitted on the other folds (its own inner cross-fitting and
-    threshold on those answers only) flags the held fold's answers and their noised copies. One dict per fold:
+    threshold on those answers only) flags the held fold's answers and their noised copies. The development adversarials: ``battery`` run on each fold's fit part, or the fixed
+    ``adversarial`` texts (cheaper; generated from all the answers, they make the estimate, if anything,
+    pessimistic: n-grams of the held answers then look adversarial). One dict per fold:
     ``real_flagged_pct``, ``noised_flagged_pct`` (None without ``noise``), ``n_real``, ``n_noised``,
     ``threshold``."""
     recs = [r for r in records if str(r.prompt_id) == prompt.id]
@@ -538,7 +541,8 @@ def nested_real_loss(make: Callable[[], PlausibilityFilter], records: Sequence[S
     for k in range(folds):
         held = [r for r, g in zip(recs, groups, strict=True) if fold_of[g] == k]
         rest = [r for r, g in zip(recs, groups, strict=True) if fold_of[g] != k]
-        f = make().fit(rest, {prompt.id: prompt}, battery=battery, noise=noise, others=others)
+        adv = {prompt.id: list(adversarial)} if adversarial is not None else None
+        f = make().fit(rest, {prompt.id: prompt}, adversarial=adv, battery=battery, noise=noise, others=others)
         flags = f.flag(prompt.id, [r.text for r in held])
         noised = [t for _, t in noise(held, prompt, derive_seed(seed, "nested-held-noise", k))] if noise else []
         nflags = f.flag(prompt.id, noised) if noised else np.zeros(0, dtype=bool)
@@ -567,9 +571,21 @@ def pos_tags(tokens: Sequence[Sequence[str]]) -> list[list[str]]:
     from spacy.tokens import Doc
 
 
-    nlp = load_english("tagger")
-    docs = (Doc(nlp.vocab, words=list(tk)) if tk else Doc(nlp.vocab, words=[]) for tk in tokens)
-    return [[t.tag_ for t in d] for d in nlp.pipe(docs, batch_size=POS_BATCH)]
+    keys = [tuple(tk) for tk in tokens]
+    todo = list(dict.fromkeys(k for k in keys if k not in _TAGGED))
+    if todo:
+        nlp = load_english("tagger")
+        docs = (Doc(nlp.vocab, words=list(tk)) if tk else Doc(nlp.vocab, words=[]) for tk in todo)
+        for k, d in zip(todo, nlp.pipe(docs, batch_size=POS_BATCH), strict=True):
+            _TAGGED[k] = [t.tag_ for t in d]
+    out = [list(_TAGGED[k]) for k in keys]
+    if len(_TAGGED) > 400_000:  # a bound on the memory of a long process
+        _TAGGED.clear()
+    return out
+
+
+_TAGGED: dict[tuple[str, ...], list[str]] = {}
+"""Tags by token sequence, this process (the cross-fit and nested fits tag the same answers many times)."""
 
 
 def _pos_scores(pos_lm: WordTrigramLM, tags: Sequence[str]) -> tuple[float, float]:
