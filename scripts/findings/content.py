@@ -101,6 +101,10 @@ def configs_of(count: int) -> list[dict[str, Any]]:
     return ding2020_configurations(count)
 
 
+def _pkey(pid: str) -> tuple[int, Any]:
+    return (0, int(pid)) if pid.isdigit() else (1, pid)
+
+
 def label_of(attack: str, params: dict[str, Any]) -> str:
     n = params.get("n")
     return attack + (f" n={n}" if n is not None else "")
@@ -185,7 +189,7 @@ def fit_filters(work: Path, train: Any, typos: Any, args: argparse.Namespace) ->
             "plausibility": PlausibilityFilter(seed=SEED_FILTER, dev_count=args.dev_count)}
     times: dict[str, dict[str, float]] = {k: {} for k in todo}
     noise = noise_fn(typos)
-    for pid, prompt in sorted(train.prompts.items(), key=lambda kv: int(kv[0])):
+    for pid, prompt in sorted(train.prompts.items(), key=lambda kv: _pkey(kv[0])):
         own = [r for r in recs if r.prompt_id == pid]
         fit_part, _ = dev_split(own, 0.2, SEED_FILTER, pid)
         t0 = time.perf_counter()
@@ -232,7 +236,7 @@ def run(work: Path, name: str, targets: list[dict[str, Any]], tables: list[dict[
         workers: int) -> tuple[list[dict[str, Any]], Path, dict[str, Any]]:
     """Run (or resume) one suite through the engine; its metrics rows, run directory and timing."""
     from callbluff.engine.run import run_suite
-    from callbluff.suites import parse_suite
+    from callbluff.engine.suite import parse_suite
 
     out = work / "runs" / name
     data = {"name": f"content-findings-{name}", "seed": SEED_TEST, "dataset": {"spec": test_spec},
@@ -314,7 +318,7 @@ def filters_alone(work: Path, cm_dir: Path, train: Any, test: Any, typos: Any,
     test_recs = test.records()
     filters = {k: load_filter(work / "filters" / k) for k in FILTER_KINDS}
     res: dict[str, dict[str, Any]] = {}
-    for pid in sorted(test.prompts, key=int):
+    for pid in sorted(test.prompts, key=_pkey):
         prompt = test.prompts[pid]
         te = [r for r in test_recs if r.prompt_id == pid]
         sub = df[df["prompt_id"] == pid]
@@ -327,7 +331,7 @@ def filters_alone(work: Path, cm_dir: Path, train: Any, test: Any, typos: Any,
             noisy[str(rate)] = list(m["adversarial_text"])
         grammar = [t for _, t in noisy_real(te, prompt, SEED_NOISE_TEST, spelling=False)]
         others = {q: [r.text for r in test_recs if r.prompt_id == q][:FILTER_OFF_PER_PAIR]
-                  for q in sorted(test.prompts, key=int) if q != pid}
+                  for q in sorted(test.prompts, key=_pkey) if q != pid}
         real = [r.text for r in te]
         res[pid] = {"prompt": pid, "n_real": len(real), "n_adversarial": len(labels), "n_grammar": len(grammar),
                     "n_unseen_shuffle": int((adv["attack"] == "Shuffle").sum()), "filters": {}}
@@ -364,7 +368,7 @@ def nested(work: Path, train: Any, typos: Any, args: argparse.Namespace) -> dict
     recs = train.records()
     out: dict[str, list[dict[str, Any]]] = {}
     noise = noise_fn(typos)
-    for pid in sorted(train.prompts, key=int):
+    for pid in sorted(train.prompts, key=_pkey):
         path = work / "nested" / f"{pid}.json"
         if path.is_file():
             out[pid] = json.loads(path.read_text())
@@ -695,7 +699,7 @@ def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) 
 # ----------------------------------------------------------------------------------------------------------
 
 def offtopic_section(pairs: dict[str, dict[str, dict[str, float]]], f_res: dict[str, dict],
-                     prompts: list[str]) -> list[str]:
+                     prompts: list[str], full_marks: dict[str, float]) -> list[str]:
     """Section 4: the wrong-question bluff, per prompt pair, for both scorers and our filter."""
     L = ["## 4. The wrong-question bluff: real answers to another prompt (OffTopic)", "",
          f"OffTopic submits, for prompt P, real training answers of every other prompt Q ({OFF_PER_PAIR} per pair, "
@@ -716,6 +720,11 @@ def offtopic_section(pairs: dict[str, dict[str, dict[str, float]]], f_res: dict[
         allv = [v for p in prompts for q, v in table.get(p, {}).items() if q != p]
         L += ["", f"Mean over pairs: {_fmt(_mean(allv))} %; lowest pair: {_fmt(min(allv) if allv else math.nan)} %; "
               f"pairs below 95 %: {sum(v < 95 for v in allv)} of {len(allv)}.", ""]
+    full = sorted(((v, k) for k, v in full_marks.items() if v > 0), reverse=True)
+    L += ["ContentScorer's **full marks** to off-topic answers (% of a pair's answers given the top of P's scale; "
+          "pairs above 0): " + ("; ".join(f"{k.replace('<-', ' <- ')}: {v:.0f} %" for v, k in full[:12])
+                                + (f"; and {len(full) - 12} more pairs" if len(full) > 12 else "") if full else "none")
+          + ".", ""]
     return L
 
 
@@ -820,11 +829,31 @@ def moved_section(old: str, new: str) -> list[str]:
          "they follow the machine's load). The reasons are in the notes below (\"What moved and why\").", ""]
     if not moved:
         return L + ["Nothing moved.", ""]
-    big = [m for m in moved if abs(m[3]) >= 1]
-    L += [f"{len(moved)} cells moved, {len(big)} of them by 1 or more (points, or units of the cell); those:", "",
+    headline = [m for m in moved if _headline(m[0])]
+    L += ["Headline cells (means, the paper comparison, the countermeasure and filter summaries):", "",
           "| section | row | column | before | now |", "| --- | --- | --- | ---: | ---: |"]
-    L += [f"| {k[0][:48]} | {k[1]} | {k[2]} | {o} | {n} |" for k, o, n, _ in big]
+    L += [f"| {k[0][:40]} | {k[1]} | {k[2]} | {o} | {n} |" for k, o, n, _ in headline]
+    L += ["", "Per-configuration and per-prompt cells, by section: how many moved, their mean absolute move, the "
+          "largest:", "", "| section | cells moved | mean absolute move | largest (row, column: before -> now) |",
+          "| --- | ---: | ---: | --- |"]
+    by: dict[str, list[Any]] = {}
+    for m in moved:
+        if not _headline(m[0]):
+            by.setdefault(m[0][0], []).append(m)
+    for sec, ms in by.items():
+        k, o, n, d = max(ms, key=lambda m: abs(m[3]))
+        L.append(f"| {sec[:60]} | {len(ms)} | {float(np.mean([abs(m[3]) for m in ms])):.1f} | {k[1]}, {k[2]}: "
+                 f"{o} -> {n} |")
     return L + [""]
+
+
+_HEADLINE_COLUMNS = {"ours", "mean ARR %", "QWK", "noisy same-score 10 %", "30 %", "50 %", "ARR %",
+                     "real answers lost %", "noisy flagged 10 %", "unseen shuffles %"}
+
+
+def _headline(key: tuple[str, str, str]) -> bool:
+    """A summary cell: a mean row of section 1, or a column of the summary tables."""
+    return "**mean**" in key[1] or (key[2] in _HEADLINE_COLUMNS and not key[0].startswith("ARR % per"))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -966,7 +995,7 @@ def main() -> None:
     if not prev.is_file() and old:
         prev.write_text(old, encoding="utf-8")  # the document before this work directory's first rendering
     body = render(meta, a_res, b_res, f_res) + "\n".join(
-        offtopic_section(pairs, f_res, prompts) + generalisation_section(nested_res, f_res, prompts)) + "\n"
+        offtopic_section(pairs, f_res, prompts, meta["offtopic_full"]) + generalisation_section(nested_res, f_res, prompts)) + "\n"
     body += "\n".join(moved_section(prev.read_text(encoding="utf-8") if prev.is_file() else "", body)) + "\n"
     if args.quick:
         out = work / "content.md"

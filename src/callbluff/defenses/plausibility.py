@@ -507,7 +507,8 @@ def _topk_mean(emb: np.ndarray, refs: np.ndarray) -> np.ndarray:
 def _other_answers(by_prompt: Mapping[str, Sequence[ScoredResponse]], pid: str, seed: int,
                    off_topic: int) -> tuple[dict[str, list[str]], list[str]]:
     """For prompt ``pid``: per other prompt, :data:`OTHER_REFS` reference answers, and ``off_topic`` off-topic
-    negatives per other prompt drawn from the rest (seeded per pair of prompts, disjoint)."""
+    negatives per other prompt drawn from the rest (seeded per pair of prompts, disjoint; a prompt with fewer
+    answers than both need keeps at least half of them as references)."""
     refs: dict[str, list[str]] = {}
     off: list[str] = []
     for q, recs in sorted(by_prompt.items()):
@@ -515,8 +516,9 @@ def _other_answers(by_prompt: Mapping[str, Sequence[ScoredResponse]], pid: str, 
         if q == pid or not texts:
             continue
         order = np.random.default_rng(derive_seed(seed, "filter-other-prompt", pid, q)).permutation(len(texts))
-        refs[q] = [texts[i] for i in order[:OTHER_REFS]]
-        off += [texts[i] for i in order[OTHER_REFS:OTHER_REFS + off_topic]]
+        n_ref = min(OTHER_REFS, max(len(texts) - off_topic, (len(texts) + 1) // 2))  # small prompts: both halves
+        refs[q] = [texts[i] for i in order[:n_ref]]
+        off += [texts[i] for i in order[n_ref:n_ref + off_topic]]
     return refs, off
 
 
