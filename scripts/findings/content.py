@@ -128,7 +128,7 @@ def trained(path: Path, make: Any, what: str) -> float:
     return s
 
 
-def train_models(work: Path, train: Any, args: argparse.Namespace) -> dict[str, float]:
+def train_models(work: Path, train: Any, args: argparse.Namespace, scorers_only: bool = False) -> dict[str, float]:
     from callbluff.adversarial_training import adversarial_training_set
     from callbluff.defenses import feature_variant
     from callbluff.models.neural import NeuralScorer
@@ -139,6 +139,8 @@ def train_models(work: Path, train: Any, args: argparse.Namespace) -> dict[str, 
              "neural": trained(m / "neural", lambda: NeuralScorer(
                  embeddings=args.embeddings, epochs=args.neural_epochs, min_epochs=min(3, args.neural_epochs),
                  patience=2, max_words=args.max_words, num_threads=args.threads).fit(recs, prompts), "NeuralScorer")}
+    if scorers_only:
+        return fit_s
     for v in VARIANTS[1:]:
         fit_s[v] = trained(m / v, lambda v=v: feature_variant(v).fit(recs, prompts), v)
     for label, cfgs in zip(ADV_TRAIN, ([{"attack": "Shuffle", "params": {}}], None), strict=True):
@@ -305,36 +307,39 @@ def offtopic_pairs(run_dir: Path, target: str, score_min: dict[str, float]) -> d
 # steps 4-5: the filters alone
 # ----------------------------------------------------------------------------------------------------------
 
-def filters_alone(work: Path, cm_dir: Path, train: Any, test: Any, typos: Any,
-                  fit_s: dict[str, dict[str, float]]) -> dict[str, dict[str, Any]]:
-    """Per prompt, what each filter flags: run 3's adversarial answers (per configuration; Shuffle there is of the
-    leaderboard's fully correct answers, unseen by every filter), the leaderboard answers, Misspell's copies (per
-    rate), grammar-noised copies (:func:`callbluff.battery.noisy_real`, seed ``SEED_NOISE_TEST``) and the first
-    :data:`FILTER_OFF_PER_PAIR` leaderboard answers of every other prompt."""
-    from callbluff.battery import noisy_real
+def filters_alone(work: Path, train: Any, test: Any, typos: Any, fit_s: dict[str, dict[str, float]],
+                  count: int) -> dict[str, dict[str, Any]]:
+    """Per prompt, what each filter flags (no scorer, so no target: the texts come from the one generation path):
+    ``count`` answers per configuration of Figure 1 (generators fitted on the training answers, seed ``SEED_TEST``;
+    Shuffle of the leaderboard's fully correct answers, unseen by every filter), the leaderboard answers, Misspell's
+    copies of them (per rate), grammar-noised copies (:func:`callbluff.battery.noisy_real`, seed
+    ``SEED_NOISE_TEST``) and the first :data:`FILTER_OFF_PER_PAIR` leaderboard answers of every other prompt."""
+    from callbluff.battery import battery, noisy_real
     from callbluff.defenses.filters import load_filter
+    from callbluff.engine.generate import AttackSpec, generate
 
-    df = examples_of(cm_dir, "paper")
     test_recs = test.records()
+    train_recs = train.records()
     filters = {k: load_filter(work / "filters" / k) for k in FILTER_KINDS}
     res: dict[str, dict[str, Any]] = {}
     for pid in sorted(test.prompts, key=_pkey):
         prompt = test.prompts[pid]
         te = [r for r in test_recs if r.prompt_id == pid]
-        sub = df[df["prompt_id"] == pid]
-        adv = sub[~sub["attack"].isin(["Misspell", "OffTopic"])]
-        labels = [label_of(a, json.loads(p)) for a, p in zip(adv["attack"], adv["params"], strict=True)]
-        mis = sub[sub["attack"] == "Misspell"]
-        noisy = {}
-        for rate in RATES:
-            m = mis[[json.loads(p)["rate"] == rate for p in mis["params"]]]
-            noisy[str(rate)] = list(m["adversarial_text"])
+        tr = [r for r in train_recs if r.prompt_id == pid]
+        gen = [a for a in battery(tr, prompt, count, seed=SEED_TEST) if a.attack != "Shuffle"]
+        specs = [AttackSpec.make("Shuffle", {})] + [AttackSpec.make("Misspell", {"rate": r, "typo_files": typo_files()})
+                                                    for r in RATES]
+        made = [ex for ch in generate(specs, te, {pid: prompt}, seed=SEED_TEST, ahead=False) for ex in ch.examples]
+        texts = [a.text for a in gen] + [e.text for e in made if e.attack == "Shuffle"]
+        labels = [a.config for a in gen] + ["Shuffle"] * sum(e.attack == "Shuffle" for e in made)
+        adv = {"adversarial_text": texts, "attack": ["Shuffle" if lab == "Shuffle" else "x" for lab in labels]}
+        noisy = {str(r): [e.text for e in made if e.attack == "Misspell" and e.params["rate"] == r] for r in RATES}
         grammar = [t for _, t in noisy_real(te, prompt, SEED_NOISE_TEST, spelling=False)]
         others = {q: [r.text for r in test_recs if r.prompt_id == q][:FILTER_OFF_PER_PAIR]
                   for q in sorted(test.prompts, key=_pkey) if q != pid}
         real = [r.text for r in te]
         res[pid] = {"prompt": pid, "n_real": len(real), "n_adversarial": len(labels), "n_grammar": len(grammar),
-                    "n_unseen_shuffle": int((adv["attack"] == "Shuffle").sum()), "filters": {}}
+                    "n_unseen_shuffle": labels.count("Shuffle"), "filters": {}}
         for k, f in filters.items():
             t0 = time.perf_counter()
             fr = f.flag(pid, real)
@@ -373,8 +378,8 @@ def nested(work: Path, train: Any, typos: Any, args: argparse.Namespace) -> dict
         if path.is_file():
             out[pid] = json.loads(path.read_text())
             continue
-        if args.deadline and time.strftime("%H:%M") >= args.deadline:
-            log(f"nested: deadline {args.deadline} passed, prompt {pid} and later not computed")
+        if args.nested_deadline and time.strftime("%H:%M") >= args.nested_deadline:
+            log(f"nested: deadline {args.nested_deadline} passed, prompt {pid} and later not computed")
             break
         t0 = time.perf_counter()
         out[pid] = nested_real_loss(lambda: PlausibilityFilter(seed=SEED_FILTER, dev_count=args.dev_count),
@@ -448,9 +453,17 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
           "dataset's prompts, which the paper's are too; a new kind of adversarial answer may pass more often.", ""]
     if a_res:
         L += systems_section(a_res, [p for p in prompts if p in a_res])
+    else:
+        L += ["## 1. ARR of the two scoring systems (paper Sec. 4, Figure 1)", "",
+              "**Not computed in this rendering** (the `scorers` run did not start before the time limit); the "
+              "previous figures are in this file's git history.", ""]
     b_prompts = [p for p in prompts if p in b_res]
     if b_prompts:
         L += countermeasure_section(b_res, b_prompts, configs, meta)
+    else:
+        L += ["## 2. Countermeasures and their trade-off (paper Sec. 5.1-5.3, Figures 2-4)", "",
+              "**Not computed in this rendering** (the `countermeasures` run did not start before the time limit); "
+              "the previous figures are in this file's git history.", ""]
     filt = {p: f_res[p] for p in prompts if p in f_res}
     if filt:
         L += filter_section(filt, list(filt), configs)
@@ -573,15 +586,16 @@ def countermeasure_section(b_res: dict[str, dict], prompts: list[str], configs: 
 def filter_section(b_res: dict[str, dict], prompts: list[str], configs: list[str]) -> list[str]:
     """Section 3 from each prompt's stage F result (or stage B's filters where F did not run)."""
     kinds = list(b_res[prompts[0]]["filters"])
-    src = sorted({"F" if "n_unseen_shuffle" in b_res[p] else "B" for p in prompts})
     have_unseen = all("unseen_shuffle_flagged_pct" in b_res[p]["filters"][k] for p in prompts for k in kinds)
     L = ["## 3. Filters (paper Sec. 5.4, Figure 5)", "",
-         f"Stage {' and '.join(src)}, prompts {', '.join(prompts)}. "
+         f"The filters alone (no scorer), prompts {', '.join(prompts)}; the answers come from callbluff's one generation "
+         "path (generators fitted on the training answers, seed 1; Shuffle and Misspell over the leaderboard answers). "
          "A filter's own figures: ARR = % of adversarial answers it flags (mean over the 25 configurations); real "
          "lost = % of leaderboard answers it flags; noisy flagged = % of misspelled leaderboard answers it flags"
-         + ("; unseen shuffles = % of shuffled fully correct *leaderboard* answers it flags (the battery's Shuffle "
-            "answers shuffle training answers, most of which the filters were fitted on; these it never saw)"
-            if have_unseen else "") + ". Means over prompts.", "",
+         + ("; unseen shuffles = % of shuffled fully correct *leaderboard* answers it flags (these are the Shuffle "
+            "configuration here: answers no filter was fitted on)" if have_unseen else "")
+         + "; grammar-noised = leaderboard answers with Kumar et al.'s ModGrammar errors (seed 11); off-topic = the "
+         "first 200 leaderboard answers of each other prompt (section 4)" + ". Means over prompts.", "",
          "| filter | ARR % | real answers lost % | noisy flagged 10 % | 30 % | 50 % |"
          + (" unseen shuffles % |" if have_unseen else "") + " grammar-noised flagged % | off-topic flagged % (mean "
          "/ lowest pair) | fit s / apply s (all prompts) | paper |",
@@ -878,7 +892,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1, help="engine worker processes")
     ap.add_argument("--no-nested", action="store_true", help="skip step 5 (about 2 min per prompt)")
-    ap.add_argument("--deadline", default=None, help="HH:MM (local time): step 5 starts no new prompt after it")
+    ap.add_argument("--deadline", default=None, help="HH:MM (local time): no run or model training starts after it")
+    ap.add_argument("--nested-deadline", default=None, help="HH:MM (local time): step 5 starts no new prompt after it")
     ap.add_argument("--restart", action="store_true", help="drop the work directory (models, filters, runs) first")
     ap.add_argument("--render-only", action="store_true", help="render from the finished steps only")
     args = ap.parse_args()
@@ -903,9 +918,35 @@ def main() -> None:
     typos = typo_corpus()
     steps_file = work / "steps.json"
     steps: dict[str, Any] = json.loads(steps_file.read_text()) if steps_file.is_file() else {}
+    late = lambda: bool(args.deadline) and time.strftime("%H:%M") >= args.deadline  # noqa: E731
     if not args.render_only:
+        # the filters first (section 3, 5): they need no scorer
         t0 = time.perf_counter()
-        steps["model_fit_s"] = {**steps.get("model_fit_s", {}), **train_models(work, train, args)}
+        steps["filter_fit_s"] = fit_filters(work, train, typos, args)
+        steps["setup_s"] = steps.get("setup_s", 0) + round(time.perf_counter() - t0, 1)
+        steps_file.write_text(json.dumps(steps))
+    f_file = work / "filters-alone.json"
+    if f_file.is_file():
+        f_res = json.loads(f_file.read_text())
+    elif args.render_only:
+        f_res = {}
+    else:
+        t0 = time.perf_counter()
+        f_res = filters_alone(work, train, test, typos, steps["filter_fit_s"], args.tradeoff_count)
+        steps["filters_alone_s"] = round(time.perf_counter() - t0, 1)
+        f_file.write_text(json.dumps(f_res))
+        steps_file.write_text(json.dumps(steps))
+    nested_res: dict[str, list[dict[str, Any]]] = {}
+    if not args.no_nested and not args.render_only:
+        t0 = time.perf_counter()
+        nested_res = nested(work, train, typos, args)
+        steps["nested_s"] = steps.get("nested_s", 0) + round(time.perf_counter() - t0, 1)
+        steps_file.write_text(json.dumps(steps))
+    elif (work / "nested").is_dir():
+        nested_res = {p.stem: json.loads(p.read_text()) for p in (work / "nested").glob("*.json")}
+    if not args.render_only and not late():
+        t0 = time.perf_counter()
+        steps["model_fit_s"] = {**steps.get("model_fit_s", {}), **train_models(work, train, args, scorers_only=True)}
         steps["setup_s"] = steps.get("setup_s", 0) + round(time.perf_counter() - t0, 1)
         steps_file.write_text(json.dumps(steps))
     models = work / "models"
@@ -916,74 +957,63 @@ def main() -> None:
                   + [{"name": f"filter:{k}", "type": "model", "path": str(models / "content"),
                       "filter": str(work / "filters" / k)} for k in FILTER_KINDS])
     off = OFF_PER_PAIR * (len(prompts) - 1)
-    runs_done = all((work / "runs" / n / "findings-run.json").is_file() for n in ("scorers", "countermeasures"))
-    if args.render_only and not runs_done:
-        sys.exit("nothing to render: the runs have not finished (run without --render-only)")
-    s_rows, s_dir, s_info = run(work, "scorers", scorer_targets, attack_tables(args.count, off, train_spec, False),
-                                test_spec, args.workers)
-    if not args.render_only:
+    def maybe_run(name: str, targets: list[dict[str, Any]], tables: list[dict[str, Any]]) -> Any:
+        done = (work / "runs" / name / "findings-run.json").is_file()
+        if not done and (args.render_only or late()):
+            log(f"run {name}: not computed (" + ("render only" if args.render_only else "deadline") + ")")
+            return [], None, None
+        return run(work, name, targets, tables, test_spec, args.workers)
+
+    s_rows, s_dir, s_info = maybe_run("scorers", scorer_targets, attack_tables(args.count, off, train_spec, False))
+    if not args.render_only and not late():
         t0 = time.perf_counter()
-        steps["filter_fit_s"] = fit_filters(work, train, typos, args)
+        steps["model_fit_s"] = {**steps.get("model_fit_s", {}), **train_models(work, train, args)}
         steps["setup_s"] = steps.get("setup_s", 0) + round(time.perf_counter() - t0, 1)
         steps_file.write_text(json.dumps(steps))
-    c_rows, c_dir, c_info = run(work, "countermeasures", cm_targets,
-                                attack_tables(args.tradeoff_count, off, train_spec, True), test_spec, args.workers)
-    f_file = work / "filters-alone.json"
-    if f_file.is_file():
-        f_res = json.loads(f_file.read_text())
-    elif args.render_only:
-        f_res = {}
-    else:
-        t0 = time.perf_counter()
-        f_res = filters_alone(work, c_dir, train, test, typos, steps["filter_fit_s"])
-        steps["filters_alone_s"] = round(time.perf_counter() - t0, 1)
-        f_file.write_text(json.dumps(f_res))
-    nested_res: dict[str, list[dict[str, Any]]] = {}
-    if not args.no_nested and not args.render_only:
-        t0 = time.perf_counter()
-        nested_res = nested(work, train, typos, args)
-        steps["nested_s"] = steps.get("nested_s", 0) + round(time.perf_counter() - t0, 1)
-    elif (work / "nested").is_dir():
-        nested_res = {p.stem: json.loads(p.read_text()) for p in (work / "nested").glob("*.json")}
-    steps["runs_s"] = {"scorers": s_info["seconds"], "countermeasures": c_info["seconds"]}
+    c_rows, c_dir, c_info = maybe_run("countermeasures", cm_targets,
+                                      attack_tables(args.tradeoff_count, off, train_spec, True))
+    steps["runs_s"] = {k: v["seconds"] for k, v in (("scorers", s_info), ("countermeasures", c_info)) if v}
     if not args.render_only:
         steps.setdefault("loads", []).extend([round(load0, 2), round(os.getloadavg()[0], 2)])
         steps["wall_s_last"] = round(time.perf_counter() - t_all, 1)
         steps_file.write_text(json.dumps(steps))
     # the render's shapes: per prompt, per system; Misspell's achieved replacement rates from its examples' meta
-    achieved: dict[str, dict[str, float]] = {}
-    mis = examples_of(c_dir, "paper")
-    mis = mis[mis["attack"] == "Misspell"]
-    for pid, p, m in zip(mis["prompt_id"], mis["params"], mis["meta"], strict=True):
-        d = json.loads(m)
-        acc = achieved.setdefault(str(pid), {}).setdefault(str(json.loads(p)["rate"]), [0, 0])  # type: ignore[arg-type]
-        acc[0] += d["replaced"]
-        acc[1] += d["words"]
-    achieved = {pid: {r: a / max(1, w) for r, (a, w) in by.items()} for pid, by in achieved.items()}  # type: ignore[misc]
+    achieved: dict[str, dict[str, list[int]]] = {}
+    if c_dir is not None:
+        mis = examples_of(c_dir, "paper")
+        mis = mis[mis["attack"] == "Misspell"]
+        for pid, p, m in zip(mis["prompt_id"], mis["params"], mis["meta"], strict=True):
+            d = json.loads(m)
+            acc = achieved.setdefault(str(pid), {}).setdefault(str(json.loads(p)["rate"]), [0, 0])
+            acc[0] += d["replaced"]
+            acc[1] += d["words"]
     a_res: dict[str, dict] = {}
     b_res: dict[str, dict] = {}
     for pid in prompts:
-        a_res[pid] = {"systems": {}, "examples": {}}
-        for name in TARGETS.values():
-            a_res[pid]["systems"][name] = {**per_prompt(s_rows, name, pid), "fit_s": math.nan}
-        b_res[pid] = {"countermeasures": {}, "filters": f_res.get(pid, {}).get("filters", {}),
-                      "noisy_achieved": achieved.get(pid, {})}
-        for t in cm_targets:
-            row = per_prompt(c_rows, t["name"], pid)
-            b_res[pid]["countermeasures"][t["name"]] = {**row, "fit_s": steps["model_fit_s"].get(
-                "content" if t["name"] in ("paper",) or t["name"].startswith("filter:") else t["name"], 0.0)
-                / len(prompts)}
-    ex = examples_of(s_dir, TARGETS["content"])
-    first = ex[ex["prompt_id"] == prompts[0]]
-    for (a, p), txt in zip(zip(first["attack"], first["params"], strict=True), first["adversarial_text"], strict=True):
-        a_res[prompts[0]]["examples"].setdefault(label_of(a, json.loads(p)), txt[:120])
-    score_min = {p: test.prompts[p].score_min for p in prompts}
-    pairs = {k: offtopic_pairs(s_dir, TARGETS[k], score_min) for k in TARGETS}
-    full = {}
-    exs = examples_of(s_dir, TARGETS["content"])
-    exs = exs[exs["attack"] == "OffTopic"]
-    for pid, meta, s in zip(exs["prompt_id"], exs["meta"], exs["adv_score"], strict=True):
-        full.setdefault((str(pid), json.loads(meta)["source_prompt"]), []).append(s >= test.prompts[str(pid)].score_max)
+        if s_dir is not None:
+            a_res[pid] = {"systems": {name: {**per_prompt(s_rows, name, pid), "fit_s": math.nan}
+                                      for name in TARGETS.values()}, "examples": {}}
+        if c_dir is not None:
+            b_res[pid] = {"countermeasures": {}, "filters": f_res.get(pid, {}).get("filters", {}),
+                          "noisy_achieved": {r: a / max(1, w) for r, (a, w) in achieved.get(pid, {}).items()}}
+            for t in cm_targets:
+                key = "content" if t["name"] == "paper" or t["name"].startswith("filter:") else t["name"]
+                b_res[pid]["countermeasures"][t["name"]] = {**per_prompt(c_rows, t["name"], pid),
+                                                            "fit_s": steps["model_fit_s"].get(key, 0.0) / len(prompts)}
+    pairs: dict[str, dict[str, dict[str, float]]] = {}
+    full: dict[tuple[str, str], list[bool]] = {}
+    if s_dir is not None:
+        ex = examples_of(s_dir, TARGETS["content"])
+        first = ex[ex["prompt_id"] == prompts[0]]
+        for (a, p), txt in zip(zip(first["attack"], first["params"], strict=True), first["adversarial_text"],
+                               strict=True):
+            a_res[prompts[0]]["examples"].setdefault(label_of(a, json.loads(p)), txt[:120])
+        score_min = {p: test.prompts[p].score_min for p in prompts}
+        pairs = {k: offtopic_pairs(s_dir, TARGETS[k], score_min) for k in TARGETS}
+        exs = ex[ex["attack"] == "OffTopic"]
+        for pid, m, sc in zip(exs["prompt_id"], exs["meta"], exs["adv_score"], strict=True):
+            full.setdefault((str(pid), json.loads(m)["source_prompt"]), []).append(
+                sc >= test.prompts[str(pid)].score_max)
     meta = {"command": "python scripts/findings/content.py " + " ".join(sys.argv[1:]), "prompts": prompts,
             "count": args.count, "tradeoff_count": args.tradeoff_count, "adv_total": args.adv_total,
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
