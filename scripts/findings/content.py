@@ -751,7 +751,7 @@ def generalisation_section(nested_res: dict[str, list[dict[str, Any]]], f_res: d
     figure, the off-topic goal, and the leaderboard read once as the held-out check."""
     ps = [p for p in prompts if p in nested_res]
     L = ["## 5. Does our filter's loss on real answers hold on answers it never saw?", "",
-         f"Grouped {NESTED_FOLDS}-fold cross-validation on the **training answers only**, per prompt: the groups are "
+         f"**Refit per fold.** Grouped {NESTED_FOLDS}-fold cross-validation on the **training answers only**, per prompt: the groups are "
          "answers with the same words (a copy in another fold would look seen), the folds are answer folds *within* "
          "a prompt, not prompts, because the filter is fitted per prompt and used on new answers to a prompt it knows. "
          "Each fold's filter is fitted (features, classifier, threshold: all of it, with its own inner out-of-fold "
@@ -777,8 +777,29 @@ def generalisation_section(nested_res: dict[str, list[dict[str, Any]]], f_res: d
               f"{_fmt(sd, 2)}, range {_fmt(min(allf), 2)}-{_fmt(max(allf), 2)} %; {sum(x > 2 for x in allf)} of "
               f"{len(allf)} folds above 2 %.", ""]
     else:
-        L += ["**Not computed in this run.**", ""]
+        L += ["**Refit per fold: not computed in this run** (time limit; see the threshold-rule estimate below).", ""]
     fp = [p for p in prompts if p in f_res]
+    oof = {p: f_res[p]["filters"]["plausibility"]["summary"].get("oof_folds") for p in fp}
+    oof = {p: v for p, v in oof.items() if v}
+    if oof:
+        allo = [f["real_flagged_pct"] for v in oof.values() for f in v]
+        sd = float(np.std(allo, ddof=1)) if len(allo) > 1 else math.nan
+        L += ["The threshold rule alone, judged out of sample on every prompt at no extra cost: the filter of section 3 "
+              "sets its threshold on out-of-fold decision values of all the training answers (5 grouped folds); here, per "
+              "fold, the rule picks a threshold from the *other* folds' values and we count how many of the fold's "
+              "real answers (and noised copies) lie above it (`oof_folds` in the filter's summary; the features and "
+              "tables of each answer are out-of-fold too, the refit on all answers is not re-judged: that is the "
+              "refit estimate above).", "",
+              "| prompt | real flagged % per fold | mean | max | noised copies flagged % (mean) |",
+              "| --- | --- | ---: | ---: | ---: |"]
+        for p, v in oof.items():
+            r = [f["real_flagged_pct"] for f in v]
+            nz = [f["noised_flagged_pct"] for f in v if f.get("noised_flagged_pct") is not None]
+            L.append(f"| {p} | {', '.join(_fmt(x, 2) for x in r)} | {_fmt(_mean(r), 2)} | {_fmt(max(r), 2)} | "
+                     f"{_fmt(_mean(nz))} |")
+        L += ["", f"Over all {len(allo)} (prompt, fold) pairs: mean {_fmt(_mean(allo), 2)} %, standard deviation "
+              f"{_fmt(sd, 2)}, range {_fmt(min(allo), 2)}-{_fmt(max(allo), 2)} %; {sum(x > 2 for x in allo)} of "
+              f"{len(allo)} folds above 2 %.", ""]
     if fp:
         pl = {p: f_res[p]["filters"]["plausibility"] for p in fp}
         lost = _mean([pl[p]["real_flagged_pct"] for p in fp])
@@ -786,8 +807,11 @@ def generalisation_section(nested_res: dict[str, list[dict[str, Any]]], f_res: d
         gram = _mean([pl[p]["grammar_flagged_pct"] for p in fp])
         off = [v for p in fp for q, v in pl[p]["offtopic_flagged_by_source"].items()]
         nested_mean = _mean([f["real_flagged_pct"] for p in ps for f in nested_res[p]]) if ps else math.nan
-        goals = [("real answers flagged out of sample (nested, training answers) <= 2 %", nested_mean <= 2,
-                  f"{_fmt(nested_mean, 2)} %"),
+        oof_mean = _mean([f["real_flagged_pct"] for v in oof.values() for f in v])
+        goals = [("real answers flagged out of sample (refit per fold, training answers) <= 2 %", nested_mean <= 2,
+                  f"{_fmt(nested_mean, 2)} % ({len(ps)} prompts)"),
+                 ("real answers flagged out of sample (threshold rule per fold, training answers) <= 2 %",
+                  oof_mean <= 2, f"{_fmt(oof_mean, 2)} % ({len(oof)} prompts)"),
                  ("real leaderboard answers flagged (held-out check, read once) <= 2 %", lost <= 2, f"{_fmt(lost, 2)} %"),
                  ("ARR on the 25 generator configurations >= 95 %", arr_m >= 95, f"{_fmt(arr_m)} %"),
                  ("grammar-noised leaderboard answers flagged <= 10 %", gram <= 10, f"{_fmt(gram)} %"),

@@ -335,3 +335,12 @@ def test_nested_real_loss_holds_out_every_answer_once() -> None:
 class _Adv:
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+def test_the_threshold_rule_is_judged_on_held_folds() -> None:
+    """``oof_folds``: one entry per classifier fold, covering every real answer once, each share in [0, 100]."""
+    recs = _records(REAL)
+    f = PlausibilityFilter(seed=0).fit(recs, {"p": P}, adversarial={"p": GIBBERISH})
+    folds = f.summary()["p"]["oof_folds"]
+    assert len(folds) == 5 and sum(x["n_real"] for x in folds) == f.states["p"]["n_real_threshold"]
+    assert all(0 <= x["real_flagged_pct"] <= 100 and x["noised_flagged_pct"] is None for x in folds)

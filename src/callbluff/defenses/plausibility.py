@@ -72,7 +72,10 @@ answers.
 The threshold must hold on answers the filter never saw, so it is set with a margin (``bound``, a z value,
 default 1.645): at most ``max_real_flagged - bound * sqrt(m (1 - m) / n)`` of the n out-of-fold real answers
 are flagged (m = ``max_real_flagged``), i.e. the one-sided 95 % upper bound of the share flagged is at most m.
-:func:`nested_real_loss` measures what this gives on answers the filter never saw (grouped K-fold over the
+The fit judges the rule out of sample on the classifier's own folds (``oof_folds``: per fold, the threshold
+the rule picks from the other folds' out-of-fold values, and the share of the fold's real answers and noised
+copies above it); :func:`nested_real_loss` measures, at five times the cost, what the whole fit gives on answers it
+never saw (grouped K-fold over the
 training answers, the groups being answers with the same words; the filter is fitted per prompt and used on new
 answers to a known prompt, so the folds are answer folds within a prompt, not prompts).
 
@@ -432,6 +435,18 @@ class PlausibilityFilter(AnswerFilter):
         p_real, p_noised, p_adv = oof[:nr], oof[nr:nr + nn], oof[nr + nn:]
         threshold, allowed = bounded_threshold(p_real, self.params["max_real_flagged"], self.params["bound"])
         p_dev, p_off = p_adv[:len(dev_adv)], p_adv[len(dev_adv):]
+        # the threshold rule judged out of sample (nested over the same folds): per fold, a threshold chosen by the
+        # rule on the other folds' out-of-fold values flags this share of the fold's real answers / noised copies
+        oof_folds = []
+        for _, test_idx in folds.split(X, y, groups):
+            held = test_idx[test_idx < nr]
+            held_n = test_idx[(test_idx >= nr) & (test_idx < nr + nn)] - nr
+            rest = np.setdiff1d(np.arange(nr), held)
+            t_k, _ = bounded_threshold(p_real[rest], self.params["max_real_flagged"], self.params["bound"])
+            oof_folds.append({"n_real": int(len(held)),
+                              "real_flagged_pct": round(float(np.mean(p_real[held] > t_k)) * 100, 3),
+                              "noised_flagged_pct": round(float(np.mean(p_noised[held_n] > t_k)) * 100, 3)
+                              if len(held_n) else None})
         state.update({"threshold": threshold, "threshold_from": (
                           "out-of-fold over all training answers" if cross else "development split")
                       + f": at most {allowed} of {nr} real answers flagged (the {self.params['bound']:g}-sigma bound "
@@ -440,7 +455,8 @@ class PlausibilityFilter(AnswerFilter):
                       "dev_arr": round(float(np.mean(p_dev > threshold)) * 100, 2),
                       "dev_recall": round(float(np.mean(p_real <= threshold)) * 100, 2),
                       "dev_noised_flagged": round(float(np.mean(p_noised > threshold)) * 100, 2) if nn else None,
-                      "dev_off_topic": round(float(np.mean(p_off > threshold)) * 100, 2) if len(p_off) else None})
+                      "dev_off_topic": round(float(np.mean(p_off > threshold)) * 100, 2) if len(p_off) else None,
+                      "oof_folds": oof_folds})
         if hasattr(clf, "coef_"):
             state["coefficients"] = dict(zip(FEATURES, np.round(clf.coef_[0], 3).tolist(), strict=True))
         return state
@@ -458,7 +474,7 @@ class PlausibilityFilter(AnswerFilter):
         out = super().summary()
         for pid, s in self.states.items():
             for key in ("coefficients", "dev_noised_flagged", "dev_off_topic", "n_noised", "n_off_topic",
-                        "other_prompts", "n_real_threshold"):
+                        "other_prompts", "n_real_threshold", "oof_folds"):
                 if key in s:
                     out[pid][key] = s[key]
         return out
