@@ -920,6 +920,8 @@ def main() -> None:
     ap.add_argument("--nested-deadline", default=None, help="HH:MM (local time): step 5 starts no new prompt after it")
     ap.add_argument("--restart", action="store_true", help="drop the work directory (models, filters, runs) first")
     ap.add_argument("--render-only", action="store_true", help="render from the finished steps only")
+    ap.add_argument("--write-partial", action="store_true", help="write docs/findings/content.md even when a run is "
+                                                                 "missing (default: the work directory's content.md)")
     args = ap.parse_args()
     work = WORK
     if args.quick:
@@ -1057,8 +1059,9 @@ def main() -> None:
     body = render(meta, a_res, b_res, f_res) + "\n".join(
         offtopic_section(pairs, f_res, prompts, meta["offtopic_full"]) + generalisation_section(nested_res, f_res, prompts)) + "\n"
     body += "\n".join(moved_section(prev.read_text(encoding="utf-8") if prev.is_file() else "", body)) + "\n"
-    if args.quick:
-        out = work / "content.md"
+    complete = s_dir is not None and c_dir is not None
+    if args.quick or not (complete or args.write_partial):
+        out = work / "content.md"  # a partial rendering does not replace the document (unless --write-partial)
     else:
         out = OUT_MD
     out.parent.mkdir(parents=True, exist_ok=True)
