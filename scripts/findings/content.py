@@ -918,12 +918,14 @@ def main() -> None:
     ap.add_argument("--no-nested", action="store_true", help="skip step 5 (about 2 min per prompt)")
     ap.add_argument("--deadline", default=None, help="HH:MM (local time): no run or model training starts after it")
     ap.add_argument("--nested-deadline", default=None, help="HH:MM (local time): step 5 starts no new prompt after it")
+    ap.add_argument("--work", default=None, help="work directory (default .findings-work/content; another one for "
+                                                 "a subset of prompts, whose filters learn only those prompts)")
     ap.add_argument("--restart", action="store_true", help="drop the work directory (models, filters, runs) first")
     ap.add_argument("--render-only", action="store_true", help="render from the finished steps only")
     ap.add_argument("--write-partial", action="store_true", help="write docs/findings/content.md even when a run is "
                                                                  "missing (default: the work directory's content.md)")
     args = ap.parse_args()
-    work = WORK
+    work = Path(args.work).resolve() if args.work else WORK
     if args.quick:
         args.prompts = args.prompts or "3,10"
         args.count, args.tradeoff_count, args.dev_count, args.adv_total, args.neural_epochs = 30, 10, 10, 100, 1
