@@ -22,6 +22,14 @@ from callbluff.progress import Progress
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.seeding import derive_seed
 
+NOISE_GRAMMAR = {"attack": "ModGrammar", "params": {"variant": "errors"}}
+"""The grammar noise of :func:`noisy_real`: Kumar et al. 2020's ModGrammar "errors" test case (Sec. 3.2,
+Table 3: article errors, subject-verb agreement errors, informal conventions) on every sentence."""
+NOISE_SPELLING_RATE = 0.2
+"""The spelling noise of :func:`noisy_real`: this share of an answer's words replaced by real misspellings
+(:func:`callbluff.defenses.tradeoff.noisy_answer`; Ding et al. 2020 Sec. 5.3 argue such answers must stay
+accepted)."""
+
 
 STAGE = "development answers (generator configurations)"
 """The progress stage :func:`battery` reports (configurations done of all)."""
@@ -83,6 +91,42 @@ def battery(records: Sequence[ScoredResponse], prompt: Prompt, count: int, *, se
         out += [AdversarialAnswer(prompt.id, t, cls.name, label) for t in texts if t.strip()]
     if progress is not None:
         progress(STAGE, len(configs), len(configs))
+    return out
+
+
+def noisy_real(records: Sequence[ScoredResponse], prompt: Prompt, seed: int = 0, *, typos: Any = None,
+               grammar: bool = True, spelling: bool = True) -> list[tuple[int, str]]:
+    """Noised copies of real answers, as (index in ``records``, text) pairs: each answer with grammar errors
+    (:data:`NOISE_GRAMMAR`, through the one generation path with ``seed``; an answer the rules leave unchanged
+    has no copy) and each with :data:`NOISE_SPELLING_RATE` of its words misspelt (``typos``: a
+    :class:`~callbluff.resources.typos.TypoCorpus`; default: the fetched default corpus, or no spelling copies
+    when there is none), each answer's misspellings drawn from ``derive_seed(seed, "noisy-real", id)``. What a
+    filter learns as real (:meth:`callbluff.defenses.plausibility.PlausibilityFilter.fit`'s ``noise``) and what
+    the findings measure it on (with another seed)."""
+    import numpy as np
+
+    from callbluff.defenses.tradeoff import noisy_answer
+
+    out: list[tuple[int, str]] = []
+    if grammar and records:
+        where = {r.id: i for i, r in enumerate(records)}
+        spec = AttackSpec.make(NOISE_GRAMMAR["attack"], NOISE_GRAMMAR["params"])
+        for chunk in generate([spec], list(records), {prompt.id: prompt}, seed=seed, chunk_size=256, ahead=False):
+            out += [(where[ex.source_id], ex.text) for ex in chunk.examples]
+    if spelling and records:
+        if typos is None:
+            from callbluff.resources.typos import default_typos
+
+            try:
+                typos = default_typos()
+            except FileNotFoundError:
+                typos = None
+        if typos is not None:
+            for i, r in enumerate(records):
+                text, replaced, _ = noisy_answer(r.text, NOISE_SPELLING_RATE, typos,
+                                                 np.random.default_rng(derive_seed(seed, "noisy-real", r.id)))
+                if replaced:
+                    out.append((i, text))
     return out
 
 

@@ -67,10 +67,12 @@ def fit(
         fail(f"--action {action!r}: {e}")
         raise
     try:
-        from callbluff.battery import battery  # loads the attack families (spaCy, torch): not at CLI start-up
+        from callbluff.battery import battery, noisy_real  # the attack families (spaCy, torch): not at start-up
 
+        # ours also learns noised real answers as real (and the other prompts' answers as off-topic)
+        noise = {"noise": noisy_real} if kind == "plausibility" else {}
         with StageProgress(console) as progress:  # non-terminal output: timestamped lines
-            f.fit(records, ds.prompts, battery=battery, progress=progress)
+            f.fit(records, ds.prompts, battery=battery, progress=progress, **noise)
     except Exception as e:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"filter fit on {data}: {type(e).__name__}: {e}")
     path = f.save(out_dir)

@@ -247,3 +247,100 @@ def test_answers_with_the_same_words_form_one_group() -> None:
     g = _groups([["a", "b"], ["c"], ["a", "b"], [], ["c"], []])
     assert g.tolist() == [0, 1, 0, 2, 1, 2]
     assert _groups([]).shape == (0,)
+
+
+# -- the threshold margin, the topic features, noised real answers, the nested estimate --------------------
+
+def test_bounded_threshold_keeps_a_one_sided_margin() -> None:
+    from callbluff.defenses.plausibility import bounded_threshold
+
+    real = np.arange(1000, dtype=float)
+    t, k = bounded_threshold(real, 0.02, 1.645)
+    # floor(1000 * (0.02 - 1.645 * sqrt(0.02 * 0.98 / 1000))) = floor(12.72) = 12
+    assert k == 12 and int((real > t).sum()) == 12
+    t0, k0 = bounded_threshold(real, 0.02, 0.0)
+    assert k0 == 20 and int((real > t0).sum()) == 20
+    assert bounded_threshold(np.arange(10, dtype=float), 0.02, 1.645)[1] == 0  # too few answers for any
+
+
+def _asap(prompt: str, n: int, split: str = "train.tsv.gz") -> list[ScoredResponse]:
+    path = shared_path("data", "asap-sas", split)
+    return [r for r in load(f"asap-sas:{path}?prompts={prompt}")][:n]
+
+
+def test_topic_features_tell_another_prompts_answers_from_the_prompts_own() -> None:
+    """ASAP-SAS prompts 1 (an acid-rain experiment) and 10 (doghouse colours): fitted on prompt 1 with prompt
+    10's answers as the other prompt, prompt 10's unseen answers are far from prompt 1's (``topic``) and nearer to
+    their own prompt's (``topic_margin`` > 0), prompt 1's unseen answers the other way round; and the filter
+    flags most of those off-topic answers while keeping most of the on-topic ones."""
+    from callbluff.defenses.plausibility import FEATURES
+
+    one, ten = _asap("1", 700), _asap("10", 760)
+    p1 = Prompt("1", "content", score_min=0, score_max=3)
+    f = PlausibilityFilter(seed=0, off_topic=60).fit(one[:500], {"1": p1}, adversarial={"1": GIBBERISH * 3},
+                                                     others=ten[:360])
+    st = f.states["1"]
+    assert st["other_prompts"] == ["10"] and st["n_off_topic"] == 60
+    own_x, off_x = f.features(st, [r.text for r in one[500:]]), f.features(st, [r.text for r in ten[360:]])
+    k, m = FEATURES.index("topic"), FEATURES.index("topic_margin")
+    assert np.median(off_x[:, k]) > np.median(own_x[:, k]) + 0.05
+    assert np.median(off_x[:, m]) > 0 > np.median(own_x[:, m])
+    assert f.flag("1", [r.text for r in ten[360:]]).mean() >= 0.9
+    assert f.flag("1", [r.text for r in one[500:]]).mean() <= 0.1
+
+
+def test_noised_copies_are_learnt_as_real_and_reported() -> None:
+    """A ``noise`` function's copies join the real class (counted, each in its source answer's fold) and the
+    filter reports the share of them its threshold would flag; fitting without it records none."""
+    recs = _records(REAL)
+
+    def drop_last_word(records, prompt, seed):  # a deterministic noise: every answer loses its last word
+        return [(i, r.text.rsplit(" ", 1)[0]) for i, r in enumerate(records)]
+
+    f = PlausibilityFilter(seed=0).fit(recs, {"p": P}, adversarial={"p": GIBBERISH}, noise=drop_last_word)
+    g = PlausibilityFilter(seed=0).fit(recs, {"p": P}, adversarial={"p": GIBBERISH})
+    assert f.states["p"]["n_noised"] == len(REAL) and g.states["p"]["n_noised"] == 0
+    assert f.summary()["p"]["dev_noised_flagged"] is not None and g.summary()["p"]["dev_noised_flagged"] is None
+    assert f.flag("p", [t.rsplit(" ", 1)[0] for t in REAL]).mean() <= 0.1
+
+
+def test_noisy_real_makes_grammar_and_spelling_copies_from_their_seeds() -> None:
+    from callbluff.battery import noisy_real
+    from callbluff.resources.typos import TypoCorpus
+
+    recs = _records(["The panda eats bamboo and it is a specialist.", "Koalas are eating the leaves of trees.",
+                     "ok"])
+    typos = TypoCorpus({"panda": ("pnada",), "bamboo": ("bambo",), "koalas": ("kolas",), "leaves": ("leafs",)})
+    out = noisy_real(recs, P, 3, typos=typos)
+    assert out == noisy_real(recs, P, 3, typos=typos)  # same seed, same copies
+    assert all(0 <= i < len(recs) and t != recs[i].text for i, t in out)
+    grammar = noisy_real(recs, P, 3, spelling=False)
+    assert grammar and all(t != recs[i].text for i, t in grammar)
+    spelling = [t for t in noisy_real(recs, P, 3, typos=typos, grammar=False)]
+    assert any("pnada" in t or "bambo" in t for _, t in spelling)
+
+
+def test_nested_real_loss_holds_out_every_answer_once() -> None:
+    from callbluff.defenses.plausibility import nested_real_loss
+
+    recs = _records(REAL * 2)  # 120 answers, 60 groups of two copies each
+    folds = nested_real_loss(lambda: PlausibilityFilter(seed=0, min_dev=5), recs, P,
+                             battery=lambda records, prompt, count, **kw: [_Adv(t) for t in GIBBERISH[:count]],
+                             folds=3, seed=1)
+    assert [f["fold"] for f in folds] == [0, 1, 2]
+    assert sum(f["n_real"] for f in folds) == len(recs)
+    assert all(0 <= f["real_flagged_pct"] <= 100 and f["noised_flagged_pct"] is None for f in folds)
+
+
+class _Adv:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def test_the_threshold_rule_is_judged_on_held_folds() -> None:
+    """``oof_folds``: one entry per classifier fold, covering every real answer once, each share in [0, 100]."""
+    recs = _records(REAL)
+    f = PlausibilityFilter(seed=0).fit(recs, {"p": P}, adversarial={"p": GIBBERISH})
+    folds = f.summary()["p"]["oof_folds"]
+    assert len(folds) == 5 and sum(x["n_real"] for x in folds) == f.states["p"]["n_real_threshold"]
+    assert all(0 <= x["real_flagged_pct"] <= 100 and x["noised_flagged_pct"] is None for x in folds)

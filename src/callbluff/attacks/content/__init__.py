@@ -1,7 +1,8 @@
 """Content-scoring adversaries of Ding et al. 2020, "Don't take 'nswvtnvakgxpm' for an answer" (task
 ``content``), one module per kind of Sec. 2.2: ``shuffle`` (Shuffle), ``uniform`` (RandomChars,
 RandomWords), ``ngram`` (GenericChars, PromptChars, GenericWords, PromptWords), ``burst`` (ContentBurst),
-``lm`` (LMGenerate). Importing this package registers them. :func:`ding2020_configurations` lists the
+``lm`` (LMGenerate); and ``offtopic`` (OffTopic: a real answer to another prompt, the wrong-question
+bluff the paper's Abstract names but does not generate); ``misspell`` (Misspell: the benign noise of Sec. 5.3). Importing this package registers them. :func:`ding2020_configurations` lists the
 paper's 25 generator configurations (Sec. 3.3, Figure 1).
 """
 
@@ -12,12 +13,14 @@ from typing import Any
 from callbluff.attacks.content.burst import ContentBurst
 from callbluff.attacks.content.common import DING
 from callbluff.attacks.content.lm import LMGenerate
+from callbluff.attacks.content.misspell import Misspell, MisspellParams
+from callbluff.attacks.content.offtopic import OffTopic, OffTopicParams
 from callbluff.attacks.content.ngram import GenericChars, GenericWords, PromptChars, PromptWords
 from callbluff.attacks.content.shuffle import Shuffle, ShuffleParams
 from callbluff.attacks.content.uniform import RandomChars, RandomWords
 
 __all__ = [
-    "DING", "ContentBurst", "GenericChars", "GenericWords", "LMGenerate", "PromptChars", "PromptWords",
+    "DING", "ContentBurst", "GenericChars", "GenericWords", "LMGenerate", "Misspell", "MisspellParams", "OffTopic", "OffTopicParams", "PromptChars", "PromptWords",
     "RandomChars", "RandomWords", "Shuffle", "ShuffleParams", "ding2020_configurations",
 ]
 

@@ -1,0 +1,87 @@
+"""Benign noise for the trade-off of countermeasures (Ding et al. 2020, Sec. 5.3): a real answer with a share of
+its words replaced by real misspellings, which "a content-scoring system should still accept"."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from pydantic import Field
+
+from callbluff.attacks.base import AttackParams, StaticAttack, register
+from callbluff.attacks.content.common import DING
+from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
+from callbluff.resources.context import Resources
+from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def misspell(text: str, rate: float, typos: TypoCorpus, rng: np.random.Generator) -> tuple[str, int, int]:
+    """``text`` with ``rate`` of its words replaced by real misspellings: (new text, words replaced, words).
+    Words are ``[^\\W_]+('[^\\W_]+)*`` runs; a word can be replaced when the typo corpus has a misspelling of it
+    (matched case-insensitively, case pattern kept by the corpus); ``round(rate * words)`` of those are
+    replaced, chosen uniformly from ``rng``, each by a uniformly chosen misspelling; when fewer words have
+    misspellings, all of them are. Everything else (spacing, punctuation) is kept byte for byte."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"misspell: rate={rate}; use a share in [0, 1]")
+    words = list(_WORD.finditer(text))
+    candidates = [i for i, m in enumerate(words) if typos.typos(m.group())]
+    want = min(len(candidates), int(round(rate * len(words))))
+    if want == 0:
+        return text, 0, len(words)
+    chosen = sorted(rng.choice(len(candidates), size=want, replace=False).tolist())
+    out, last = [], 0
+    for j in chosen:
+        m = words[candidates[j]]
+        options = typos.typos(m.group())
+        out += [text[last:m.start()], options[int(rng.integers(0, len(options)))]]
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out), want, len(words)
+
+
+class MisspellParams(AttackParams):
+    """``rate``: the share of an answer's words replaced (the findings use 0.1, 0.3, 0.5); ``typo_files``: typo
+    corpora (:func:`callbluff.resources.typos.load_corpus` formats; empty: the default corpus)."""
+
+    rate: float = Field(0.3, ge=0, le=1)
+    typo_files: tuple[str, ...] = ()
+
+
+@register
+class Misspell(StaticAttack):
+    """Replace a share of an answer's words by real misspellings (Ding et al. 2020, Sec. 5.3).
+
+    The paper argues, citing Horbach et al. 2017, that robustness against adversarial answers "usually comes
+    at the cost of a loss of robustness against other deviations from standard language, such as unusual
+    orthography", and that spelling errors barely change a character-n-gram system's QWK, but measures no
+    such answers; these are they. A robust scorer gives the misspelt answer the score of the original
+    (``expect = "same-score"``); a filter should not flag it. Choices: :func:`misspell` (real misspellings
+    from typo corpora, not random edits: Birkbeck, Holbrook, Aspell and Wikipedia lists in the findings); an
+    answer with no word the corpus can misspell yields nothing; ``meta``: words replaced and words.
+    """
+
+    name = "Misspell"
+    task = "content"
+    family = "noise"
+    paper = DING
+    description = "Replace a share of the answer's words by real misspellings (benign noise: the score should stay)."
+    Params = MisspellParams
+    record_type = ScoredResponse
+    requires: tuple[str, ...] = ("typos",)
+    expect = "same-score"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        if self.params.typo_files:
+            self.requires = ()
+
+    def generate(self, record: Record, rng: np.random.Generator, res: Resources,
+                 prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
+        assert isinstance(record, ScoredResponse)
+        corpus = cached_corpus(tuple(self.params.typo_files) or default_paths())
+        text, replaced, words = misspell(record.text, self.params.rate, corpus, rng)
+        if not replaced:
+            return []
+        return [self.perturbed(record, text, replaced=replaced, words=words)]
