@@ -18,6 +18,12 @@ once, the authors' "-all" mode):
 8. ``entity-type``: a fixed stand-in per entity type (PERSON Jackson, LOCATION Berlin, ORGANIZATION Acme /
    UNICEF, MISC Neptune, other proper nouns Dalek / XKCD / Daleks).
 
+When these high-confidence rules alter no word of the question, the authors' lower-confidence rules
+(``ALL_ALTER_RULES`` of their implementation) are tried: ``nearby-adjective`` (``JJ*``) and ``nearby-noun``
+(``NN``, ``NNS``) -> among the 100 nearest word vectors with the same POS tag; here (our addition, for the
+sentence must not restate the question) a WordNet synonym of the word (a lemma of one of its synsets) is never
+taken. A question that even these leave unaltered gets no AddSent sentence (:mod:`.addsent`).
+
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
 already in the question, and take the original's capitalisation. Words in a small do-not-alter list
 (``many``, ``such``, ``type``, ``kind``, ``one``...) and wh-words are left alone. Each altered token keeps its
@@ -51,6 +57,8 @@ NAMED = ("PERSON", "LOCATION", "ORGANIZATION", "MISC")
 RULES = ("special", "antonym", "nearby-number", "nearby-proper-noun", "nearby-proper-noun-any-pos",
          "nearby-entity-noun", "nearby-entity-adjective", "entity-type")
 NEARBY_RULES = RULES[3:7]
+LOW_CONF_RULES = ("nearby-adjective", "nearby-noun")
+"""Tried only when the high-confidence ``RULES`` alter nothing in the question (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,33 @@ def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
             if words:
                 out.append(Alteration(t.i, t.text, tuple(words[:k]), rule))
                 break
+    if not out and lex is not None:
+        out = _low_confidence(doc, lex, k, used)
+    return out
+
+
+@lru_cache(maxsize=50_000)
+def synonyms(word: str, wn_pos: str) -> frozenset[str]:
+    """Lower-case lemmas of every WordNet synset of ``word`` with part of speech ``wn_pos``."""
+    return frozenset(lem.name().lower() for syn in load_wordnet().synsets(word.lower(), wn_pos)
+                     for lem in syn.lemmas())
+
+
+def _low_confidence(doc: Doc, lex: Lexicon, k: int, used: set[str]) -> list[Alteration]:
+    """The lower-confidence alterations (nearby adjectives, then nouns, same tag, no WordNet synonym)."""
+    out: list[Alteration] = []
+    for t in doc:
+        if not _alterable(t):
+            continue
+        tags = ("JJ", "JJR", "JJS") if t.tag_.startswith("JJ") else ("NN", "NNS") if t.tag_ in ("NN", "NNS") else ()
+        if not tags:
+            continue
+        syn = synonyms(t.text, "a" if tags[0] == "JJ" else "n")
+        near = [w for w in _nearby(t.text, t.tag_, None, lex, match_pos=True, k=k + 5, used=used) if w not in syn]
+        words = _usable(near[:k], t.text, used)
+        if words:
+            out.append(Alteration(t.i, t.text, tuple(words), LOW_CONF_RULES[0] if tags[0] == "JJ" else
+                                  LOW_CONF_RULES[1]))
     return out
 
 
