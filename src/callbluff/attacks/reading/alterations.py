@@ -20,9 +20,11 @@ once, the authors' "-all" mode):
 
 When these high-confidence rules alter no word of the question, the authors' lower-confidence rules
 (``ALL_ALTER_RULES`` of their implementation) are tried: ``nearby-adjective`` (``JJ*``) and ``nearby-noun``
-(``NN``, ``NNS``) -> among the 100 nearest word vectors with the same POS tag; here (our addition, for the
-sentence must not restate the question) a WordNet synonym of the word (a lemma of one of its synsets) is never
-taken. A question that even these leave unaltered gets no AddSent sentence (:mod:`.addsent`).
+(``NN``, ``NNS``) -> among the 100 nearest word vectors with the same POS tag; here (our additions) a WordNet
+synonym of the word (a lemma of one of its synsets) is never taken, for the sentence must not restate the
+question, and only one word is altered, the rarest in the lexicon's corpus (vocabulary rank; a word outside it
+counts as rarest, ties to the later word) among the nouns and adjectives outside the wh-phrase (or in its noun):
+altering every common word turns the sentence into noise unrelated to the question. A question that even these leave unaltered gets no AddSent sentence (:mod:`.addsent`).
 
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
 already in the question, and take the original's capitalisation. Words in a small do-not-alter list
@@ -223,10 +225,16 @@ def synonyms(word: str, wn_pos: str) -> frozenset[str]:
 
 
 def _low_confidence(doc: Doc, lex: Lexicon, k: int, used: set[str]) -> list[Alteration]:
-    """The lower-confidence alterations (nearby adjectives, then nouns, same tag, no WordNet synonym)."""
+    """The lower-confidence alteration (module docstring): nearby adjective or noun, same tag, no WordNet
+    synonym, of the rarest usable word."""
+    from callbluff.attacks.reading.declarative import wh_phrase
+
+    ph = wh_phrase(doc)
     out: list[Alteration] = []
     for t in doc:
         if not _alterable(t):
+            continue
+        if ph is not None and ph.start <= t.i < ph.end and not (ph.noun and ph.noun[0] <= t.i < ph.noun[1]):
             continue
         tags = ("JJ", "JJR", "JJS") if t.tag_.startswith("JJ") else ("NN", "NNS") if t.tag_ in ("NN", "NNS") else ()
         if not tags:
@@ -237,7 +245,10 @@ def _low_confidence(doc: Doc, lex: Lexicon, k: int, used: set[str]) -> list[Alte
         if words:
             out.append(Alteration(t.i, t.text, tuple(words), LOW_CONF_RULES[0] if tags[0] == "JJ" else
                                   LOW_CONF_RULES[1]))
-    return out
+    if not out:
+        return out
+    rank = {a.i: lex.index.get(a.original.lower(), len(lex.words)) for a in out}
+    return [max(out, key=lambda a: (rank[a.i], a.i))]
 
 
 def nearby_lookups(doc: Doc, k: int = 3) -> list[str]:
