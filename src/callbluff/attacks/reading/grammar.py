@@ -10,8 +10,9 @@ auxiliary is left before a bare verb at the start (``Did X move``), no word is r
 preposition ends the sentence.
 
 **Word order** (issue 26: the checks above passed "The resulting channel of the STUDIOS merger called was
-aliens." and "The Bull Mechanized photographs hamsters capture."): a bare past participle (no dependents)
-directly before the finite verb or copula (``... merger called was``) fails; and when the caller says where the
+aliens." and "The Bull Mechanized photographs hamsters capture."): a past participle or bare infinitive with
+nothing after it directly before the finite verb or copula (``... merger called was``, ``... built mainly to
+carry was``) fails; and when the caller says where the
 fake answer is (``answer``, the phrase as written in the sentence, and whether it should be the subject), a
 non-subject answer must not precede a verb of the main clause (the root and its ``xcomp`` chain) that has
 nothing after it (``... tends Jeff Dean to favor.`` fails, ``... viewed Jeff Dean to be the Antichrist.``
@@ -73,9 +74,9 @@ def _word_order(doc: Any, root: Any, text: str, answer: str | None, answer_is_su
     out: list[str] = []
     for t in doc[:-1]:
         nxt = doc[t.i + 1]
-        if (t.tag_ == "VBN" and t.dep_ in ("acl", "amod") and not list(t.children) and nxt.tag_ in FINITE
-                and (nxt.i == root.i or nxt.head.i == root.i)):
-            out.append(f"bare participle before the verb ({t.text} {nxt.text})")
+        if (t.tag_ in ("VBN", "VB") and t.i != root.i and not any(c.i > t.i for c in t.children)
+                and nxt.tag_ in FINITE and (nxt.i == root.i or nxt.head.i == root.i)):
+            out.append(f"bare participle before the verb ({t.text} {nxt.text})")  # "called was", "to carry was"
             break
     if not answer or answer_is_subject:
         return out
