@@ -5,7 +5,8 @@ answer the question).
 No grammar checker runs offline here (LanguageTool needs a Java server and a download), so this is a
 *structural* check on spaCy's parse of the sentence alone, stricter than nothing and weaker than a person:
 a sentence passes when it is one sentence, ends with ``.``, its root is a verb or auxiliary with a subject
-(``nsubj``, ``nsubjpass``, ``csubj``, ``expl``), no wh-word or question mark is left, no *do*-support
+(``nsubj``, ``nsubjpass``, ``csubj``, ``expl``; a noun root directly followed by a past-tense verb the parser
+hung on it as ``acl`` counts as subject and verb, spaCy's small model misreading "The lens floated in ..."), no wh-word or question mark is left, no *do*-support
 auxiliary is left before a bare verb at the start (``Did X move``), no word is repeated twice in a row, and no
 preposition ends the sentence.
 
@@ -47,7 +48,13 @@ def grammar_problems(sentence: str, res: Any, answer: str | None = None, answer_
         problems.append(f"{len(sents)} sentences")
     roots = [t for t in doc if t.dep_ == "ROOT"]
     root = roots[0] if roots else None
-    if root is None or root.pos_ not in ("VERB", "AUX"):
+    misread = root is not None and root.pos_ in ("NOUN", "PROPN") and root.i + 1 < len(doc) \
+        and doc[root.i + 1].head.i == root.i and doc[root.i + 1].dep_ == "acl" and doc[root.i + 1].tag_ in ("VBD", "VBN")
+    if misread:
+        # "The lens floated in ...": the small parser reads a past tense right after the subject's noun as a
+        # participle modifying it; a subject followed by its verb is the sentence's clause, not a fragment
+        pass
+    elif root is None or root.pos_ not in ("VERB", "AUX"):
         problems.append(f"root is not a verb ({root.text}/{root.pos_})" if root is not None else "no root")
     elif not any(c.dep_ in SUBJECT_DEPS for c in root.children):
         problems.append("no subject")
