@@ -415,6 +415,23 @@ def _validity(ex: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
+def _cancelling_flips(ex: pd.DataFrame) -> dict[str, int]:
+    """Examples (and their questions) whose alterations flip a degree word and the adjective right after it
+    ("most successful" -> "least unsuccessful"), which :func:`alterations._no_cancelling_flips` no longer
+    makes."""
+    from callbluff.attacks.reading.alterations import DEGREE
+
+    hit: set[str] = set()
+    n = 0
+    for sid, meta in zip(ex.get("source_id", []), ex.get("meta", [])):
+        alts = {a["i"]: a for a in json.loads(meta).get("alterations", [])}
+        if any(a["rule"] == "antonym" and (b := alts.get(i - 1)) is not None and b["rule"] == "special"
+               and b["from"].lower() in DEGREE for i, a in alts.items()):
+            n += 1
+            hit.add(sid)
+    return {"questions": len(hit), "examples": n}
+
+
 def _hand_judged(cache: Path) -> dict[str, Any] | None:
     """The hand-filled verification sheet (``JUDGED``) imported into the ``sent`` run, through the product's
     round trip (:func:`callbluff.annotate.export_sheet` then :func:`~callbluff.annotate.import_sheets`); None when
@@ -641,6 +658,17 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
         w(f"Rejected sentences are dropped by the import (`annotations/addsent_verified.parquet` holds the "
           f"{len(hj.get('addsent_accepted', []))} accepted); the F1 figures above are over the automatic set, "
           "not re-counted with them.")
+        flips = _cancelling_flips(ex[ex["run"] == "sent"] if len(ex) else ex)
+        w("")
+        w("What the hand check found: the ungrammatical sentences are mostly wrong wording the structural check "
+          "cannot see (agreement, 'a ontological', a fake answer where a determiner belongs, garbled noun "
+          "phrases); one grammatical sentence answers its question, 'Jeff Dean developed the least unsuccessful "
+          "steam engine indicator.' for 'What company developed the most successful steam engine indicator?': "
+          "two antonym alterations cancel. The attack now never flips an adjective right after a flipped degree "
+          "word (`alterations._no_cancelling_flips`), a change made after this document's AddSent / AddOneSent "
+          f"runs: in run `sent`, {flips['questions']} questions ({flips['examples']} examples) have such a double "
+          "flip, so the F1 figures above move by at most "
+          f"{100.0 * flips['questions'] / max(sizes[0], 1):.1f} points once the runs are made again.")
     w("")
     w("Samples of kept sentences (the first kept candidate; the scorer that ranked it):")
     w("")

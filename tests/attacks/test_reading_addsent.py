@@ -323,3 +323,13 @@ def test_no_example_from_an_unaltered_question_on_real_questions(res: Resources)
         assert ex.meta["alterations"] and ex.meta["grammar_problems"] == []
         assert all(a["from"] != a["to"] for a in ex.meta["alterations"])
         assert ex.meta["perturbed_question"] != next(r.question for r in recs if r.id == ex.source_id)
+
+
+def test_cancelling_polarity_flips_are_not_made(res: Resources) -> None:
+    """Found by the hand check of the findings sample: "most successful" -> "least unsuccessful" restates the
+    question; the degree flip alone is kept."""
+    alts = {a.original: a for a in alterations(res.doc("What company developed the most successful steam engine "
+                                                       "indicator?"), load_lexicon())}
+    assert alts["most"].words[0] == "least" and "successful" not in alts
+    alts = {a.original: a for a in alterations(res.doc("What is the largest indoor market?"), load_lexicon())}
+    assert alts["largest"].words[0] == "smallest" and alts["indoor"].rule == "antonym"  # not a degree word

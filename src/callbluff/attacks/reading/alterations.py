@@ -26,6 +26,10 @@ question, and only one word is altered, the rarest in the lexicon's corpus (voca
 counts as rarest, ties to the later word) among the nouns and adjectives outside the wh-phrase (or in its noun):
 altering every common word turns the sentence into noise unrelated to the question. A question that even these leave unaltered gets no AddSent sentence (:mod:`.addsent`).
 
+Two polarity flips that cancel are not made: an adjective right after a flipped degree word
+(``most``/``least``/``more``/``less``) keeps its word ("most successful" -> "least successful", never "least
+unsuccessful", which means the same as the question).
+
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
 already in the question, and take the original's capitalisation. Words in a small do-not-alter list
 (``many``, ``such``, ``type``, ``kind``, ``one``...) and wh-words are left alone. Each altered token keeps its
@@ -212,9 +216,21 @@ def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
             if words:
                 out.append(Alteration(t.i, t.text, tuple(words[:k]), rule))
                 break
+    out = _no_cancelling_flips(out)
     if not out and lex is not None:
         out = _low_confidence(doc, lex, k, used)
     return out
+
+
+DEGREE = frozenset({"most", "least", "more", "less"})
+
+
+def _no_cancelling_flips(alts: list[Alteration]) -> list[Alteration]:
+    """Drop an adjective's antonym right after a flipped degree word: "most successful" -> "least unsuccessful"
+    flips twice and means what the question asks (found by the hand check of issue 26's findings sample); the
+    degree flip alone ("least successful") keeps the question's adjective and changes its meaning."""
+    flipped = {a.i for a in alts if a.rule == "special" and a.original.lower() in DEGREE}
+    return [a for a in alts if not (a.rule == "antonym" and a.i - 1 in flipped)]
 
 
 @lru_cache(maxsize=50_000)
