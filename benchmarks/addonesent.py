@@ -55,12 +55,13 @@ def load_avg() -> list[float]:
         return []
 
 
-def generation(chunk: int) -> Any:
-    """AddOneSent at its defaults in the engine's generation path, chunks of ``chunk`` records, seed 0 (a
-    failing question stops the benchmark)."""
+def generation(chunk: int, fluency: str = "auto") -> Any:
+    """AddOneSent at its defaults (but ``fluency``) in the engine's generation path, chunks of ``chunk`` records,
+    seed 0 (a failing question stops the benchmark)."""
     from callbluff.engine.generate import AttackSpec, Generation
 
-    return Generation([AttackSpec.make("AddOneSent", {})], {}, seed=0, chunk_size=chunk, failures="raise")
+    params = {} if fluency == "auto" else {"fluency": fluency}
+    return Generation([AttackSpec.make("AddOneSent", params)], {}, seed=0, chunk_size=chunk, failures="raise")
 
 
 def generate(gen: Any, recs: list[Any]) -> int:
@@ -83,7 +84,7 @@ class CountingTarget:
 
 
 STAGES = {
-    "batched candidates (everything below)": ("addsent.py", "candidates_many"),
+    "batched candidates (everything below)": ("addsent.py", "pools_many"),
     "question parses (spaCy, full pipeline)": ("addsent.py", "_question_docs"),
     "answers' tokens (all of the next two)": ("fake_answers.py", "answer_tokens_many"),
     "paragraph sentence split (spaCy senter)": ("context.py", "prefetch_spans"),
@@ -91,7 +92,9 @@ STAGES = {
     "vector neighbours (one matrix product per 256 words)": ("lexicon.py", "nearby_many"),
     "alterations (WordNet antonyms, neighbour filters)": ("alterations.py", "alterations"),
     "fake answers": ("fake_answers.py", "fake_answers"),
-    "declarative sentences": ("declarative.py", "to_declarative"),
+    "declarative sentences": ("declarative.py", "convert"),
+    "grammar and word-order check": ("grammar.py", "grammar_problems"),
+    "fluency ranking (SmolLM2 through llama.cpp, where installed)": ("fluency.py", "_score"),
 }
 
 
@@ -116,6 +119,8 @@ def profile(gen: Any, recs: list[Any]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--questions", type=int, default=1000)
+    ap.add_argument("--fluency", choices=("auto", "lm", "structural"), default="auto",
+                    help="AddOneSent's candidate ranking (auto: the language model where installed)")
     ap.add_argument("--any", type=int, default=3, help="AddAny questions against the shared reader (0: skip)")
     ap.add_argument("--any-budget", type=int, default=600, help="AddAny query budget per question (findings: 600)")
     ap.add_argument("--any-objective", default="expected_f1", choices=("expected_f1", "f1", "margin"))
@@ -149,7 +154,10 @@ def main() -> None:
     load_lexicon()
     encode_words(["warmup"], batch_size=1)
     setup = time.perf_counter() - t0
-    adds = generation(args.chunk)
+    adds = generation(args.chunk, args.fluency)
+    from callbluff.attacks.reading.fluency import fluency_scorer, scorer_label
+
+    scorer = "structural" if args.fluency == "structural" else scorer_label(fluency_scorer())
     load_before = load_avg()
     t0 = time.perf_counter()
     made = generate(adds, recs)
@@ -158,12 +166,13 @@ def main() -> None:
         "command": "flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python benchmarks/addonesent.py "
                    f"--questions {args.questions} --any {args.any} --any-budget {args.any_budget} "
                    f"--any-objective {args.any_objective} --any-candidates {args.any_candidates} "
-                   f"--any-top-k {args.any_top_k} --chunk {args.chunk} --profile {args.profile}",
+                   f"--any-top-k {args.any_top_k} --chunk {args.chunk} --profile {args.profile} --fluency {args.fluency}",
         "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
         "load_before": load_before, "load_after": load_avg(),
         "addonesent": {"questions": len(recs), "examples": made, "seconds": round(gen, 2),
                        "ms_per_question": round(1000 * gen / len(recs), 1), "setup_seconds": round(setup, 2),
-                       "chunk": args.chunk, "goal_seconds": GOAL_SECONDS, "goal_met": gen <= GOAL_SECONDS},
+                       "chunk": args.chunk, "goal_seconds": GOAL_SECONDS, "goal_met": gen <= GOAL_SECONDS,
+                       "fluency_scorer": scorer},
     }
     if args.profile:
         result["addonesent"]["profile"] = profile(adds, [records[int(i)] for i in pick[args.questions:]])
@@ -208,7 +217,8 @@ def main() -> None:
         "# Benchmark: AddOneSent generation and AddAny cost", "",
         f"Command: `{result['command']}`; machine {result['machine']}; load average before "
         f"{result['load_before']}, after {result['load_after']} (2 cores shared with other engineers' jobs).", "",
-        f"- AddOneSent, {a['questions']} SQuAD dev questions (seeded sample), no model: **{a['seconds']} s** "
+        f"- AddOneSent, {a['questions']} SQuAD dev questions (seeded sample), no target model (candidates ranked "
+        f"by {a.get('fluency_scorer', 'structural')}): **{a['seconds']} s** "
         f"({a['ms_per_question']} ms/question, {a['examples']} examples); goal <= {GOAL_SECONDS:g} s: "
         f"**{'met' if a['goal_met'] else 'NOT met'}**. One-time setup (spaCy, WordNet, lexicon, MiniLM) "
         f"{a['setup_seconds']} s, not included. "

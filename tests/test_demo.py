@@ -44,7 +44,9 @@ def test_demo_end_to_end_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert {r["attack"] for r in essay} == {"clean", "ShuffleSent", "AddSong", "DelEnd", "ModGrammar", "BabelGen"}
     reading = json.loads((out / "runs" / "reading" / "metrics.json").read_text())
     assert {r["attack"] for r in reading} == {"clean", "AddOneSent", "AddSent"}
-    assert all(r["n"] == 4 for r in reading)
+    assert all(r["n"] == 4 for r in reading if r["attack"] == "clean")
+    # "How tall is the tower?" gets no sentence: its only altered word is the one its answer replaces (issue 26)
+    assert all(r["n"] == 3 for r in reading if r["attack"] != "clean")
     questions = json.loads((out / "runs" / "questions" / "metrics.json").read_text())
     dpaeg = next(r for r in questions if r["attack"] == "DPAEG")
     assert dpaeg["n"] > 4 and dpaeg["success_rate"] is not None  # several adversarial questions per question

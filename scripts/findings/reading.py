@@ -76,8 +76,14 @@ COLUMNS = (("AddOneSent", "AddOneSent", ("sent", "sent-sw")), ("AddSent", "AddSe
            (MARGIN, "AddAny", ("any-margin", "any-margin-sw")))
 """The headline's columns: (label, attack, runs it comes from). AddAny and AddCommon use the authors' objective
 (expected F1 over the top spans); the last column is AddAny's search with our margin objective."""
-TARGETS = {"AddSent": 34.0, "AddOneSent": 41.0, "AddAny": 10.0, MARGIN: 10.0}
-"""The issue's targets for the shared reader (F1), and mean target queries per AddAny question <= 300."""
+TARGETS = {"AddSent": 34.1, "AddOneSent": 41.2, "AddAny": 10.0, MARGIN: 10.0}
+"""The issues' targets for the shared reader (F1, every sampled question counted), and mean target queries per
+AddAny question <= 300. AddSent / AddOneSent (issue 26): at most the authors' released AddSent / AddOneSent sets
+on the same MiniLM reader, 34.1 / 41.2 F1 on their 1,000 questions (measured by the issue's reviewer)."""
+JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
+"""The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
+seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
+JUDGED_SEED, JUDGED_N = 0, 40
 
 
 def load_avg() -> str:
@@ -256,7 +262,8 @@ def _fmt(v: Any, nd: int = 1) -> str:
 
 def _all_question_f1(ex: pd.DataFrame, orig: pd.DataFrame, attack: str, target: str) -> tuple[float, int, int]:
     """F1 over ALL questions of the run: attacked questions score their worst adversarial F1, the others (no
-    wh-phrase, so no AddSent sentence) keep their clean F1, as a question the adversary cannot touch."""
+    AddSent sentence: no wh-phrase, no alteration, or no candidate passing the check) keep their clean F1, as a
+    question the adversary cannot touch."""
     from callbluff.metrics.reading import f1_score
 
     o = orig[(orig["target"] == target)].drop_duplicates("source_id")
@@ -327,62 +334,119 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
 
 def _grammar_and_coverage(cache: Path, subset: Path, n: int) -> dict[str, Any]:
     """:func:`_grammar_stats`, computed once per sample size and kept in the cache directory."""
-    path = cache / f"grammar-{n}.json"
+    path = cache / f"grammar-v2-{n}.json"
     if path.exists():
         g = json.loads(path.read_text())
     else:
         g = _grammar_stats(subset, n)
         path.write_text(json.dumps(g))
-    for k in ("by_wh", "covered", "alt_rules", "ans_rules", "problems"):
+    for k in ("by_wh", "covered", "alt_rules", "ans_rules", "problems", "reasons", "conversions", "scorers"):
         g[k] = Counter(g[k])
     return g
 
 
 def _grammar_stats(subset: Path, n: int) -> dict[str, Any]:
-    """Regenerate AddSent's candidates for the run's questions (deterministic): coverage by wh-word, the
-    share passing the offline grammar check, the rules used, samples."""
-    from callbluff.attacks.reading import AddSent, candidates
-    from callbluff.attacks.reading.grammar import grammar_problems
+    """Regenerate AddSent's candidate pools for the run's questions (deterministic; the same as the runs'):
+    coverage by wh-word, why questions get no sentence, the share of raw candidates passing the offline
+    grammar and word-order check, which scorer ranked the kept ones, the rules used, samples."""
+    from callbluff.attacks.reading import AddSent
+    from callbluff.attacks.reading.addsent import candidate_pool, prefetch_candidates
     from callbluff.datasets import load
     from callbluff.resources.context import default_resources
 
     res = default_resources()
     params = AddSent().params
     recs = [r for _, r in zip(range(n), load(f"squad:{subset}"))]
+    prefetch_candidates(recs, res, params)
     by_wh: Counter[str] = Counter()
     covered: Counter[str] = Counter()
-    total = passed = 0
+    reasons: Counter[str] = Counter()
+    total = passed = kept = 0
     alt_rules: Counter[str] = Counter()
     ans_rules: Counter[str] = Counter()
+    conversions: Counter[str] = Counter()
+    scorers: Counter[str] = Counter()
     problems: Counter[str] = Counter()
     good, bad = [], []
     t0 = time.time()
     for r in recs:
-        first = r.question.strip().split(" ", 1)[0].lower()
         wh = next((w for w in ("what", "which", "who", "whom", "whose", "when", "where", "why", "how")
                    if f" {w} " in f" {r.question.lower()} "), "other")
         by_wh[wh] += 1
-        cands = candidates(r, res, params)
-        if cands:
+        pool = candidate_pool(r, res, params)
+        if pool.kept:
             covered[wh] += 1
-        for i, c in enumerate(cands):
+        else:
+            reasons[pool.reason or "?"] += 1
+        kept += len(pool.kept)
+        for c in pool.raw:
             total += 1
-            pr = grammar_problems(c.sentence, res)
-            problems.update(pr)
-            if not pr:
-                passed += 1
-            if i == 0:
-                ans_rules[c.answer_rule] += 1
-                alt_rules.update(a["rule"] for a in c.alterations)
-            sample = (r.question, r.answers[0], c.sentence, "; ".join(pr))
-            if pr and len(bad) < 12 and i == 0:
-                bad.append(sample)
-            elif not pr and len(good) < 12 and i == 0:
-                good.append(sample)
-        del first
-    return {"by_wh": by_wh, "covered": covered, "total": total, "passed": passed, "alt_rules": alt_rules,
-            "ans_rules": ans_rules, "problems": problems, "good": good, "bad": bad, "n": len(recs),
-            "seconds": time.time() - t0}
+            problems.update(p.split(" (")[0] for p in c.problems)
+            passed += not c.problems
+            if c.problems and len(bad) < 12 and (not bad or bad[-1][0] != r.question):
+                bad.append((r.question, r.answers[0], c.sentence, "; ".join(c.problems)))
+        for c in pool.kept[:1]:
+            ans_rules[c.answer_rule] += 1
+            alt_rules.update(a["rule"] for a in c.alterations)
+            conversions[c.conversion] += 1
+            scorers[c.scorer] += 1
+            if len(good) < 12:
+                good.append((r.question, r.answers[0], c.sentence, c.scorer))
+    return {"by_wh": by_wh, "covered": covered, "reasons": reasons, "total": total, "passed": passed,
+            "kept": kept, "alt_rules": alt_rules, "ans_rules": ans_rules, "conversions": conversions,
+            "scorers": scorers, "problems": problems, "good": good, "bad": bad, "n": len(recs),
+            "params": params.model_dump(mode="json"), "seconds": time.time() - t0}
+
+
+def _validity(ex: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (attack, target) of the AddSent / AddOneSent runs: examples, those from an unaltered question (no
+    altered word in ``meta["alterations"]``: invalid, Jia & Liang's step 4 removes them), those failing the
+    structural check, and which scorer chose them."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    if not len(ex):
+        return out
+    sub = ex[ex["attack"].isin(("AddSent", "AddOneSent"))]
+    for (attack, target), g in sub.groupby(["attack", "target"]):
+        metas = [json.loads(m) for m in g["meta"]]
+        out[(attack, target)] = {
+            "n": len(metas), "unaltered": sum(not m.get("alterations") for m in metas),
+            "failing_check": sum(bool(m.get("grammar_problems")) for m in metas),
+            "scorers": Counter(m.get("fluency_scorer", "n/a") for m in metas)}
+    return out
+
+
+def _cancelling_flips(ex: pd.DataFrame) -> dict[str, int]:
+    """Examples (and their questions) whose alterations flip a degree word and the adjective right after it
+    ("most successful" -> "least unsuccessful"), which :func:`alterations._no_cancelling_flips` no longer
+    makes."""
+    from callbluff.attacks.reading.alterations import DEGREE
+
+    hit: set[str] = set()
+    n = 0
+    for sid, meta in zip(ex.get("source_id", []), ex.get("meta", [])):
+        alts = {a["i"]: a for a in json.loads(meta).get("alterations", [])}
+        if any(a["rule"] == "antonym" and (b := alts.get(i - 1)) is not None and b["rule"] == "special"
+               and b["from"].lower() in DEGREE for i, a in alts.items()):
+            n += 1
+            hit.add(sid)
+    return {"questions": len(hit), "examples": n}
+
+
+def _hand_judged(cache: Path) -> dict[str, Any] | None:
+    """The hand-filled verification sheet (``JUDGED``) imported into the ``sent`` run, through the product's
+    round trip (:func:`callbluff.annotate.export_sheet` then :func:`~callbluff.annotate.import_sheets`); None when
+    there is no filled sheet, ``{"error": ...}`` when it was made for another run."""
+    from callbluff.annotate import AnnotationError, export_sheet, import_sheets
+
+    run_dir = cache / "run-sent"
+    if not JUDGED.exists() or not (run_dir / "examples.parquet").exists():
+        return None
+    ex = export_sheet(run_dir, "addsent", JUDGED_N, cache / "addsent-sheet.csv", seed=JUDGED_SEED)
+    try:
+        summary = import_sheets(run_dir, [JUDGED])
+    except AnnotationError as e:
+        return {"error": str(e), "sheet": ex.sheet}
+    return {"sheet": ex.sheet, **summary}
 
 
 def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bool, wall: float,
@@ -432,7 +496,7 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
     w("")
     w("Adversarial F1 is the worst case over a question's adversarial versions (the paper's rule); one version "
       "per question here (AddSent keeps its worst candidate itself). `F1 all` counts questions the adversary "
-      "could not attack (no wh-phrase) at their clean F1, the fairest comparison with the paper's tables; "
+      "could not attack (no wh-phrase, no alteration, no candidate passing the check) at their clean F1, the fairest comparison with the paper's tables; "
       "`F1 attacked` is over attacked questions only (the metrics row's `f1_adv`).")
     w("")
     w("| system | questions | Original | " + " | ".join(c[0] for c in COLUMNS) + " |")
@@ -488,9 +552,9 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
           "5.7 on 20 tuning questions and 17.8 here. "
           + ("The AddAny goal is not met by either objective." if got_m > TARGETS[MARGIN] else
              "Read the margin column's pass with care: it is thin, the tuning figures flattered again, and this "
-             "is the second margin setting run on this sample (its runs `any-margin` and `any-margin-sw` were "
-             "deleted from this cache by hand, then recomputed with the new setting by the last invocation listed "
-             "at the top). The first setting (above) missed the goal here, which is why a better search was "
+             "is the second margin setting run on this sample (on an earlier machine's cache, its runs "
+             "`any-margin` and `any-margin-sw` were deleted by hand and recomputed with the new setting, giving "
+             "9.5; this document's cache was computed from scratch by the invocations listed at the top). The first setting (above) missed the goal here, which is why a better search was "
              "looked for; the new setting and its budget were then fixed on the tuning questions alone, before "
              "this sample ran with them, and nothing was chosen between runs on it."))
     w("")
@@ -517,9 +581,113 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
           "batched search with early stop at F1 = 0 ends most searches far sooner.")
         w("")
     g = _grammar_and_coverage(cache, subset, sizes[0])
-    w("## AddSent: coverage, grammar, rules")
+    valid = _validity(ex[ex["run"].isin(("sent", "sent-sw"))] if len(ex) else ex)
+    w("## AddSent / AddOneSent like for like (issue 26)")
     w("")
-    w(f"Candidates regenerated for the {g['n']} questions ({g['seconds']:.0f} s, deterministic).")
+    w("Jia & Liang's distractor states a fact about an *altered* question (Sec. 3.1): a question no rule alters "
+      "gets no sentence, as does one whose candidates all fail the offline check (their crowd removed ungrammatical "
+      "sentences and ones that answer the question). Such questions are not attacked and count at their clean F1 "
+      "in `F1 every question`, as the published sets count every question; `F1 attacked only` is over the "
+      "questions that got a sentence.")
+    w("")
+    w("| attack | target | questions | attacked | not attacked | F1 every question | F1 attacked only | "
+      "authors' set, same reader | distractors from an unaltered question | distractors failing the check |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for attack in ("AddSent", "AddOneSent"):
+        for target, run_key in (("minilm", "sent"), ("sliding", "sent-sw")):
+            if not len(ex) or not ((ex["run"] == run_key) & (ex["attack"] == attack)).any():
+                w(f"| {attack} | {target} | not run | | | | | | | |")
+                continue
+            f_all, n_att, n_all = _all_question_f1(ex[ex["run"] == run_key], orig[orig["run"] == run_key],
+                                                   attack, target)
+            row = next((r for r in rows if r["attack"] == attack and r["target"] == target and r["run"] == run_key),
+                       {})
+            v = valid.get((attack, target), {})
+            authors = f"{TARGETS[attack]:g}" if target == "minilm" else "n/a"
+            w(f"| {attack} | {target} | {n_all} | {n_att} | {n_all - n_att} | {_fmt(f_all)} | "
+              f"{_fmt(row.get('f1_adv'))} | {authors} | {v.get('unaltered', 'n/a')} of {v.get('n', 'n/a')} | "
+              f"{v.get('failing_check', 'n/a')} |")
+    w("")
+    for attack in ("AddSent", "AddOneSent"):
+        got = headline.get(("minilm", attack))
+        if got is None or not np.isfinite(got):
+            continue
+        gap = got - TARGETS[attack]
+        w(f"- {attack} vs the authors' released set on the shared reader: ours {_fmt(got)} F1 over every question, "
+          f"theirs {TARGETS[attack]:g}: " + (f"**at most theirs** ({_fmt(-gap)} points below)." if gap <= 0 else
+                                          f"**{_fmt(gap)} points above theirs: the goal is not met**."))
+    reasons = ", ".join(f"{k} {v}" for k, v in g["reasons"].most_common())
+    w(f"- Why questions get no sentence (candidates regenerated for the {g['n']} questions, the same as the "
+      f"runs'): {reasons or 'none'}.")
+    scorers = {k: v for (a, t), d in valid.items() if a == "AddSent" and t == "minilm" for k, v in d["scorers"].items()}
+    w("- Which scorer chose the kept sentences (`meta.fluency_scorer` of the AddSent examples against MiniLM): "
+      + (", ".join(f"{k} {v}" for k, v in sorted(scorers.items())) or "n/a")
+      + ". The language model (SmolLM2-135M-Instruct, Q4_1 GGUF through llama.cpp; mean token log-probability) "
+      f"ranks a question's candidates only when more pass the check than are kept ({g['params']['candidates']}); "
+      "otherwise every passing candidate is kept and the check alone decided (`structural`).")
+    w("")
+    share = 100.0 * g["passed"] / max(g["total"], 1)
+    w("### Grammaticality")
+    w("")
+    w(f"**Automatic** (`callbluff.attacks.reading.grammar`: one sentence, a verbal root with a subject, no wh-word, "
+      f"no dangling preposition, no repeated word; word order: no bare participle before the verb, the fake answer "
+      f"neither inside the subject nor before a verb that completes it): {g['passed']} of {g['total']} raw "
+      f"candidates pass ({share:.1f}%); only those are kept ({g['kept']} kept for {sum(g['covered'].values())} "
+      "questions), so every distractor sent to a reader passes it. Most frequent problems of the dropped ones: "
+      + ", ".join(f"{k} ({v})" for k, v in g["problems"].most_common(8)) + ". The check is structural: it "
+      "cannot see wrong word choice, agreement or meaning, so its pass rate is an upper bound on grammaticality.")
+    w("")
+    hj = _hand_judged(cache)
+    if hj is None:
+        w("**By hand**: no filled verification sheet (`scripts/findings/reading_addsent_judged.csv`) for this run.")
+    elif "error" in hj:
+        w(f"**By hand**: the filled sheet does not match this run (sheet {hj['sheet']}): {hj['error']}. Export a new "
+          "one and judge it again.")
+    else:
+        w(f"**By hand** (Jia & Liang's verification step, through `callbluff annotate export --kind addsent` / "
+          f"`import` on run `sent`, sheet {hj['sheet']}): one engineer of the project read {JUDGED_N} sentences "
+          f"(seed {JUDGED_SEED}, stratified over AddSent and AddOneSent) with their questions and judged each "
+          "(grammatical? does it answer the question?); a sentence is accepted when grammatical and not answering.")
+        w("")
+        w("| attack | sentences read | annotators | % grammatical | % answer the question | % accepted |")
+        w("| --- | --- | --- | --- | --- | --- |")
+        for r in hj.get("addsent_verification", []):
+            w(f"| {r['attack']} | {r['n_items']} | {r['n_annotators']} | {_fmt(r['grammatical_pct'])} | "
+              f"{_fmt(r['answers_question_pct'])} | {_fmt(r['accepted_pct'])} |")
+        w("")
+        w(f"Rejected sentences are dropped by the import (`annotations/addsent_verified.parquet` holds the "
+          f"{len(hj.get('addsent_accepted', []))} accepted); the F1 figures above are over the automatic set, "
+          "not re-counted with them.")
+        flips = _cancelling_flips(ex[ex["run"] == "sent"] if len(ex) else ex)
+        w("")
+        w("What the hand check found: the ungrammatical sentences are mostly wrong wording the structural check "
+          "cannot see (agreement, 'a ontological', a fake answer where a determiner belongs, garbled noun "
+          "phrases); one grammatical sentence answers its question, 'Jeff Dean developed the least unsuccessful "
+          "steam engine indicator.' for 'What company developed the most successful steam engine indicator?': "
+          "two antonym alterations cancel. The attack now never flips an adjective right after a flipped degree "
+          "word (`alterations._no_cancelling_flips`), a change made after this document's AddSent / AddOneSent "
+          f"runs: in run `sent`, {flips['questions']} questions ({flips['examples']} examples) have such a double "
+          "flip, so the F1 figures above move by at most "
+          f"{100.0 * flips['questions'] / max(sizes[0], 1):.1f} points once the runs are made again.")
+    w("")
+    w("Samples of kept sentences (the first kept candidate; the scorer that ranked it):")
+    w("")
+    w("| question | gold | distractor | scorer |")
+    w("| --- | --- | --- | --- |")
+    for q, a, sent, sc in g["good"]:
+        w(f"| {q} | {a} | {sent} | {sc} |")
+    w("")
+    w("Samples of dropped candidates:")
+    w("")
+    w("| question | gold | candidate | problems |")
+    w("| --- | --- | --- | --- |")
+    for q, a, sent, pr in g["bad"]:
+        w(f"| {q} | {a} | {sent} | {pr} |")
+    w("")
+    w("## AddSent: coverage and rules")
+    w("")
+    w(f"Candidate pools regenerated for the {g['n']} questions ({g['seconds']:.0f} s, deterministic; parameters "
+      f"{json.dumps({k: g['params'][k] for k in ('candidates', 'question_variants', 'fake_answers', 'pool', 'fluency')})}).")
     w("")
     w("| wh-word | questions | with a distractor |")
     w("| --- | --- | --- |")
@@ -528,49 +696,32 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
     cov = sum(g["covered"].values())
     w(f"| all | {g['n']} | {cov} ({100.0 * cov / max(g['n'], 1):.1f}%) |")
     w("")
-    share = 100.0 * g["passed"] / max(g["total"], 1)
-    w(f"**Offline grammar check** (`callbluff.attacks.reading.grammar`: one sentence, a verbal root with a "
-      f"subject, no wh-word, no dangling preposition, no repeated word): {g['passed']} of {g['total']} "
-      f"candidates pass ({share:.1f}%). Most frequent problems: "
-      + ", ".join(f"{k} ({v})" for k, v in g["problems"].most_common(6)) + ".")
-    w("")
     w("How this differs from the paper: Jia & Liang had crowdworkers fix every generated sentence and a second "
       "crowd round drop ungrammatical ones and ones that answer the question (Sec. 3.1 steps 3-4; their "
-      "human accuracy on AddSent is 79.5 F1). Nothing here is fixed by a person: our candidates are the raw "
-      "rule output, and the check above is structural (it cannot see wrong word choice, agreement or "
-      "semantics), so the share is an upper bound on grammaticality. On the other hand our sentence never "
-      "contains a gold answer (asserted for every example).")
+      "human accuracy on AddSent is 79.5 F1). Here nothing is fixed by a person: the raw rule output is checked "
+      "(above), ranked by a small language model where more candidates pass than are kept, and a sample was "
+      "judged by hand. Our sentence never contains a gold answer and never comes from an unaltered question "
+      "(both asserted for every example).")
     w("")
     w("Conversion coverage: the authors' 32 conversion + 18 wh-phrase rules run on a CoreNLP constituency "
-      "parse; ours are written over spaCy's dependency parse and PTB tags (`declarative.py`). Questions "
-      "without any wh-word (imperatives such as 'Name a ...', yes/no questions) get no distractor, as "
-      "with the authors' rules; the table above gives the share per wh-word.")
+      "parse; ours are written over spaCy's dependency parse and PTB tags (`declarative.py`), with two wordings "
+      "of `which/what N` answers (`the N of A`, `A`). Questions without any wh-word (imperatives such as "
+      "'Name a ...', yes/no questions) get no distractor, as with the authors' rules.")
     w("")
-    w("Question alterations (first candidate): " + ", ".join(f"{k} {v}" for k, v in g["alt_rules"].most_common())
+    w("Question alterations (first kept candidate): " + ", ".join(f"{k} {v}" for k, v in g["alt_rules"].most_common())
       + ".")
     w("")
-    w("Fake-answer rules (first candidate): " + ", ".join(f"{k} {v}" for k, v in g["ans_rules"].most_common()) + ".")
-    w("")
-    w("### Samples passing the check")
-    w("")
-    w("| question | gold | distractor |")
-    w("| --- | --- | --- |")
-    for q, a, s, _ in g["good"]:
-        w(f"| {q} | {a} | {s} |")
-    w("")
-    w("### Samples failing the check")
-    w("")
-    w("| question | gold | distractor | problems |")
-    w("| --- | --- | --- | --- |")
-    for q, a, s, p in g["bad"]:
-        w(f"| {q} | {a} | {s} | {p} |")
+    w("Fake-answer rules (first kept candidate): " + ", ".join(f"{k} {v}" for k, v in g["ans_rules"].most_common())
+      + ". Conversion rules (first kept candidate): " + ", ".join(f"{k} {v}" for k, v in g["conversions"].most_common())
+      + ".")
     w("")
     w("## What is not blind, and other differences")
     w("")
     w("- Parameters are the paper's where it gives them (d = 10 words, 20 random common words + question "
-      "words per index, 3 epochs, 1,000 common words, stop at F1 = 0). Our choices: AddSent makes at most 4 "
-      "candidates (2 perturbed questions x 2 fake answers; the paper's crowd gave a few verified sentences per "
-      f"question); AddAny's and AddCommon's objective is the expected F1 over the reader's top-{TOP_K} spans "
+      "words per index, 3 epochs, 1,000 common words, stop at F1 = 0). Our choices: AddSent keeps at most 4 "
+      "candidates of up to 8 raw ones (2 perturbed questions x 2 fake answers x 2 wordings; the paper's crowd gave "
+      "a few verified sentences per question); the defaults were set before this sample ran and not tuned on it; "
+      f"AddAny's and AddCommon's objective is the expected F1 over the reader's top-{TOP_K} spans "
       "(as the authors' implementation), except in the `AddAny, margin (ours)` column, whose search also draws "
       "10 random common words per index (below).")
     w(f"- **Tuned, on other questions** ({TUNING}; harness `scripts/findings/reading_tuning.py`, questions "

@@ -17,6 +17,16 @@ Two kinds of sheet (``callbluff annotate export RUN --kind scoring|comprehension
   kept in the results for a reviewer (the paper counts questions "understood correctly"; checking the meaning is
   left to that reviewer).
 
+- **addsent** (Jia & Liang 2017, Sec. 3.1 step 4, the crowd's verification round): for AddSent / AddOneSent
+  examples of a reading run, annotators read the question and the added sentence and answer two yes/no
+  questions: is the sentence grammatical, and does it answer the question (would a reader of the sentence alone
+  take its fake answer as the answer to this question)? A sentence is **accepted** when it is grammatical and
+  does not answer the question, by the majority of its annotators (a tie rejects; the authors kept sentences that
+  their workers' majority approved). Import gives, per attack and overall, the share judged grammatical, the share
+  judged to answer the question and the acceptance rate, lists the rejected examples, and writes the accepted
+  ones (every target's rows) to ``RUN/annotations/addsent_verified.parquet``: the verified set, rejected sentences
+  dropped.
+
 Sampling is deterministic: the ``n`` examples with the smallest ``derive_seed(seed, "annotate", kind, id)``
 (distinct example ids; one text per example whatever the number of targets). Files: ``--out FILE.csv`` and
 ``FILE.html`` (a printable form), the key in ``RUN/annotations/SHEET.key.json``; import writes
@@ -40,10 +50,14 @@ from callbluff.report.load import ANNOTATIONS_FILE
 from callbluff.seeding import derive_seed
 from callbluff.tasks import get_task
 
-KINDS = ("scoring", "comprehension")
+KINDS = ("scoring", "comprehension", "addsent")
+ADDSENT_ATTACKS = ("AddSent", "AddOneSent")
+VERIFIED_FILE = "addsent_verified.parquet"
+"""The accepted AddSent / AddOneSent examples after an import, in ``RUN/annotations/``."""
 SCORING_COLUMNS = ("sheet", "item", "prompt", "score_min", "score_max", "response_a", "response_b", "score_a",
                    "score_b", "annotator")
 COMPREHENSION_COLUMNS = ("sheet", "item", "question", "understood", "what_it_asks", "annotator")
+ADDSENT_COLUMNS = ("sheet", "item", "question", "sentence", "grammatical", "answers_question", "annotator")
 YES = {"yes", "y", "1", "true"}
 NO = {"no", "n", "0", "false"}
 
@@ -131,6 +145,14 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
         if not len(examples):
             raise AnnotationError(f"{run_dir}: no adversarial example with an original response to compare "
                                   "(prompt-level generators have none)")
+    elif kind == "addsent":
+        if task != "reading":
+            raise AnnotationError(f"{run_dir}: addsent sheets need a reading run with AddSent or AddOneSent, this "
+                                  f"one is {task!r}")
+        examples = examples[examples["attack"].isin(ADDSENT_ATTACKS)]
+        if not len(examples):
+            raise AnnotationError(f"{run_dir}: the run has no AddSent or AddOneSent example; add one of them to the "
+                                  "suite's attacks")
     elif not len(examples):
         raise AnnotationError(f"{run_dir}: the run has no adversarial examples")
     chosen = _sample(examples, n, seed, kind)
@@ -159,12 +181,20 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
                           "annotator": ""})
             key_items[item] = {**base, "adversarial": "a" if adversarial_first else "b", "score_min": lo,
                                "score_max": hi}
+        elif kind == "addsent":
+            sentence = json.loads(row.meta).get("distractor") if isinstance(row.meta, str) else None
+            if not sentence:
+                raise AnnotationError(f"{run_dir}: example {row.example_id} ({row.attack}) has no distractor in its "
+                                      "meta; was the run made by an older callbluff? Re-run the suite")
+            items.append({"sheet": sheet, "item": item, "question": row.question, "sentence": sentence,
+                          "grammatical": "", "answers_question": "", "annotator": ""})
+            key_items[item] = {**base, "sentence": sentence}
         else:
             items.append({"sheet": sheet, "item": item, "question": row.adversarial_text, "understood": "",
                           "what_it_asks": "", "annotator": ""})
             key_items[item] = base
     out.parent.mkdir(parents=True, exist_ok=True)
-    columns = SCORING_COLUMNS if kind == "scoring" else COMPREHENSION_COLUMNS
+    columns = {"scoring": SCORING_COLUMNS, "addsent": ADDSENT_COLUMNS}.get(kind, COMPREHENSION_COLUMNS)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
@@ -229,7 +259,8 @@ def _score(path: Path, line: int, col: str, value: str | None, lo: float, hi: fl
 
 def import_sheets(run_dir: str | Path, files: Sequence[str | Path]) -> dict[str, Any]:
     """Read filled sheets (one or more annotators per file), check them against their keys, compute Kumar
-    Table 6 (scoring) and the DPAEG comprehension rates, write ``RUN/annotations/results.json`` and return it.
+    Table 6 (scoring), the DPAEG comprehension rates and the AddSent verification (addsent: also
+    ``RUN/annotations/addsent_verified.parquet``), write ``RUN/annotations/results.json`` and return it.
     Every annotator must have judged every item of the sheet, once. An import replaces the previous results:
     give all the filled sheets at once."""
     run_dir = Path(run_dir)
@@ -260,6 +291,10 @@ def import_sheets(run_dir: str | Path, files: Sequence[str | Path]) -> dict[str,
                 b = _score(path, line, "score_b", r.get("score_b"), lo, hi)
                 adv, orig = (a, b) if k["adversarial"] == "a" else (b, a)
                 value: dict[str, Any] = {"orig": orig, "adv": adv, "range": hi - lo}
+            elif key["kind"] == "addsent":
+                value = {"grammatical": _yes_no(path, line, "grammatical", r.get("grammatical")),
+                         "answers_question": _yes_no(path, line, "answers_question", r.get("answers_question")),
+                         "example_id": k["example_id"]}
             else:
                 u = (r.get("understood") or "").strip().lower()
                 if u not in YES | NO:
@@ -284,14 +319,59 @@ def import_sheets(run_dir: str | Path, files: Sequence[str | Path]) -> dict[str,
         if kind == "scoring":
             results.setdefault("scoring", []).extend(
                 {"annotator": a, "item": i, **v} for (a, i), v in sorted(got.items()))
+        elif kind == "addsent":
+            results.setdefault("addsent", []).extend(
+                {"annotator": a, "item": f"{sheet}/{i}", **v} for (a, i), v in sorted(got.items()))
         else:
             results.setdefault("comprehension", []).extend(
                 {"annotator": a, "item": i, **v} for (a, i), v in sorted(got.items()))
     summary = summarise(results)
+    verified = _annotations_dir(run_dir) / VERIFIED_FILE
+    if results.get("addsent"):
+        accepted = set(summary["addsent_accepted"])
+        examples = pd.read_parquet(run_dir / "examples.parquet")
+        examples[examples["example_id"].isin(accepted)].reset_index(drop=True).to_parquet(verified)
+    elif verified.exists():
+        verified.unlink()  # an import replaces the previous results
     out = run_dir / ANNOTATIONS_FILE
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
+
+
+def _yes_no(path: Path, line: int, col: str, value: str | None) -> bool:
+    v = (value or "").strip().lower()
+    if v not in YES | NO:
+        raise AnnotationError(f"{path}: row {line}, column {col}: {value!r}; write yes or no")
+    return v in YES
+
+
+def addsent_verification(judgements: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The crowd step's figures (module docstring): per attack (then ``all``) items, annotators, % of
+    judgements grammatical, % answering the question, % of items accepted by majority; and the accepted and
+    rejected example ids."""
+    per_item: dict[str, list[dict[str, Any]]] = {}
+    for j in judgements:
+        per_item.setdefault(j["item"], []).append(j)
+    verdict = {}
+    for item, js in per_item.items():
+        ok = sum(j["grammatical"] and not j["answers_question"] for j in js)
+        verdict[item] = 2 * ok > len(js)
+    rows = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for j in judgements:
+        groups.setdefault(j["attack"], []).append(j)
+    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+        if not js:
+            continue
+        items = sorted({j["item"] for j in js})
+        rows.append({"attack": attack, "n_items": len(items), "n_annotators": len({j["annotator"] for j in js}),
+                     "grammatical_pct": 100.0 * sum(j["grammatical"] for j in js) / len(js),
+                     "answers_question_pct": 100.0 * sum(j["answers_question"] for j in js) / len(js),
+                     "accepted_pct": 100.0 * sum(verdict[i] for i in items) / len(items)})
+    ids = {j["item"]: j["example_id"] for j in judgements}
+    return {"table": rows, "accepted": sorted(ids[i] for i, v in verdict.items() if v),
+            "rejected": sorted(ids[i] for i, v in verdict.items() if not v)}
 
 
 def kumar_table6(judgements: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -349,6 +429,19 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
             "header": ["attack", "items", "annotators", "% lower", "% higher", "mean change %"],
             "rows": [[r["attack"], r["n_items"], r["n_annotators"], r["lower_pct"], r["higher_pct"],
                       r["mean_change_pct"]] for r in table]})
+    if results.get("addsent"):
+        ver = addsent_verification(results["addsent"])
+        out["addsent_verification"] = ver["table"]
+        out["addsent_accepted"], out["addsent_rejected"] = ver["accepted"], ver["rejected"]
+        out["views"].append({
+            "title": "AddSent verification (Jia & Liang 2017 Sec. 3.1 step 4 shape)",
+            "caption": "Annotators judged each added sentence: grammatical? does it answer the question? Accepted: "
+                       "grammatical and not answering, by majority (a tie rejects). Rejected sentences are dropped "
+                       f"from annotations/{VERIFIED_FILE}.",
+            "header": ["attack", "sentences", "annotators", "% grammatical", "% answers the question",
+                       "% accepted"],
+            "rows": [[r["attack"], r["n_items"], r["n_annotators"], r["grammatical_pct"],
+                      r["answers_question_pct"], r["accepted_pct"]] for r in ver["table"]]})
     if results.get("comprehension"):
         table = comprehension_rates(results["comprehension"])
         out["comprehension"] = table

@@ -518,7 +518,8 @@ def compare(
         raise typer.Exit(REGRESSION_EXIT)
 
 
-annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar Table 6 / DPAEG comprehension in.",
+annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar Table 6 / DPAEG comprehension / "
+                                "AddSent verification in.",
                            no_args_is_help=True)
 app.add_typer(annotate_app, name="annotate")
 
@@ -526,8 +527,10 @@ app.add_typer(annotate_app, name="annotate")
 @annotate_app.command("export")
 def annotate_export(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
-    kind: Annotated[str, typer.Option(help="scoring (score original and adversarial, Kumar et al.) or "
-                                           "comprehension (is the adversarial question understood, DPAEG)")],
+    kind: Annotated[str, typer.Option(help="scoring (score original and adversarial, Kumar et al.), "
+                                           "comprehension (is the adversarial question understood, DPAEG) or "
+                                           "addsent (is the added sentence grammatical, does it answer the "
+                                           "question: Jia & Liang's verification)")],
     n: Annotated[int, typer.Option("--n", help="examples on the sheet")],
     out_file: Annotated[Path, typer.Option("--out", help="the sheet as CSV (a printable HTML form is written beside "
                                                          "it)")],

@@ -5,13 +5,15 @@ SQuAD dev questions."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from helpers import shared_path
 
 from callbluff.attacks.oracle import Oracle
-from callbluff.attacks.reading import AddOneSent, AddSent, candidates
+from callbluff.attacks.reading import AddOneSent, AddSent, addsent, candidates
 from callbluff.attacks.reading.addsent import prefetch_candidates
 from callbluff.attacks.reading.alterations import alterations, antonyms, nearby_numbers, perturbed_words
 from callbluff.attacks.reading.fake_answers import AnswerToken, fake_answers, overlaps_gold
@@ -90,9 +92,11 @@ def test_overlaps_gold_on_normalised_tokens() -> None:
 
 
 def test_candidates_and_addonesent_is_one_of_them(res: Resources) -> None:
+    first = candidates(TESLA, res, AddSent(fluency="structural").params)
+    assert first[0].sentence.endswith(" to the city of Chicago in 1881.")  # the authors' first choice first
+    assert {c.scorer for c in first} == {"structural"}
     cands = candidates(TESLA, res, AddSent().params)
     assert 2 <= len(cands) <= 4
-    assert cands[0].sentence.endswith(" to the city of Chicago in 1881.")
     assert len({c.sentence for c in cands}) == len(cands)
     att = AddOneSent()
     for seed in range(6):
@@ -153,7 +157,7 @@ def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: R
     ds = load(f"squad:{shared_path('data', 'squad-v1.1', 'dev-v1.1.json.gz')}")
     records = list(ds)
     pick = np.random.default_rng(0).choice(len(records), size=1000, replace=False)
-    params = AddOneSent().params
+    params = AddOneSent(fluency="structural").params  # the ranking does not change which candidates exist
     prefetch_candidates([records[int(i)] for i in pick], res, params)  # batched, as the engine does
     covered = 0
     for i in pick:
@@ -162,8 +166,8 @@ def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: R
         for c in cands:
             assert not overlaps_gold(c.sentence, rec.answers), (rec.id, c.sentence, rec.answers)
         covered += bool(cands)
-    assert covered >= 900  # coverage: most SQuAD questions have a wh-phrase
-    att = AddOneSent()
+    assert covered >= 800  # most SQuAD questions have a wh-phrase, an alteration and a sentence passing the check
+    att = AddOneSent(fluency="structural")
     for i in pick[:100]:
         rec = records[int(i)]
         for ex in att.examples(rec, record_rng(0, rec.id, att.name, att.params_dict), res):
@@ -174,10 +178,158 @@ def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: R
 def test_fixed_seeds_give_identical_distractors(res: Resources) -> None:
     ds = load(f"squad:{shared_path('data', 'squad-v1.1', 'dev-v1.1.json.gz')}")
     recs = [r for _, r in zip(range(40), ds)]
-    att = AddOneSent()
+    att = AddOneSent(fluency="structural")
 
     def run(seed: int) -> list[str]:
         return [ex.text for r in recs for ex in att.examples(r, record_rng(seed, r.id, att.name, att.params_dict), res)]
 
     assert run(3) == run(3)
     assert run(3) != run(4)
+
+
+# -- issue 26: valid distractors only, several candidates, the word-order check, the language model -----------
+
+HE = QAExample("he", "Who is he?", "He is Nikola Tesla, who moved to Prague in 1880.", ("Nikola Tesla",), (6,))
+TALL = QAExample("tall", "How tall is it?", "It is 300 metres tall, the tallest in Paris.", ("300 metres",), (6,))
+
+
+def test_a_question_with_no_applicable_alteration_yields_no_example(res: Resources) -> None:
+    """No rule alters "Who is he?"; in "How tall is it?" the only altered word ("tall" -> "short") is one the
+    answer replaces, so the sentence would restate the question: both get nothing from either attack, and
+    AddSent asks the target nothing."""
+    for rec in (HE, TALL):
+        for fluency in ("structural", "auto"):
+            params = AddSent(fluency=fluency).params
+            pool = addsent.candidate_pool(rec, res, params)
+            assert pool.kept == [] and pool.reason == "no alteration", (rec.question, pool)
+            one = AddOneSent(fluency=fluency)
+            assert one.examples(rec, record_rng(0, rec.id, one.name, one.params_dict), res) == []
+            att = AddSent(fluency=fluency)
+            target = PickyReader("never")
+            oracle = Oracle(target, lambda t, q=rec.question: Input(task="reading", text=q, context=t), 4)
+            assert att.examples(rec, oracle, record_rng(0, rec.id, att.name, att.params_dict), res) == []
+            assert target.batches == []
+
+
+def test_candidates_span_variants_answers_and_conversions(res: Resources) -> None:
+    pool = addsent.candidate_pool(TESLA, res, AddSent(fluency="structural").params)
+    assert {c.conversion for c in pool.raw} == {"authors", "bare"}
+    assert {c.variant for c in pool.raw} == {0, 1}
+    assert len({c.fake_answer for c in pool.raw}) == 2
+    assert all(c.alterations for c in pool.raw)  # every candidate states an altered question
+    assert any(c.sentence.endswith(" to Chicago in 1881.") for c in pool.raw)  # "bare": slide 18's wording
+
+
+@pytest.mark.parametrize(("sentence", "answer", "problem"), [
+    ("The resulting channel of the STUDIOS merger called was aliens.", "aliens", "bare participle before the verb"),
+    ("The Bull Mechanized photographs hamsters capture.", "hamsters", "answer before its verb"),
+    ("The Bull Mechanized photographs hamsters capture.", "hamsters", "answer inside the subject"),
+    ("A gender pay gap tends Jeff Dean to favor.", "Jeff Dean", "answer before its verb"),
+])
+def test_word_order_check_catches_the_reviewed_sentences(res: Resources, sentence: str, answer: str,
+                                                          problem: str) -> None:
+    assert any(p.startswith(problem) for p in grammar_problems(sentence, res, answer=answer))
+
+
+@pytest.mark.parametrize(("sentence", "answer"), [
+    ("The resulting channel of the STUDIOS merger was called aliens.", "aliens"),
+    ("The Bull Mechanized photographs capture hamsters.", "hamsters"),
+    ("A gender pay gap tends to favor Jeff Dean.", "Jeff Dean"),
+    ("Luther viewed Jeff Dean to be the Antichrist.", "Jeff Dean"),
+    ("The man called Bob was a doctor.", "a doctor"),
+    ("Tadakatsu moved to the city of Chicago in 1881.", "the city of Chicago"),
+])
+def test_word_order_check_passes_their_corrections(res: Resources, sentence: str, answer: str) -> None:
+    assert grammar_problems(sentence, res, answer=answer) == []
+
+
+def test_reviewed_questions_now_convert_in_order(res: Resources) -> None:
+    from callbluff.attacks.reading.declarative import to_declarative
+
+    assert to_declarative(res.doc("What was the resulting channel of the ARTS merger called?"), "aliens") == \
+        "The resulting channel of the ARTS merger was called aliens."
+    assert to_declarative(res.doc("What do the Animal Locomotion photographs capture?"), "hamsters") == \
+        "The Animal Locomotion photographs capture hamsters."
+    assert to_declarative(res.doc("Who does a gender pay gap tend to favor?"), "Jeff Dean") == \
+        "A gender pay gap tends to favor Jeff Dean."
+
+
+def _lm_or_skip() -> Any:
+    from callbluff.attacks.reading import fluency
+    from callbluff.resources.requirements import check_requirements
+
+    problems = check_requirements(["smollm2-lm"])
+    if problems:
+        pytest.skip("; ".join(problems))
+    return fluency.fluency_scorer(required=True)
+
+
+def test_the_language_model_prefers_the_corrected_word_order() -> None:
+    lm = _lm_or_skip()
+    pairs = [("Tadakatsu moved to the city of Chicago in 1881.", "Tadakatsu moved the city of Chicago to in 1881."),
+             ("A gender pay gap tends to favor Jeff Dean.", "A gender pay gap tends Jeff Dean to favor."),
+             ("The Bull Mechanized photographs capture hamsters.", "The Bull Mechanized photographs hamsters capture."),
+             ("The resulting channel of the STUDIOS merger was called aliens.",
+              "The resulting channel of the STUDIOS merger called was aliens.")]
+    for good, bad in pairs:
+        assert lm.score(good) > lm.score(bad), (good, bad)
+    assert lm.score(pairs[0][0]) == lm.score(pairs[0][0])  # remembered, and deterministic
+
+
+def test_the_language_model_ranks_the_kept_candidates(res: Resources) -> None:
+    lm = _lm_or_skip()
+    params = AddSent(fluency="lm", candidates=2).params
+    pool = addsent.candidate_pool(TESLA, res, params)
+    passing = [c for c in pool.raw if not c.problems]
+    assert len(passing) > 2
+    best = sorted(passing, key=lambda c: -lm.score(c.sentence))[:2]
+    assert [c.sentence for c in pool.kept] == [c.sentence for c in best]
+    assert {c.scorer for c in pool.kept} == {"smollm2-135m-q4_1"}
+    att = AddOneSent(fluency="lm", candidates=2)
+    assert "smollm2-lm" in att.requires
+    [ex] = att.examples(TESLA, record_rng(0, TESLA.id, att.name, att.params_dict), res)
+    assert ex.meta["fluency_scorer"] == "smollm2-135m-q4_1" and ex.meta["fluency"] is not None
+
+
+def test_without_the_model_the_attack_says_so_and_falls_back(res: Resources, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from callbluff.attacks.reading import fluency
+    from callbluff.resources.requirements import REQUIREMENTS
+
+    monkeypatch.setenv(fluency.ENV, str(tmp_path / "absent.gguf"))
+    fluency.reset()
+    try:
+        assert "absent.gguf" in (REQUIREMENTS["smollm2-lm"].check() or "")
+        with pytest.warns(UserWarning, match="structural grammar check only"):
+            assert fluency.fluency_scorer() is None
+        with pytest.raises(RuntimeError, match="fluency='lm'"):
+            fluency.fluency_scorer(required=True)
+        params = AddSent(fluency="auto", candidates=2).params
+        pool = addsent.pools_many([TESLA], res, params)[0]  # not the cache: computed without the model
+        assert pool.kept and {c.scorer for c in pool.kept} == {"structural"}
+        assert all(c.fluency is None for c in pool.raw)
+    finally:
+        fluency.reset()
+
+
+def test_no_example_from_an_unaltered_question_on_real_questions(res: Resources) -> None:
+    ds = load(f"squad:{shared_path('data', 'squad-v1.1', 'dev-v1.1.json.gz')}")
+    recs = [r for _, r in zip(range(60), ds)]
+    att = AddOneSent(fluency="structural")
+    att.prefetch(recs, res)
+    made = [ex for r in recs for ex in att.examples(r, record_rng(0, r.id, att.name, att.params_dict), res)]
+    assert len(made) >= 40
+    for ex in made:
+        assert ex.meta["alterations"] and ex.meta["grammar_problems"] == []
+        assert all(a["from"] != a["to"] for a in ex.meta["alterations"])
+        assert ex.meta["perturbed_question"] != next(r.question for r in recs if r.id == ex.source_id)
+
+
+def test_cancelling_polarity_flips_are_not_made(res: Resources) -> None:
+    """Found by the hand check of the findings sample: "most successful" -> "least unsuccessful" restates the
+    question; the degree flip alone is kept."""
+    alts = {a.original: a for a in alterations(res.doc("What company developed the most successful steam engine "
+                                                       "indicator?"), load_lexicon())}
+    assert alts["most"].words[0] == "least" and "successful" not in alts
+    alts = {a.original: a for a in alterations(res.doc("What is the largest indoor market?"), load_lexicon())}
+    assert alts["largest"].words[0] == "smallest" and alts["indoor"].rule == "antonym"  # not a degree word

@@ -5,17 +5,26 @@ AddSent (Sec. 3.1) has four steps; this module assembles the first three from th
 the fourth:
 
 1. perturb the question (:mod:`.alterations`: special table, WordNet antonyms, nearby numbers, nearby
-   proper / entity nouns and adjectives of the same type in MiniLM vector space, a fallback per type);
+   proper / entity nouns and adjectives of the same type in MiniLM vector space, a fallback per type). **A
+   question that no rule alters gets no sentence** (the paper's distractor states a fact about a *different*
+   question; an unaltered one would answer the original with the fake answer, which the authors' crowd step
+   removes): a candidate needs at least one altered word that stays in the sentence (a word of the wh-phrase
+   that the answer replaces does not count);
 2. make a fake answer of the gold answer's type (:mod:`.fake_answers`, the authors' 26 rules);
-3. turn the perturbed question and the fake answer into a declarative sentence (:mod:`.declarative`);
-4. the paper has crowdworkers fix each sentence's grammar, then "the model failed if distracted by any of"
-   the (up to a few) verified sentences; the adversary queries the model with every candidate and keeps the
-   one with the lowest F1. No crowd here: the candidates are the combinations of the first
-   ``question_variants`` perturbed questions (each altered token's k-th nearby word) and the first
-   ``fake_answers`` fake answers, in order of ``variant + answer`` (the authors' first choice first), at most
-   ``candidates``. They are a deterministic function of the record and the parameters (no random choice),
-   so AddOneSent's sentence is always one of AddSent's candidates. How many pass an offline grammar check
-   is measured in ``docs/findings/reading.md`` (:mod:`.grammar`).
+3. turn the perturbed question and the fake answer into a declarative sentence (:mod:`.declarative`, its
+   conversion rules ``CONVERSIONS``);
+4. the paper has crowdworkers fix each sentence's grammar, a second crowd round drop ungrammatical sentences and
+   ones that answer the question, then "the model failed if distracted by any of" the (up to a few) verified
+   sentences; the adversary queries the model with every candidate and keeps the one with the lowest F1. No
+   crowd here (``callbluff annotate export --kind addsent`` asks people, and its import drops what they reject):
+   the raw candidates are the combinations of ``question_variants`` perturbed questions (each altered token's
+   k-th nearby word), ``fake_answers`` fake answers and the conversion rules, in order of ``variant + answer``
+   (the authors' first choice first), at most ``pool``; those failing the structural grammar and word-order
+   check (:mod:`.grammar`) are dropped, the rest ranked by a language model's fluency (:mod:`.fluency`,
+   SmolLM2-135M, where installed; ``fluency="structural"`` or no model: generation order), and the first
+   ``candidates`` kept. A question whose candidates all fail the check gets no sentence. They are a
+   deterministic function of the record and the parameters (no random choice), so AddOneSent's sentence is
+   always one of AddSent's candidates.
 
 Speed (our design; the paper is silent): the candidates of a batch of records are computed together
 (:func:`candidates_many`: one ``nlp.pipe`` for the questions, one for the answers' sentences, one batched
@@ -23,10 +32,12 @@ sentence split of the paragraphs, one matrix product for the vector neighbours),
 record at a time. The engine's ``prefetch`` hook runs it per chunk and the per-record calls read the result
 (:func:`prefetch_candidates`); AddSent and AddOneSent with the same candidate parameters share it.
 
-AddOneSent (Sec. 3.2) appends one candidate chosen at random (the record's ``rng``) without querying the
+AddOneSent (Sec. 3.2) appends one kept candidate chosen at random (the record's ``rng``) without querying the
 model. Both append the sentence at the end of the paragraph (``position="start"`` puts it first; the paper
 appends). A candidate that contains a gold answer (SQuAD-normalised tokens) is dropped, and every returned
-example is checked again before it leaves the attack (:func:`check_no_gold`).
+example is checked again before it leaves the attack (:func:`check_no_gold`). Each example's meta records
+the altered words (``alterations``, never empty), the conversion rule, its grammar check result and
+``fluency_scorer``: which scorer ranked it (``smollm2-135m-q4_1`` or ``structural``).
 """
 
 from __future__ import annotations
@@ -43,7 +54,9 @@ from spacy.tokens import Doc
 
 from callbluff.attacks.base import AttackParams, SearchAttack, SearchParams, StaticAttack, register
 from callbluff.attacks.reading.alterations import alterations, nearby_lookups, perturbed_words
-from callbluff.attacks.reading.declarative import to_declarative, wh_phrase
+from callbluff.attacks.reading.declarative import CONVERSIONS, convert, wh_phrase
+from callbluff.attacks.reading.fluency import STRUCTURAL, fluency_scorer, scorer_label
+from callbluff.attacks.reading.grammar import grammar_problems
 from callbluff.attacks.reading.fake_answers import AnswerToken, answer_tokens_many, fake_answers, overlaps_gold
 from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
 from callbluff.metrics.reading import exact_match, f1_score
@@ -56,9 +69,14 @@ REQUIRES = ("spacy-parse", "wordnet", "lemminflect", "torch", "squad-train")
 class CandidateParams(AttackParams):
     """How AddSent's candidate sentences are made (shared by AddOneSent, so its sentence is one of them)."""
 
-    candidates: int = Field(4, ge=1, le=32, description="candidate sentences per question (at most)")
+    candidates: int = Field(4, ge=1, le=32, description="candidate sentences kept per question (at most)")
     question_variants: int = Field(2, ge=1, le=10, description="perturbed questions (k-th nearby word)")
     fake_answers: int = Field(2, ge=1, le=10, description="fake answers per perturbed question")
+    pool: int = Field(8, ge=1, le=100, description="raw candidates made per question before the check and "
+                      "the fluency ranking (variants x fake answers x conversion rules, at most)")
+    fluency: Literal["auto", "lm", "structural"] = Field(
+        "auto", description="rank candidates by the language model (lm: required; auto: where installed, else "
+        "the structural check alone, with a warning) or by generation order (structural)")
     position: Literal["end", "start"] = "end"
     lexicon_corpus: str | None = Field(None, description="SQuAD JSON for the lexicon (default: SQuAD v1.1 train)")
     lexicon_paragraphs: int = Field(2500, ge=10)
@@ -70,7 +88,8 @@ class AddSentParams(CandidateParams, SearchParams):
 
 @dataclass(frozen=True)
 class Candidate:
-    """One distractor: the sentence, the perturbed question and fake answer it states, and how."""
+    """One distractor: the sentence, the perturbed question and fake answer it states, and how; its grammar
+    problems ([] = passes), its fluency (mean token log-probability, None when not scored) and the scorer."""
 
     sentence: str
     question: str
@@ -78,25 +97,46 @@ class Candidate:
     answer_rule: str
     variant: int
     alterations: list[dict[str, Any]]
+    conversion: str = "authors"
+    problems: tuple[str, ...] = ()
+    fluency: float | None = None
+    scorer: str = STRUCTURAL
+
+
+@dataclass(frozen=True)
+class Pool:
+    """All of a question's raw candidates and the ones kept (passing the check, most fluent first); ``reason``
+    says why none is kept (``no wh-phrase``, ``no gold answer``, ``no alteration``, ``no candidate without
+    a gold answer``, ``no candidate passes the grammar check``), None when some are."""
+
+    kept: list[Candidate]
+    raw: list[Candidate]
+    reason: str | None
 
 
 def candidates(record: QAExample, res: Any, params: CandidateParams) -> list[Candidate]:
-    """AddSent's candidate distractors for ``record`` (module docstring); [] when the question has no
-    wh-phrase, no gold answer, or every candidate would contain a gold answer. Computed by
-    :func:`candidates_many`, or taken from what :func:`prefetch_candidates` computed for the record's batch."""
+    """AddSent's kept candidate distractors for ``record`` (module docstring); [] when the question has no
+    wh-phrase, no gold answer, no alteration, or no candidate survives. Computed by :func:`candidates_many`, or
+    taken from what :func:`prefetch_candidates` computed for the record's batch."""
+    return list(candidate_pool(record, res, params).kept)
+
+
+def candidate_pool(record: QAExample, res: Any, params: CandidateParams) -> Pool:
+    """The record's :class:`Pool` (raw candidates, kept ones, why none): the cached one when the record's batch
+    was prefetched."""
     key = _cache_key(record, params)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
-            return list(hit)
-    out = candidates_many([record], res, params)[0]
+            return hit
+    out = pools_many([record], res, params)[0]
     _remember([(key, out)])
-    return list(out)
+    return out
 
 
 def prefetch_candidates(records: Sequence[Record], res: Any, params: CandidateParams) -> None:
-    """Compute the candidates of a batch of records at once (:func:`candidates_many`) and keep them for the
+    """Compute the candidates of a batch of records at once (:func:`pools_many`) and keep them for the
     per-record calls of :func:`candidates` that follow (the last :data:`CACHE_SIZE` records' are kept; at
     most that many are computed here). Records of another type are ignored."""
     todo: dict[tuple[Any, ...], QAExample] = {}
@@ -109,16 +149,22 @@ def prefetch_candidates(records: Sequence[Record], res: Any, params: CandidatePa
     recs = list(todo.values())
     for b in range(0, len(recs), BATCH):
         part = recs[b:b + BATCH]
-        _remember(list(zip(list(todo)[b:b + BATCH], candidates_many(part, res, params), strict=True)))
+        _remember(list(zip(list(todo)[b:b + BATCH], pools_many(part, res, params), strict=True)))
 
 
 def candidates_many(records: Sequence[QAExample], res: Any, params: CandidateParams) -> list[list[Candidate]]:
-    """:func:`candidates` of each record, computed together: the questions parsed in one ``nlp.pipe``, the
+    """:func:`candidates` of each record, computed together (:func:`pools_many`)."""
+    return [list(p.kept) for p in pools_many(records, res, params)]
+
+
+def pools_many(records: Sequence[QAExample], res: Any, params: CandidateParams) -> list[Pool]:
+    """:func:`candidate_pool` of each record, computed together: the questions parsed in one ``nlp.pipe``, the
     answers' sentences found and tagged in one batch each (:func:`.answer_tokens_many`), the vector neighbours
-    of every question word the alterations look up in one matrix product (:meth:`.Lexicon.nearby_many`).
-    The same candidates as one record at a time (the parses and neighbours do not depend on the batch)."""
+    of every question word the alterations look up in one matrix product (:meth:`.Lexicon.nearby_many`), the
+    raw sentences parsed for the grammar check in one ``nlp.pipe``. The same candidates as one record at a time
+    (the parses, neighbours and fluency scores do not depend on the batch)."""
+    out = [Pool([], [], "no gold answer" if not r.answers else "no wh-phrase") for r in records]
     todo = [i for i, r in enumerate(records) if r.answers and r.question.strip()]
-    out: list[list[Candidate]] = [[] for _ in records]
     if not todo:
         return out
     parsed = _question_docs([records[i].question for i in todo], res)
@@ -130,33 +176,101 @@ def candidates_many(records: Sequence[QAExample], res: Any, params: CandidatePar
     lex.nearby_many([w for d in qdocs for w in nearby_lookups(d, params.question_variants)], 100)
     toks = answer_tokens_many([(records[i].context, records[i].answer_starts[0] if records[i].answer_starts
                                 else -1, records[i].answers[0]) for i in todo], res)
+    raws: dict[int, tuple[list[_Raw], str | None]] = {}
     for i, qdoc, answer_toks in zip(todo, qdocs, toks):
-        out[i] = _assemble(records[i], qdoc, answer_toks, lex, params)
+        raws[i] = _assemble(records[i], qdoc, answer_toks, lex, params)
+    sentences = list(dict.fromkeys(r.sentence for rs, _ in raws.values() for r in rs))
+    docs = dict(zip(sentences, res.nlp.pipe(sentences, batch_size=64), strict=True)) if sentences else {}
+    scorer = None if params.fluency == "structural" else fluency_scorer(required=params.fluency == "lm")
+    label = scorer_label(scorer)
+    for i, (rs, reason) in raws.items():
+        out[i] = _rank(rs, reason, docs, res, scorer, label, params)
     return out
+
+
+@dataclass(frozen=True)
+class _Raw:
+    sentence: str
+    question: str
+    fake_answer: str
+    answer_rule: str
+    variant: int
+    alterations: list[dict[str, Any]]
+    conversion: str
+    phrase: str
+    subject: bool
 
 
 def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexicon,
-              params: CandidateParams) -> list[Candidate]:
-    """Steps 1-3 for one record whose question (``qdoc``) has a wh-phrase, given its answer's tokens."""
+              params: CandidateParams) -> tuple[list[_Raw], str | None]:
+    """Steps 1-3 for one record whose question (``qdoc``) has a wh-phrase, given its answer's tokens: the raw
+    candidates, and why there are none."""
     alts = alterations(qdoc, lex, k=params.question_variants)
+    if not alts:
+        return [], "no alteration"
     fakes = fake_answers(record.answers[0], toks, record.question, record.answers, lex, k=params.fake_answers)
-    combos = sorted(((v, f) for v in range(params.question_variants) for f in range(len(fakes))),
-                    key=lambda vf: (vf[0] + vf[1], vf[0]))
-    out: list[Candidate] = []
+    combos = sorted(((v, f, c) for v in range(params.question_variants) for f in range(len(fakes))
+                     for c in range(len(CONVERSIONS))), key=lambda vfc: (vfc[0] + vfc[1], vfc[0], vfc[2]))
+    out: list[_Raw] = []
     seen: set[str] = set()
-    for v, f in combos:
+    reasons: set[str] = set()
+    for v, f, c in combos:
         words = perturbed_words(qdoc, alts, v)
-        sentence = to_declarative(qdoc, fakes[f][0], words)
-        if not sentence or sentence in seen or overlaps_gold(sentence, record.answers):
+        rule = CONVERSIONS[c]
+        ph = wh_phrase(qdoc, words)
+        assert ph is not None  # the record was kept for having one
+        kept = [a for a in alts if _survives(a.i, ph, rule)]
+        if not kept:
+            reasons.add("no alteration")  # every altered word is one the answer replaces
             continue
-        seen.add(sentence)
+        conv = convert(qdoc, fakes[f][0], words, rule)
+        if conv is None or not conv.sentence or conv.sentence in seen:
+            continue
+        if overlaps_gold(conv.sentence, record.answers):
+            reasons.add("no candidate without a gold answer")
+            continue
+        seen.add(conv.sentence)
         question = "".join(w + t.whitespace_ for w, t in zip(words, qdoc))
-        out.append(Candidate(sentence, question, fakes[f][0], fakes[f][1], v,
-                             [{"i": a.i, "from": a.original, "to": a.words[min(v, len(a.words) - 1)],
-                               "rule": a.rule} for a in alts]))
-        if len(out) >= params.candidates:
+        out.append(_Raw(conv.sentence, question, fakes[f][0], fakes[f][1], v,
+                        [{"i": a.i, "from": a.original, "to": a.words[min(v, len(a.words) - 1)], "rule": a.rule}
+                         for a in kept], rule, conv.phrase, conv.subject))
+        if len(out) >= params.pool:
             break
-    return out
+    if out:
+        return out, None
+    return [], ("no alteration" if "no alteration" in reasons else "no candidate without a gold answer"
+                if reasons else "no conversion")
+
+
+def _survives(i: int, ph: Any, rule: str) -> bool:
+    """Whether question token ``i`` stays in the sentence converted by ``rule``: outside the wh-phrase, or the
+    noun the authors' rule keeps ("the city of A")."""
+    if i < ph.start or i >= ph.end:
+        return True
+    return rule == "authors" and ph.noun is not None and ph.noun[0] <= i < ph.noun[1]
+
+
+def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, scorer: Any, label: str,
+          params: CandidateParams) -> Pool:
+    """Step 4 without a crowd: the structural check on every raw candidate, the fluency of those passing, the
+    ``candidates`` most fluent kept (generation order without a scorer; ties keep generation order)."""
+    problems = [tuple(grammar_problems(r.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
+                                       doc=docs.get(r.sentence))) for r in raws]
+    n_pass = sum(not p for p in problems)
+    rank = scorer is not None and n_pass > params.candidates  # the model decides only what is left out
+    checked: list[Candidate] = []
+    for r, pr in zip(raws, problems):
+        flu = scorer.score(r.sentence) if rank and not pr else None
+        checked.append(Candidate(r.sentence, r.question, r.fake_answer, r.answer_rule, r.variant, r.alterations,
+                                 r.conversion, pr, None if flu is None else round(flu, 6),
+                                 label if rank else STRUCTURAL))
+    passing = [(k, c) for k, c in enumerate(checked) if not c.problems]
+    if rank:
+        passing.sort(key=lambda kc: (-(kc[1].fluency if kc[1].fluency is not None else float("-inf")), kc[0]))
+    kept = [c for _, c in passing[:params.candidates]]
+    if not kept and reason is None:
+        reason = "no candidate passes the grammar check"
+    return Pool(kept, checked, reason)
 
 
 def _question_docs(questions: Sequence[str], res: Any) -> list[Doc]:
@@ -173,7 +287,7 @@ CACHE_SIZE = 8192
 """Records whose candidates are kept per process (a few hundred bytes each)."""
 BATCH = 512
 """Records per :func:`candidates_many` call in :func:`prefetch_candidates` (bounds the parses held at once)."""
-_CACHE: OrderedDict[tuple[Any, ...], list[Candidate]] = OrderedDict()
+_CACHE: OrderedDict[tuple[Any, ...], Pool] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
@@ -184,7 +298,7 @@ def _cache_key(record: QAExample, params: CandidateParams) -> tuple[Any, ...]:
             record.context, tuple(record.answers), tuple(record.answer_starts))
 
 
-def _remember(items: list[tuple[tuple[Any, ...], list[Candidate]]]) -> None:
+def _remember(items: list[tuple[tuple[Any, ...], Pool]]) -> None:
     with _CACHE_LOCK:
         for key, cands in items:
             _CACHE[key] = cands
@@ -211,18 +325,22 @@ def check_no_gold(record: QAExample, distractor: str, attack: str) -> None:
 def _example(attack: Any, record: QAExample, c: Candidate, n: int, index_in: int, **extra: Any) -> Perturbed:
     check_no_gold(record, c.sentence, attack.name)
     text, offset = insert(record.context, c.sentence, attack.params.position)
+    if not c.alterations:
+        raise ValueError(f"{attack.name}: distractor for {record.id} comes from an unaltered question: "
+                         f"{c.sentence!r} (a bug: a candidate needs an altered word)")
     return attack.perturbed(record, text, distractor=c.sentence, distractor_start=offset,
                             perturbed_question=c.question, fake_answer=c.fake_answer, answer_rule=c.answer_rule,
                             question_variant=c.variant, alterations=[dict(a) for a in c.alterations],
-                            candidate=index_in,
-                            n_candidates=n, **extra)
+                            conversion=c.conversion, grammar_problems=list(c.problems), fluency=c.fluency,
+                            fluency_scorer=c.scorer, candidate=index_in, n_candidates=n, **extra)
 
 
 @register
 class AddOneSent(StaticAttack):
-    """AddOneSent (Jia & Liang 2017, Sec. 3.2): one AddSent candidate sentence, chosen at random, appended to
-    the paragraph; "a model-independent adversary" (no query). Candidates as in Sec. 3.1 steps 1-3 (module
-    docstring); the choice uses the record's ``rng``. Records whose question has no wh-phrase get no example."""
+    """AddOneSent (Jia & Liang 2017, Sec. 3.2): one AddSent candidate sentence, chosen at random among the kept
+    ones (the paper: among the crowd-verified ones), appended to the paragraph; "a model-independent adversary"
+    (no query). Candidates as in Sec. 3.1 (module docstring); the choice uses the record's ``rng``. Records whose
+    question has no wh-phrase or no alteration, or whose candidates all fail the check, get no example."""
 
     name = "AddOneSent"
     task = "reading"
@@ -234,6 +352,11 @@ class AddOneSent(StaticAttack):
     requires = REQUIRES
     expect = "same-answer"
     field = "context"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.params.fluency == "lm":  # required, not optional: the engine checks it before the run
+            self.requires = REQUIRES + ("smollm2-lm",)
 
     def prefetch(self, records: Sequence[Record], res: Any) -> None:
         """The candidates of the engine's batch of records, computed at once (:func:`prefetch_candidates`)."""
@@ -265,6 +388,11 @@ class AddSent(SearchAttack):
     requires = REQUIRES
     expect = "same-answer"
     field = "context"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.params.fluency == "lm":  # required, not optional: the engine checks it before the run
+            self.requires = REQUIRES + ("smollm2-lm",)
 
     def prefetch(self, records: Sequence[Record], res: Any) -> None:
         """The candidates of a batch of records, computed at once (:func:`prefetch_candidates`)."""

@@ -25,6 +25,19 @@ in three steps (our rules, written for the same wh-types):
    objects (``Tesla invented A``), and at the end for adverbials (``when/where/why/how``, fronted
    prepositional phrases).
 
+**Conversion rules** (several candidates per question, Sec. 3.1 step 3; the talk's slide 18 shows the same
+fake fact worded several ways, "moved to the city of Chicago" / "moved to Chicago"): ``CONVERSIONS``:
+``"authors"`` is the replacement above; ``"bare"`` puts the answer alone where the whole ``which/what N`` or
+``whose N`` phrase stood (``moved to Chicago``), and does not apply to other wh-phrases (None). AddSent keeps the
+most fluent of the candidates (:mod:`.addsent`).
+
+Word-order repairs of the dependency reading (found on the issue-26 review's examples, not on the findings
+sample): with *do*-support the main verb is a base-form verb after the subject, not a noun the parser hung the
+auxiliary on (``What do the Animal Locomotion photographs capture?``: ``do`` attached to ``photographs``); a
+copula question ending with a bare participle puts the participle after the copula (``What was X called?`` ->
+``X was called A``, not ``X called was A``); an object goes after the last verb of an infinitive chain
+(``Who does X tend to favor?`` -> ``X tends to favor A``).
+
 Questions without a wh-word ("Name a ...", yes/no questions) give None: AddSent makes nothing for them, as
 the authors' rules (which need a wh-phrase) make nothing. Coverage on SQuAD dev is measured in
 ``docs/findings/reading.md``.
@@ -36,7 +49,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
@@ -55,6 +68,9 @@ PREP_STARTS = {
     "how": ("by", "through", "with", "via", "using", "in", "from"),
 }
 DEFAULT_PREP = {"when": "in", "where": "in", "why": "because of", "how": "by"}
+OBJECT_DEPS = frozenset({"dobj", "npadvmod", "attr", "oprd", "dative"})
+CONVERSIONS = ("authors", "bare")
+"""The conversion rules (module docstring), the authors' wording first."""
 
 
 @dataclass(frozen=True)
@@ -123,20 +139,27 @@ def _content_end(doc: Doc) -> int:
     return n
 
 
-def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str]) -> str:
-    """The text that replaces the wh-phrase (module docstring, step 2)."""
+def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str], rule: str = "authors") -> str | None:
+    """The text that replaces the wh-phrase (module docstring, step 2) under conversion ``rule``; None when the
+    rule does not apply to this wh-phrase."""
+    if rule not in CONVERSIONS:
+        raise ValueError(f"conversion rule {rule!r}: allowed: {', '.join(CONVERSIONS)}")
+    if rule == "bare" and ph.kind not in ("det", "whose"):
+        return None
     a = answer.strip()
     first = a.split(" ", 1)[0].lower() if a else ""
     prep = f"{words[ph.prep]} " if ph.prep is not None else ""
     if ph.prep is not None:
         prep = prep[0].lower() + prep[1:] if not words[ph.prep].isupper() else prep
     noun = " ".join(words[ph.noun[0]:ph.noun[1]]) if ph.noun else ""
-    if ph.kind == "det":
+    if rule == "bare":
+        core = a
+    elif ph.kind == "det":
         core = f"the {noun} of {a}"
     elif ph.kind == "whose":
         core = f"{a}'s {noun}" if not a.endswith("s") else f"{a}' {noun}"
     elif ph.kind == "how-many":
-        core = f"{a} {noun}".strip()
+        core = a if noun and a.lower().endswith(noun.lower()) else f"{a} {noun}".strip()  # "19 days", not "days days"
     elif ph.kind == "how-much":
         core = f"{a} of {noun}" if noun else a
     elif ph.kind == "adverb" and ph.prep is None:
@@ -167,11 +190,27 @@ def _lower_first(word: str, tag: str, ent: bool) -> str:
     return word[:1].lower() + word[1:]
 
 
-def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None) -> str | None:
+@dataclass(frozen=True)
+class Conversion:
+    """A declarative sentence, the answer phrase as written in it, and whether that phrase is the sentence's
+    subject (the wh-phrase was the question's subject: ``Who founded X?`` -> ``A founded X``)."""
+
+    sentence: str
+    phrase: str
+    subject: bool
+
+
+def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors") -> str | None:
     """The declarative sentence stating ``answer`` to the question ``doc`` (its words replaced by ``words``,
     the perturbed question, when given: the parse of the original question is reused, as the authors reuse
-    the constituency parse with ``replace_words``). None when the question has no wh-phrase or the answer is
-    empty."""
+    the constituency parse with ``replace_words``), worded by conversion ``rule`` (:data:`CONVERSIONS`). None
+    when the question has no wh-phrase, the answer is empty or the rule does not apply."""
+    c = convert(doc, answer, words, rule)
+    return c.sentence if c is not None else None
+
+
+def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors") -> Conversion | None:
+    """:func:`to_declarative` with the answer phrase and its role (:class:`Conversion`)."""
     words = list(words) if words is not None else [t.text for t in doc]
     if len(words) != len(doc):
         raise ValueError(f"to_declarative: {len(words)} words for a question of {len(doc)} tokens")
@@ -181,7 +220,9 @@ def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None) ->
     if ph is None:
         return None
     n = _content_end(doc)
-    repl = answer_phrase(ph, answer, words)
+    repl = answer_phrase(ph, answer, words, rule)
+    if repl is None:
+        return None
     ws = [t.whitespace_ or "" for t in doc]
     toks = [(words[i], ws[i]) for i in range(n)]
 
@@ -195,22 +236,27 @@ def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None) ->
     inverted = False
     if fronted and is_aux and after + 1 < n:
         nxt = doc[after + 1]
-        head = doc[ph.noun[1] - 1] if ph.noun else doc[ph.end - 1]
-        # "Who was born in X?" / "Which company has the largest share?": the wh-phrase is the subject
-        subject_question = head.dep_ in ("nsubj", "nsubjpass", "csubj") or nxt.tag_ in ("VBN", "VBG", "VBD")
+        # "Who was born in X?" / "Which company has the largest share?": the wh-phrase is the subject (any
+        # word of it parsed as one: "What type of teaching would help ...?" hangs "type", not "teaching");
+        # a fronted prepositional phrase ("In what state is X located?") never is
+        subject_question = ph.prep is None and (
+            any(doc[j].dep_ in ("nsubj", "nsubjpass", "csubj") for j in range(ph.start, ph.end))
+            or nxt.tag_ in ("VBN", "VBG", "VBD"))
         if aux.lower_ in DO_TENSE and aux.dep_ in ("aux", "auxpass"):
             subject_question = False  # do-support always means inversion
         inverted = not subject_question
     if not inverted:
         pieces = _insert(toks[:ph.start], ph.start, repl)
         pieces[-1] = (repl, ws[ph.end - 1])
-        return _finish(pieces + toks[ph.end:])
+        return _conversion(pieces + toks[ph.end:], repl, fronted)
 
     # -- inverted question: wh-phrase, auxiliary, subject, verb phrase --
     assert aux is not None
     verb = aux.head if aux.dep_ in ("aux", "auxpass") and aux.head.i > after else None
     if verb is not None and verb.i >= n:
         verb = None
+    if aux.lower_ in DO_TENSE and (verb is None or verb.tag_ not in ("VB", "VBP")):
+        verb = _do_verb(doc, after, n) or verb  # "do" hung on a noun: the base-form verb after the subject
     rest_start = after + 1
     if verb is not None:
         subj_end = verb.i
@@ -218,6 +264,10 @@ def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None) ->
     else:  # copula / main-verb "be" or "have": the subject is the auxiliary's nsubj subtree
         subj = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > after), None)
         subj_end = min(n, subj.right_edge.i + 1) if subj is not None else n
+        if (subj_end == n and n - 1 > rest_start and aux.lemma_.lower() == "be"
+                and (doc[n - 1].tag_ == "VBN" or (doc[n - 1].tag_ == "VBD" and doc[n - 1].dep_ == "ROOT"))):
+            verb = doc[n - 1]  # "What was X called?", "When are X established?": the participle follows "be"
+            subj_end = n - 1
     subject = toks[rest_start:subj_end]
     if subject:
         first = doc[rest_start]
@@ -242,14 +292,38 @@ def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None) ->
     elif verb is None:  # copula: "The capital of France is A"
         body = _insert(body, len(aux_piece), repl)
     else:
-        k = len(aux_piece) + 1
+        chain = [verb]
+        while (nxt_v := next((c for c in chain[-1].children if c.dep_ == "xcomp" and chain[-1].i < c.i < n),
+                             None)) is not None:
+            chain.append(nxt_v)  # "tend to favor": the object follows the chain's last verb ...
+        wh_head = doc[ph.noun[1] - 1] if ph.noun else doc[ph.end - 1]
+        last = next((v for v in chain if wh_head.head.i == v.i and wh_head.dep_ in OBJECT_DEPS), chain[-1])
+        # ... unless the parse hangs the wh-phrase on an earlier one ("How many days does X have to ...?")
+        k = len(aux_piece) + (last.i - subj_end) + 1
         while k - len(aux_piece) < len(tail) and doc[subj_end + k - len(aux_piece)].dep_ == "prt":
             k += 1
         body = _insert(body, k, repl)
     prefix = toks[:prefix_end]
     if subject and subject[-1][1] == "":
         subject[-1] = (subject[-1][0], " ")
-    return _finish(prefix + subject + body)
+    return _conversion(prefix + subject + body, repl, False)
+
+
+def _do_verb(doc: Doc, after: int, n: int) -> Token | None:
+    """The main verb of a *do*-support question whose auxiliary the parser attached elsewhere: the sentence's
+    root when it is a base-form verb after the auxiliary, else the first base-form verb after the subject's
+    first word; None when there is none."""
+    root = doc[after].sent.root
+    if after + 1 < root.i < n and root.tag_ in ("VB", "VBP"):
+        return root
+    return next((doc[j] for j in range(after + 2, n) if doc[j].tag_ == "VB"), None)
+
+
+def _conversion(pieces: list[tuple[str, str]], phrase: str, subject: bool) -> Conversion:
+    text = _finish(pieces)
+    if subject and text.lower().startswith(phrase.lower()):
+        phrase = text[:len(phrase)]  # the sentence's capital
+    return Conversion(text, phrase, subject)
 
 
 def _insert(pieces: list[tuple[str, str]], k: int, text: str) -> list[tuple[str, str]]:
