@@ -253,20 +253,52 @@ def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) ->
 JUNIT_HELP = "write the suite's \\[\\[expect]] gates as JUnit XML to this file (for CI)"  # escaped: rich markup
 
 
-def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, junit: Path | None = None,
-                suite_name: str = "suite") -> None:
+def print_provenance(result: Any) -> None:
+    """One line per target: how many predictions were reused from an earlier run (and from when), how many asked
+    now; a reused answer is never presented as fresh."""
+    from callbluff.terminal import reuse_sentence
+
+    preds = getattr(result, "predictions", None) or {}
+    for name, p in preds.items():
+        say(("predictions:", "cyan" if not p.get("reused") else "bold yellow"),
+            f" {reuse_sentence(name if len(preds) > 1 else None, p)}")
+
+
+def print_error_causes(result: Any) -> None:
+    """The first distinct causes of failure with their counts (errors.jsonl has every one)."""
+    causes = result.counts.get("error_causes") or []
+    if not causes:
+        return
+    total = result.counts.get("errors", sum(c["n"] for c in causes))
+    say(("errors:", "bold red"), f" {total:,} in all; the most frequent causes:")
+    for c in causes:
+        who = f"{c['target']}: " if c.get("target") else ""
+        console.print(f"  {c['n']:,} x {who}{c['cause']}", highlight=False, markup=False)
+
+
+def _finish_run(result: Any, out_dir: Path | None, max_error_rate: float, title: str, junit: Path | None = None,
+                suite_name: str = "suite", report: bool = True) -> None:
+    """Print a finished run's metrics, counts, provenance, notes, error causes, run directory (``out_dir``: None
+    when the directory is not kept) and gates; exit 1 for a failed target, 3 for a failed gate."""
     print_metrics(result.metrics, title=title)
     c = result.counts
     console.print(f"counts: {c['records']} records, {c['examples']} adversarial examples, {c['predictions']} "
                   f"predictions; errors: {c['n_errors_original']} original, {c['n_errors_adversarial']} "
                   f"adversarial, {c['n_errors_generate']} attack failures", highlight=False)
+    print_provenance(result)
     for note in result.notes:
         say(("note:", "yellow"), f" {note}")
-    say("run directory: ", (str(out_dir), "bold"), f" (report: {out_dir / 'report.html'})")
-    gates_ok = check_and_print_gates(out_dir, junit, suite_name)
+    print_error_causes(result)
+    if out_dir is not None:
+        written = out_dir / "report.html"
+        say("run directory: ", (str(out_dir), "bold"),
+            f" (report: {written})" if report and written.exists() else " (no report: callbluff report DIR writes one)")
+    gates_ok = check_and_print_gates(out_dir, junit, suite_name) if out_dir is not None else True
     problems = result.failed_targets(max_error_rate)
     if problems:
         for p in problems:
+            if out_dir is None:  # no errors.jsonl to point at: the causes are printed above
+                p = p.replace(" (see errors.jsonl)", "").replace("; see errors.jsonl", "")
             say(("failed:", "bold red"), f" {p}")
         raise typer.Exit(1)
     if not gates_ok:
@@ -292,7 +324,7 @@ def run(
     junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
-    from callbluff.engine.run import run_suite
+    from callbluff.engine.run import TargetUnavailable, run_suite
     from callbluff.engine.store import RunDirError, local_io_error
     try:
         suite = load_suite(suite_file)
@@ -300,6 +332,9 @@ def run(
             result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=progress,
                                retry_errors=retry_errors, restart=restart, executor=executor,
                                ray_address=ray_address)
+    except TargetUnavailable as e:  # the pre-flight: a target failure (exit 1), before any chunk
+        fail(str(e), code=1)
+        raise
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
         raise

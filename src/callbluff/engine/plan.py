@@ -10,12 +10,18 @@ from dataclasses import dataclass, field
 from callbluff.datasets.base import Dataset
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.work import AttackSpec, instantiate
+from callbluff.resources.paths import hashing_once
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
 from callbluff.engine.target_factory import from_config
+from callbluff.targets.config import TargetSettings
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
 from callbluff.tasks import get_task
+
+
+BREAKER = TargetSettings.model_fields["max_consecutive_failures"].default
+"""The circuit breaker's default bound (a Python target without settings gets it too)."""
 
 
 @dataclass
@@ -70,14 +76,17 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
             cfg = getattr(t, "config", None)
             check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
-            out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
+            out[name] = CachedTarget(t, cache, batch_size=batch, check=check,
+                                     max_consecutive_failures=getattr(cfg, "max_consecutive_failures", BREAKER))
         return out
-    for i, cfg in enumerate(suite.target):
-        try:
-            inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
-        except Exception as e:
-            raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
-                            secrets=secret_values(cfg.model_dump()))
-        out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
+    with hashing_once():  # a file two targets name (a shared model, a script) is read once in this run
+        for i, cfg in enumerate(suite.target):
+            try:
+                inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
+            except Exception as e:
+                raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
+            check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range,
+                                prompts=dataset.prompts, secrets=secret_values(cfg.model_dump()))
+            out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check,
+                                                         max_consecutive_failures=cfg.max_consecutive_failures)
     return out

@@ -16,6 +16,7 @@ it finished and repeats at most the calls in flight.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -36,15 +37,17 @@ from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.verdicts import Judge
-from callbluff.records import Record
+from callbluff.records import Record, canonical_json
+from callbluff.tasks import get_task
+from callbluff.terminal import reuse_sentence
 from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
 from callbluff.targets.config import TargetConfigError, check_environment
-from callbluff.targets.wrappers import CachedTarget
+from callbluff.targets.wrappers import CachedTarget, Reused
 
-__all__ = ["Engine", "RunResult", "run_suite"]
+__all__ = ["Engine", "RunResult", "TargetUnavailable", "run_suite"]
 
 
 class Engine:
@@ -127,14 +130,83 @@ class Engine:
         return cache
 
     def _recover_parts(self) -> None:
+        """Forget the finished chunks that cannot be used (damaged, or made by another run or another version of
+        a target): one note per reason, naming the chunks."""
+        by_reason: dict[str, list[int]] = {}
         for chunk, why in self.run.damaged_chunks().items():
             self.run.forget_chunk(chunk)
-            self.notes.append(f"chunk {chunk}: {why}; recomputed (predictions from the cache)")
+            by_reason.setdefault(why, []).append(chunk)
+        for why, chunks in by_reason.items():
+            which = f"chunk {chunks[0]}" if len(chunks) == 1 else \
+                f"{len(chunks)} chunks ({', '.join(map(str, chunks[:5]))}{', ...' if len(chunks) > 5 else ''})"
+            self.notes.append(f"{which}: {why}; recomputed (valid predictions of an unchanged target come from "
+                              "the cache)")
 
     def _needs_run(self, idx: int) -> bool:
         if not self.run.chunk_done(idx):
             return True
         return bool(self.retry_errors and self.run.chunk_status(idx).get("prediction_errors", 0))
+
+    # -- the targets' identity, pre-flight and provenance ----------------------------------------------------
+    def _identify(self, targets: dict[str, CachedTarget], previous: dict[str, Any] | None) -> None:
+        """Make the targets' identities part of every chunk's fingerprint, so that a chunk finished with another
+        version of a target is recomputed (its predictions asked again: the cache is keyed by the identity), and
+        say which target changed since the directory's last run."""
+        fps = {name: t.fingerprint for name, t in sorted(targets.items())}
+        self.run.fingerprint = hashlib.sha256(
+            canonical_json([self.fingerprint(), fps]).encode()).hexdigest()[:16]
+        before = {n: t.get("fingerprint") for n, t in ((previous or {}).get("targets") or {}).items()
+                  if isinstance(t, dict)}
+        for name, fp in fps.items():
+            if name in before and before[name] != fp:
+                self.notes.append(f"target {name} changed since this directory's last run (identity {before[name]} "
+                                  f"-> {fp}): its predictions are asked again, none is reused from the old one")
+        self._reused: dict[str, Reused] = {name: Reused() for name in targets}
+        self._preflown = False
+
+    def _preflight(self, dataset: Dataset, targets: dict[str, CachedTarget],
+                   records: Iterable[Record] | None = None) -> None:
+        """Each target answers one of the first ``PREFLIGHT`` inputs (of the run, or of the first chunk to run on
+        a resume) in one call before any chunk (answers are cached, so the chunk does not ask them again), or the
+        run stops with the cause: a dead server, a wrong URL, an expired token or a crashing command is one
+        message, not thousands of error rows. Once per run; ``output.preflight = false`` turns it off."""
+        if self._preflown or not self.suite.output.preflight:
+            return
+        self._preflown = True
+        first = list(islice(iter(records if records is not None else self._records(dataset)), PREFLIGHT))
+        if not first:
+            return
+        task = get_task(dataset.task)
+        inputs = [task.original_input(r) for r in first]
+        for name, t in targets.items():
+            cause = t.preflight(inputs)
+            if cause is not None:
+                ids = ", ".join(r.id for r in first)
+                raise TargetUnavailable(
+                    f"target {name} did not answer its first call (record{'s' if len(first) > 1 else ''} {ids}): "
+                    f"{cause}. The run stopped before any chunk; fix the target or its settings (url, headers, "
+                    "argv, model path) and run again")
+
+    def _reused_chunk(self, idx: int) -> None:
+        """A finished chunk skipped on resume: its valid predictions were made by an earlier run."""
+        made = self.run.chunk_status(idx).get("made")
+        for name, m in (made or {}).items() if isinstance(made, dict) else ():
+            if name in self._reused and isinstance(m, dict):
+                self._reused[name].add(int(m.get("answers") or 0), m.get("first"), m.get("last"))
+
+    def _provenance(self, targets: dict[str, CachedTarget]) -> dict[str, dict[str, Any]]:
+        """run.json ``predictions``: per target, how many predictions were reused (from the cache, or in finished
+        chunks of an earlier run) and when they were made, how many inputs were asked now, and the circuit
+        breaker's message when it stopped the target."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, t in targets.items():
+            r = Reused()
+            r.add(t.reused.n, t.reused.first, t.reused.last)
+            r.add(self._reused[name].n, self._reused[name].first, self._reused[name].last)
+            out[name] = {"reused": r.n, "reused_first": r.first, "reused_last": r.last, "asked": t.stats.inputs,
+                         **({"stopped": t.stopped} if t.stopped else {})}
+            out[name]["line"] = reuse_sentence(None, out[name])
+        return out
 
     # -- the steps ----------------------------------------------------------------------------------------
     def _generation(self, dataset: Dataset) -> Generation:
@@ -215,8 +287,9 @@ class Engine:
         previous = self._check_resume()
         self.run.create()
         cache = self._open_cache()
-        self._recover_parts()
         targets = build_targets(self.suite, cache, dataset, self._given_targets)
+        self._identify(targets, previous)
+        self._recover_parts()
         for t in targets.values():  # on Ray, in-process targets predict as tasks (the cache stays here)
             t.target = self.executor.remote_target(t.target)
         manifest = Manifest(self.run)
@@ -228,6 +301,8 @@ class Engine:
         writer = BackgroundWriter()
         try:
             try:
+                if previous is None:  # a fresh run: a dead target is found before the fit; else before a chunk
+                    self._preflight(dataset, targets)
                 self._fit(gen, dataset)
                 self._chunks(gen, dataset, targets, writer, counters)
             finally:  # every finished chunk on disk before we go on, and every target closed, whatever fails first
@@ -242,9 +317,11 @@ class Engine:
             cache.close()
         target_stats = {name: {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0}
                         for name, t in targets.items()}
+        predictions = self._provenance(targets)
         manifest.finish(seconds=time.perf_counter() - t0, counters=counters, counts=result.counts, notes=self.notes,
-                        states=gen.states, target_stats=target_stats)
+                        states=gen.states, target_stats=target_stats, predictions=predictions)
         result.target_stats = target_stats
+        result.predictions = predictions
         result.notes = list(self.notes)
         if self.suite.output.report:
             write_report(self.run.path)
@@ -263,13 +340,25 @@ class Engine:
         for chunk in gen.chunks(self._records(dataset), skip=lambda i: not self._needs_run(i)):
             if chunk.skipped:
                 counters["skipped"] += 1
+                self._reused_chunk(chunk.index)
             else:
+                if not chunk.is_generator:
+                    self._preflight(dataset, targets, chunk.records)
                 counters["retried"] += self.run.chunk_done(chunk.index)
                 (runner.generator if chunk.is_generator else runner.records)(chunk)
             if not chunk.is_generator:
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+
+
+PREFLIGHT = 3
+"""Inputs the pre-flight sends each target (in one call): it stops the run only when all of them fail."""
+
+
+class TargetUnavailable(RuntimeError):
+    """A target did not answer the pre-flight call (the run's first input): the run stops before any chunk, with
+    the cause (exit 1, a target failure)."""
 
 
 def close_all(closers: list[Callable[[], None]]) -> None:

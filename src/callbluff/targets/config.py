@@ -4,7 +4,9 @@ A suite's ``[[target]]`` table is validated once, by its adapter's model (errors
 allowed), and the adapter takes that validated model itself (``HttpTarget(HttpConfig(...))``); Python users'
 keyword arguments (``HttpTarget(url, concurrency=8)``) go through the same model. Every table has ``type``
 (``callable``, ``sklearn``, ``http``, ``command``, ``hf`` or ``model``), an optional ``name``, an optional
-``fingerprint`` (override the adapter's default identity), ``output`` (what the target returns: ``score``,
+``fingerprint`` (override the adapter's default identity), an optional ``version`` (added to the identity:
+bump it after a redeploy), ``max_consecutive_failures`` (the circuit breaker: 20 failed predictions in a row stop
+the target; 0 never), ``output`` (what the target returns: ``score``,
 ``answer``, ``both`` or ``auto`` = what the task needs) and ``out_of_range`` (``error`` or ``clip``), plus the
 adapter's keys:
 
@@ -36,6 +38,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -71,11 +74,26 @@ class TargetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
     name: str | None = None
-    fingerprint: str | None = None
+    fingerprint: str | None = Field(None, description="the target's identity, replacing the computed one (the "
+                                    "prediction cache's key): change it whenever the system behind it changes")
+    version: str | None = Field(None, description="a version label added to the target's identity (computed or "
+                                "declared): bump it when the system behind a URL or a command is redeployed, and "
+                                "its predictions are asked again instead of read from the cache")
+    max_consecutive_failures: int = Field(20, ge=0, description="stop asking this target after this many failed "
+                                          "predictions in a row (the rest of its inputs become error rows "
+                                          "naming the cause); 0: never stop")
     output: OutputKind = "auto"
     out_of_range: OutOfRange = "error"
     filter: str | None = Field(None, description="directory of an adversarial-answer filter (`callbluff filter "
                                "fit`); answers it flags get the prompt's minimum score (callbluff.defenses.filtered)")
+
+
+    def identity(self, computed: str | Callable[[], str]) -> str:
+        """The target's fingerprint: the declared ``fingerprint``, else ``computed`` (a string, or a function
+        called only when needed: content hashes are not computed for a declared identity), with ``|version=V``
+        appended when ``version`` is set. Every adapter sets ``fingerprint`` through this."""
+        base = self.fingerprint or (computed() if callable(computed) else computed)
+        return f"{base}|version={self.version}" if self.version else base
 
 
 class CallableSettings(TargetSettings):

@@ -174,8 +174,8 @@ class HFTarget(TargetBase):
         self.num_threads = num_threads
         self.scores = scores
         self.name = name or self.model_dir.name
-        self.fingerprint = fingerprint or "hf:" + config_hash(
-            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores])
+        self.fingerprint = cfg.identity(lambda: "hf:" + config_hash(
+            [model_dir_hash(self.model_dir), task, self.max_length, self.stride, self.max_answer_len, scores]))
         self.stats = TargetStats()
         self._model: Any = None
         self._tokenizer: Any = None

@@ -270,8 +270,8 @@ class HttpTarget(TargetBase):
         self.seed = cfg.seed
         self.trust_env = trust_env
         self.name = cfg.name or cfg.url
-        self.fingerprint = cfg.fingerprint or "http:" + config_hash(
-            [self.method, self.url, body_template, self.response_path, cfg.output])
+        self.fingerprint = cfg.identity("http:" + config_hash(
+            [self.method, self.url, body_template, self.response_path, cfg.output]))
         self.stats = TargetStats()
         self._init_runtime()
 

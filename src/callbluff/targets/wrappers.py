@@ -19,6 +19,16 @@ target is sent*, so a run killed at any moment repeats at most the calls that we
 Only valid outputs are cached (errors never are, so a later run retries them). Commits use WAL with
 ``synchronous = NORMAL``: a committed prediction survives the process being killed.
 
+Provenance: every answer read from the cache comes with the time it was stored; those stored before this
+wrapper was made (an earlier run's) are counted as reused, with the earliest and latest of their times
+(:attr:`CachedTarget.reused`), so a run can say how much of what it reports was not asked now.
+
+Circuit breaker: after ``max_consecutive_failures`` failed predictions in a row (counted as the target's outputs
+arrive; cache hits and output-check refusals do not count, and any valid output resets the count) the wrapper
+stops asking the target: every input still to predict becomes an error row naming the breaker and the last
+cause, and is not cached, so a later run asks it again. A batch already sent finishes first; while the target
+is failing, batches are cut to the failures still allowed, so at most one batch runs past the bound.
+
 Thread safety: several threads may call :meth:`predict` at once (concurrent model-in-the-loop searches); the
 cache gives each thread its own SQLite connection and statistics are updated under a lock. The wrapped target
 must itself be safe to call from several threads if it is used that way (HTTP and command targets are).
@@ -40,6 +50,25 @@ from callbluff.targets.cache import CacheWriteError, PredictionCache
 Check = Callable[[Input, Output], Output]
 
 
+class Reused:
+    """A count of answers with the earliest and latest time they were made (seconds since the epoch)."""
+
+    __slots__ = ("n", "first", "last")
+
+    def __init__(self, n: int = 0, first: float | None = None, last: float | None = None) -> None:
+        self.n, self.first, self.last = n, first, last
+
+    def add(self, n: int, first: float | None, last: float | None) -> None:
+        if n <= 0 or first is None or last is None:
+            return
+        self.n += n
+        self.first = first if self.first is None else min(self.first, first)
+        self.last = last if self.last is None else max(self.last, last)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "first": self.first, "last": self.last}
+
+
 class CachedTarget:
     """``target`` behind ``cache``, every output passed through ``check`` (when given).
 
@@ -50,7 +79,7 @@ class CachedTarget:
     """
 
     def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
-                 *, check: Check | None = None) -> None:
+                 *, check: Check | None = None, max_consecutive_failures: int = 0) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
@@ -61,6 +90,13 @@ class CachedTarget:
         self.stats = TargetStats()
         self._lock = threading.Lock()
         self._streaming = callable(getattr(target, "predict_stream", None))
+        self.max_consecutive_failures = max(0, int(max_consecutive_failures))
+        self.stopped: str | None = None  # why the breaker stopped the target (None: it runs)
+        self._streak = 0
+        self._last_cause = ""
+        self.since = time.time()  # answers stored before this are reused from an earlier run
+        self.reused = Reused()
+        self._window = Reused()  # every valid answer since the last take_window(): for chunk statuses
 
     @property
     def name(self) -> str:
@@ -81,6 +117,34 @@ class CachedTarget:
     def to_config(self) -> dict[str, Any]:
         inner = getattr(self.target, "to_config", None)
         return inner() if callable(inner) else {"type": type(self.target).__name__, "fingerprint": self.fingerprint}
+
+    def take_window(self) -> dict[str, Any]:
+        """The valid answers returned since the last call (how many, and the earliest and latest time each was
+        made: stored in the cache, or asked now), and start a new window: a chunk's status keeps this, so a
+        later run that skips the finished chunk can say its predictions are reused and from when."""
+        with self._lock:
+            w, self._window = self._window, Reused()
+        return w.to_dict()
+
+    def _failed(self, raw: Output) -> None:
+        """Count one output of the wrapped target for the circuit breaker (under the lock)."""
+        if raw.error is None:
+            self._streak = 0
+            return
+        self._streak += 1
+        self._last_cause = raw.error
+        n = self.max_consecutive_failures
+        if n and self._streak >= n and self.stopped is None:
+            self.stopped = (f"not asked: target {self.name} was stopped after {n} failed predictions in a row "
+                            f"(max_consecutive_failures = {n}); last cause: {self._last_cause}")
+
+    def _allowance(self) -> int:
+        """How many inputs the next call may take: a full batch, or while the target is failing, the failures
+        the breaker still allows (so a dead target is not sent a whole batch more)."""
+        n = self.max_consecutive_failures
+        if not n or not self._streak:
+            return self.batch_size
+        return max(1, min(self.batch_size, n - self._streak))
 
     # -- the wrapped target ---------------------------------------------------------------------------------
     def _checked(self, inp: Input, out: Any) -> Output:
@@ -106,6 +170,9 @@ class CachedTarget:
                 self.stats.seconds += time.perf_counter() - t0
         if len(outs) != len(batch):
             outs = [Output(error=f"target returned {len(outs)} outputs for {len(batch)} inputs")] * len(batch)
+        with self._lock:
+            for o in outs:
+                self._failed(o if isinstance(o, Output) else Output(error="not an Output"))
         return [(o, self._checked(i, o)) for i, o in zip(batch, outs)]
 
     def _call_stream(self, keys: Sequence[str], batch: Sequence[Input], found: dict[str, Output]) -> None:
@@ -117,6 +184,8 @@ class CachedTarget:
             if i in got or not 0 <= i < len(batch):
                 return
             checked = self._checked(batch[i], out)
+            with self._lock:
+                self._failed(out if isinstance(out, Output) else Output(error="not an Output"))
             if checked.error is None and self.cache is not None:
                 try:
                     self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
@@ -140,7 +209,11 @@ class CachedTarget:
         if cache_failed:
             raise cache_failed[0]
         for i, k in enumerate(keys):
-            found[k] = got.get(i) or Output(error="target returned no output for this input")
+            if i not in got:
+                got[i] = Output(error="target returned no output for this input")
+                with self._lock:
+                    self._failed(got[i])
+            found[k] = got[i]
 
     # -- public ---------------------------------------------------------------------------------------------
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
@@ -148,31 +221,68 @@ class CachedTarget:
         keys = [i.key() for i in inputs]
         found: dict[str, Output] = {}
         if self.cache is not None and keys:
-            cached = self.cache.get_many(self.fingerprint, keys)
+            cached = self.cache.get_many_dated(self.fingerprint, keys)
             if cached:
                 by_key = dict(zip(keys, inputs))
-                found = {k: self._checked(by_key[k], o) for k, o in cached.items()}
+                found = {k: self._checked(by_key[k], o) for k, (o, _) in cached.items()}
+                self._dated(keys, cached, found)
         todo: dict[str, Input] = {}  # first occurrence of each missing key; later duplicates reuse its answer
         for k, inp in zip(keys, inputs):
             if k not in found and k not in todo:
                 todo[k] = inp
         miss_keys = list(todo)
-        for s in range(0, len(miss_keys), self.batch_size):
-            bkeys = miss_keys[s:s + self.batch_size]
+        s = 0
+        while s < len(miss_keys):
+            if self.stopped is not None:  # the breaker: the rest are error rows, never sent, never cached
+                found.update((k, Output(error=self.stopped)) for k in miss_keys[s:])
+                break
+            bkeys = miss_keys[s:s + self._allowance()]
+            s += len(bkeys)
             batch = [todo[k] for k in bkeys]
             if self._streaming:
                 self._call_stream(bkeys, batch, found)
-                continue
-            pairs = self._call(batch)
-            good = [(k, self._storable(raw)) for k, (raw, checked) in zip(bkeys, pairs) if checked.error is None]
-            if self.cache is not None and good:
-                self.cache.put_many(self.fingerprint, good)  # committed before the next batch is sent
-            found.update((k, checked) for k, (_, checked) in zip(bkeys, pairs))
+            else:
+                pairs = self._call(batch)
+                good = [(k, self._storable(raw)) for k, (raw, checked) in zip(bkeys, pairs) if checked.error is None]
+                if self.cache is not None and good:
+                    self.cache.put_many(self.fingerprint, good)  # committed before the next batch is sent
+                found.update((k, checked) for k, (_, checked) in zip(bkeys, pairs))
+            now = time.time()
+            with self._lock:
+                self._window.add(sum(1 for k in bkeys if found[k].error is None), now, now)
         result = [found[k] for k in keys]
         with self._lock:
             self.stats.cache_hits += len(inputs) - len(todo)
             self.stats.errors += sum(1 for o in result if o.error is not None)
         return result
+
+    def preflight(self, inputs: Sequence[Input]) -> str | None:
+        """Ask ``inputs`` (a run's first few, in one call; valid answers are cached as any other): None when the
+        target answered one of them, else the cause of its last failure. An answer the output check refuses (a
+        score outside the prompt's scale) counts as an answer: the target is reachable, and that input's error
+        row says what was wrong with it. A few inputs, not one, so that one input a target cannot handle does
+        not stop a run."""
+        streak = self._streak
+        clipped = getattr(self.check, "clipped", None)
+        outs = self.predict(list(inputs))
+        if clipped is not None:  # its chunk checks (and counts) these answers again when it reads the cache
+            self.check.clipped = clipped  # type: ignore[union-attr]
+        if any(o.error is None for o in outs) or self._streak - streak < len(outs):
+            return None
+        return self._last_cause
+
+    def _dated(self, keys: Sequence[str], cached: Mapping[str, tuple[Output, float]],
+               checked: Mapping[str, Output]) -> None:
+        """Count the inputs answered by a valid cache hit: in this window, and as reused when stored before this
+        run (an input asked twice counts twice, as it is two rows)."""
+        times = [cached[k][1] for k in keys if k in cached and checked[k].error is None]
+        if not times:
+            return
+        old = [t for t in times if t < self.since]
+        with self._lock:
+            self._window.add(len(times), min(times), max(times))
+            if old:
+                self.reused.add(len(old), min(old), max(old))
 
     def predict_iter(self, inputs: Iterable[Input], chunk_size: int | None = None) -> Iterator[Output]:
         """Stream outputs for a (possibly huge or lazy) iterable of inputs, ``chunk_size`` at a time."""
