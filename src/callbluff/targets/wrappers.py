@@ -264,9 +264,14 @@ class CachedTarget:
         not stop a run."""
         streak = self._streak
         clipped = getattr(self.check, "clipped", None)
+        reused = Reused(self.reused.n, self.reused.first, self.reused.last)
         outs = self.predict(list(inputs))
-        if clipped is not None:  # its chunk checks (and counts) these answers again when it reads the cache
+        # the chunk that holds these inputs reads them from the cache again: that read is the one counted
+        # (clipped, reused), not this one
+        if clipped is not None:
             self.check.clipped = clipped  # type: ignore[union-attr]
+        with self._lock:
+            self.reused = reused
         if any(o.error is None for o in outs) or self._streak - streak < len(outs):
             return None
         return self._last_cause
