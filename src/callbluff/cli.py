@@ -277,10 +277,13 @@ def print_error_causes(result: Any) -> None:
 
 
 def _finish_run(result: Any, out_dir: Path | None, max_error_rate: float, title: str, junit: Path | None = None,
-                suite_name: str = "suite", report: bool = True) -> None:
-    """Print a finished run's metrics, counts, provenance, notes, error causes, run directory (``out_dir``: None
-    when the directory is not kept) and gates; exit 1 for a failed target, 3 for a failed gate."""
+                suite_name: str = "suite", report: bool = True, headline: list[str] | None = None) -> None:
+    """Print a finished run's metrics (and ``headline`` lines), counts, provenance, notes, error causes, run
+    directory (``out_dir``: None when the directory is not kept) and gates; exit 1 for a failed target, 3 for a
+    failed gate."""
     print_metrics(result.metrics, title=title)
+    for line in headline or ():
+        say(("headline:", "bold"), f" {line}")
     c = result.counts
     console.print(f"counts: {c['records']} records, {c['examples']} adversarial examples, {c['predictions']} "
                   f"predictions; errors: {c['n_errors_original']} original, {c['n_errors_adversarial']} "
@@ -369,27 +372,61 @@ def evaluate(
     target: Annotated[str, typer.Option(help="TYPE:VALUE, e.g. model:DIR, hf:DIR, http://127.0.0.1:8000/score")],
     data: Annotated[str, typer.Option(help="dataset spec")],
     target_option: Annotated[list[str] | None, typer.Option(help="target setting key=value (repeatable)")] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="run directory (default: a temporary one)")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="keep the run directory here (with report.html); "
+                                                        "default: a temporary one, removed at the end")] = None,
+    keep: Annotated[bool, typer.Option(help="keep the temporary run directory (its path and report are printed)")]
+    = False,
     limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (the first of each)")] = None,
     max_error_rate: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="exit 1 when the share of failed predictions exceeds this")] = 0.5,
 ) -> None:
-    """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
+    """Clean-data figures of a target on a dataset, the task's own: QWK and ARR for scorers (ARR alone for a set
+    of bluffs, every gold at the minimum), EM/F1 for readers, top-1 / MRR for open questions."""
+    import shutil
     import tempfile
 
-    from callbluff.engine.run import run_suite
+    from callbluff.engine.run import TargetUnavailable, run_suite
     from callbluff.engine.store import RunDirError
     cfg = target_from_spec(target, target_option)
+    kept = out_dir is not None or keep
+    run_dir = out_dir if out_dir is not None else Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
     try:
-        suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
-                             "output": {"report": out_dir is not None}}, source="evaluate", base_dir=Path.cwd())
-        run_dir = out_dir or Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
-        with _run_progress(suite, limit) as progress:
-            result = run_suite(suite, run_dir, limit=limit, progress=progress)
-    except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
-        fail(str(e))
-        raise
-    _finish_run(result, run_dir, max_error_rate, f"clean metrics on {data}")
+        try:
+            suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
+                                 "output": {"report": kept}}, source="evaluate", base_dir=Path.cwd())
+            with _run_progress(suite, limit) as progress:
+                result = run_suite(suite, run_dir, limit=limit, progress=progress)
+        except TargetUnavailable as e:
+            fail(str(e), code=1)
+            raise
+        except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
+            fail(str(e))
+            raise
+        _finish_run(result, run_dir if kept else None, max_error_rate, f"clean metrics on {data}",
+                    headline=_headline_figures(result, suite))
+    finally:
+        if not kept:  # nothing is printed that points into it
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _headline_figures(result: Any, suite: Any) -> list[str]:
+    """One line per target: its task's headline figures on the clean data (:meth:`Task.headline_figures`)."""
+    import pandas as pd
+
+    from callbluff.tasks import get_task
+
+    originals = result.run_dir / "originals.parquet"
+    if not result.metrics or not originals.exists():
+        return []
+    task = get_task(result.metrics[0]["task"])
+    prompts = load(suite.dataset_spec(), **suite.dataset.options).prompts
+    table = pd.read_parquet(originals, columns=["target", "prompt_id", "gold", "score", "error"])
+    lines = []
+    for name, rows in table.groupby("target", sort=True):
+        clean = [r for r in result.metrics if r["target"] == name and r["attack"] == "clean"]
+        figures = task.headline_figures(clean, rows, prompts)
+        lines.append(f"{name}: " + "; ".join(f"{label} {value}" for label, value in figures))
+    return lines
 
 
 @app.command(epilog=EXIT_CODES)

@@ -5,7 +5,9 @@ targets built behind the prediction cache with their output checks."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from callbluff.datasets.base import Dataset
 from callbluff.engine.suite import Suite, SuiteError
@@ -13,6 +15,7 @@ from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.resources.paths import hashing_once
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
+from callbluff.targets.callables import CallableTarget
 from callbluff.engine.target_factory import from_config
 from callbluff.targets.config import TargetSettings
 from callbluff.targets.validate import OutputCheck, secret_values
@@ -62,9 +65,21 @@ class Plan:
                 )
 
 
+def as_target(name: str, t: Any) -> Target:
+    """A Python target as given from a notebook: a :class:`~callbluff.targets.base.Target` as is, a plain function
+    (``text -> score or answer``) as a :class:`~callbluff.targets.callables.CallableTarget` named ``name``."""
+    if hasattr(t, "predict") and hasattr(t, "fingerprint"):
+        return t
+    if callable(t):
+        return CallableTarget(t, name=name)
+    raise SuiteError(f"target {name!r}: a {type(t).__name__} is neither a Target (predict() and fingerprint) nor a "
+                     "function; pass e.g. targets={'mine': my_function} or CallableTarget(my_function, batched=True)")
+
+
 def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
-                  given: dict[str, Target] | None = None) -> dict[str, CachedTarget]:
-    """The suite's targets (or ``given`` Python targets), each behind the prediction cache with its output check.
+                  given: Mapping[str, Any] | None = None) -> dict[str, CachedTarget]:
+    """The suite's targets (or ``given`` Python targets: Targets or plain functions, :func:`as_target`), each
+    behind the prediction cache with its output check.
 
     The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
     declared kind and the prompt's scale and scrubs the secrets its settings reference through ``${VAR}``.
@@ -72,7 +87,8 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
     out: dict[str, CachedTarget] = {}
     batch = suite.output.batch_size
     if given:
-        for name, t in given.items():
+        for name, given_target in given.items():
+            t = as_target(name, given_target)
             cfg = getattr(t, "config", None)
             check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)

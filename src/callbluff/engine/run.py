@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from callbluff.engine.plan import Plan, build_targets
 from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
-from callbluff.engine.suite import Suite, SuiteError
+from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
 from callbluff.engine.verdicts import Judge
 from callbluff.records import Record, canonical_json
 from callbluff.tasks import get_task
@@ -55,7 +55,7 @@ class Engine:
 
     def __init__(self, suite: Suite, out_dir: str | Path, *, executor: Executor | None = None,
                  limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
-                 targets: dict[str, Target] | None = None, retry_errors: bool = True,
+                 targets: Mapping[str, Target | Callable[..., Any]] | None = None, retry_errors: bool = True,
                  restart: bool = False) -> None:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise SuiteError(f"--limit {limit!r}: the number of records to run must be 1 or more"
@@ -375,12 +375,23 @@ def close_all(closers: list[Callable[[], None]]) -> None:
         raise first
 
 
-def run_suite(suite: Suite, out_dir: str | Path, *, workers: int = 1, limit: int | None = None,
-              progress: Callable[[str, int, int | None], None] | None = None, retry_errors: bool = True,
-              restart: bool = False, executor: str = "local", ray_address: str | None = None) -> RunResult:
+def run_suite(suite: Suite | Mapping[str, Any] | str | Path, out_dir: str | Path, *, workers: int = 1,
+              limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
+              retry_errors: bool = True, restart: bool = False, executor: str = "local",
+              ray_address: str | None = None,
+              targets: Mapping[str, Target | Callable[..., Any]] | None = None) -> RunResult:
     """Run ``suite`` into ``out_dir`` with ``executor`` ``local`` (``workers`` processes) or ``ray`` (a local
     Ray runtime of ``workers`` CPUs, or the cluster at ``ray_address``); resumes if possible; recorded
-    prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over."""
+    prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over.
+
+    ``suite``: a :class:`Suite`, a suite file's path, or its tables as a dict (as in a notebook). ``targets``: the
+    systems under test given from Python instead of the suite's ``[[target]]`` tables, by name: any Target, or a
+    plain function ``text -> score`` (or answer), e.g. ``run_suite(suite, "runs/mine", targets={"mine": f})``;
+    wrap it in :class:`~callbluff.targets.callables.CallableTarget` for ``batched`` or ``pass_input``."""
+    if isinstance(suite, (str, Path)):
+        suite = load_suite(suite)
+    elif isinstance(suite, Mapping):
+        suite = parse_suite(dict(suite), source="run_suite", base_dir=Path.cwd())
     with make_executor(executor, workers, ray_address) as ex:  # type: ignore[attr-defined]
         return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress, retry_errors=retry_errors,
-                      restart=restart).execute()
+                      restart=restart, targets=targets).execute()

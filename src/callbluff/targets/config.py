@@ -107,6 +107,15 @@ class CallableConfig(CallableSettings):
     type: Literal["callable"] = "callable"
     function: str
 
+    @field_validator("function", mode="before")
+    @classmethod
+    def _not_an_object(cls, v: Any) -> Any:
+        if callable(v):
+            raise ValueError("a Python function cannot go in a suite table (the suite is saved in run.json as text); "
+                             "pass the function itself as run_suite(suite, out_dir, targets={'NAME': function}), "
+                             "or name it here as 'package.module:function'")
+        return v
+
     @field_validator("function")
     @classmethod
     def _spec(cls, v: str) -> str:
