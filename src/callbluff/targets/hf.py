@@ -157,7 +157,7 @@ class HFTarget(TargetBase):
         cfg = target_settings(HFConfig, given, {} if given else {"type": "hf", "model_dir": str(model_dir),
                                                                   "task": task, **settings}, "HFTarget")
         self.config = cfg
-        task, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
+        task, model_dir, scores, name = cfg.task, cfg.model_dir, cfg.scores, cfg.name
         batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
         max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
