@@ -196,6 +196,7 @@ def test_a_suite_that_measures_something_else_is_refused_with_the_fix(tmp_path: 
         code, out = cli(["run", str(changed), "--out", str(run), "--quiet"])
     assert code == 2, out
     assert "holds a run of a different suite" in out and "--restart" in out and "--out" in out, out
+    assert "(what differs: attack)" in " ".join(out.split()), out
 
 
 def test_the_preflight_stops_a_run_against_a_dead_port_with_the_cause(tmp_path: Path) -> None:

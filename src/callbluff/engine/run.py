@@ -35,7 +35,7 @@ from callbluff.engine.plan import Plan, build_targets
 from callbluff.engine.rows import RUN_FORMAT
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
-from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
+from callbluff.engine.suite import IDENTITY_KEYS, Suite, SuiteError, load_suite, parse_suite
 from callbluff.engine.verdicts import Judge
 from callbluff.records import Record, canonical_json
 from callbluff.tasks import get_task
@@ -95,10 +95,25 @@ class Engine:
         if meta.get("fingerprint") != self.fingerprint():
             raise SuiteError(
                 f"{self.run.path} holds a run of a different suite (or --limit): its fingerprint is "
-                f"{meta.get('fingerprint')}, this suite's is {self.fingerprint()}. Use another --out "
-                "directory, or --restart to start over in this one."
+                f"{meta.get('fingerprint')}, this suite's is {self.fingerprint()}{self._differences(meta)}. Use "
+                "another --out directory, or --restart to start over in this one (the prediction cache is kept)."
             )
         return meta
+
+    def _differences(self, meta: dict[str, Any]) -> str:
+        """`` (what differs: attack, seed)``: the parts of the suite that changed since the run directory was
+        made (run.json keeps the suite as run); empty when run.json cannot say."""
+        before = meta.get("suite")
+        if not isinstance(before, dict):
+            return ""
+        now = self.suite.model_dump(exclude={"base_dir"})
+        keys = ("dataset", "attack", "target", "seed", "limit")
+        changed = [k for k in keys if _comparable(k, before.get(k)) != _comparable(k, now.get(k))]
+        if meta.get("limit") != self.limit and "limit" not in changed:
+            changed.append("--limit")
+        if (before.get("output") or {}).get("chunk_size") != self.suite.output.chunk_size:
+            changed.append("output.chunk_size")
+        return f" (what differs: {', '.join(changed)})" if changed else ""
 
     def _cache_path(self) -> Path:
         return Path(self.suite.resolve(self.suite.output.cache)) if self.suite.output.cache else self.run.cache
@@ -350,6 +365,13 @@ class Engine:
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+
+
+def _comparable(key: str, value: Any) -> Any:
+    """A suite part as the fingerprint sees it: targets without their identity keys."""
+    if key == "target" and isinstance(value, list):
+        return [{k: v for k, v in t.items() if k not in IDENTITY_KEYS} for t in value if isinstance(t, dict)]
+    return value
 
 
 PREFLIGHT = 3
