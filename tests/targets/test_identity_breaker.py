@@ -25,7 +25,7 @@ for line in sys.stdin:
 
 
 def _inputs(n: int) -> list[Input]:
-    return [Input("content", f"answer number {i}", "p1") for i in range(n)]
+    return [Input("content", f"answer number {i}", f"p{i % 2 + 1}") for i in range(n)]
 
 
 def test_version_is_added_to_the_computed_or_declared_identity() -> None:
@@ -147,6 +147,29 @@ def test_the_circuit_breaker_stops_a_failing_target_and_records_the_rest(tmp_pat
                        max_consecutive_failures=0)
     off.predict(_inputs(30))
     assert len(calls) == 30 and off.stopped is None
+
+
+def test_a_streak_within_one_prompt_stops_that_prompt_only() -> None:
+    def no_model_for_px(inp: Input) -> float:
+        if inp.prompt_id == "px":
+            raise KeyError("no estimator for prompt 'px'")
+        return 1.0
+
+    inputs = ([Input("content", f"first {i}", "p1") for i in range(3)]
+              + [Input("content", f"x {i}", "px") for i in range(30)]
+              + [Input("content", f"later {i}", "p1") for i in range(30)])
+    target = CachedTarget(CallableTarget(no_model_for_px, pass_input=True, fingerprint="q"), None, batch_size=8,
+                          max_consecutive_failures=5)
+    outs = target.predict(inputs)
+    assert target.stopped is None and set(target.stopped_prompts) == {"px"}
+    assert all(o.error is None for o in outs[:3] + outs[33:])  # the other prompt is still asked
+    assert all(o.error is not None and o.score is None for o in outs[3:33])
+    assert sum("stopped for prompt px after 5 failed predictions" in (o.error or "") for o in outs) >= 30 - 5 - 8
+    # a target that never answered is stopped whole, even within one prompt
+    dead = CachedTarget(CallableTarget(lambda s: 1 / 0, fingerprint="z"), None, batch_size=4,
+                        max_consecutive_failures=5)
+    dead.predict(inputs)
+    assert dead.stopped is not None and not dead.stopped_prompts
 
 
 def test_the_preflight_tells_a_dead_target_from_an_input_it_cannot_handle() -> None:

@@ -26,8 +26,10 @@ wrapper was made (an earlier run's) are counted as reused, with the earliest and
 Circuit breaker: after ``max_consecutive_failures`` failed predictions in a row (counted as the target's outputs
 arrive; cache hits and output-check refusals do not count, and any valid output resets the count) the wrapper
 stops asking the target: every input still to predict becomes an error row naming the breaker and the last
-cause, and is not cached, so a later run asks it again. A batch already sent finishes first; while the target
-is failing, batches are cut to the failures still allowed, so at most one batch runs past the bound.
+cause, and is not cached, so a later run asks it again. A streak within one prompt of a target that has answered
+before stops that prompt only (a per-prompt scorer without a model for it); a streak across prompts, or of a
+target that never answered, stops the target. A batch already sent finishes first; while the target is failing,
+batches are cut to the failures still allowed, so at most one batch runs past the bound.
 
 Thread safety: several threads may call :meth:`predict` at once (concurrent model-in-the-loop searches); the
 cache gives each thread its own SQLite connection and statistics are updated under a lock. The wrapped target
@@ -92,7 +94,10 @@ class CachedTarget:
         self._streaming = callable(getattr(target, "predict_stream", None))
         self.max_consecutive_failures = max(0, int(max_consecutive_failures))
         self.stopped: str | None = None  # why the breaker stopped the target (None: it runs)
+        self.stopped_prompts: dict[str | None, str] = {}  # prompts the breaker stopped alone, with why
         self._streak = 0
+        self._streak_prompts: set[str | None] = set()
+        self._answered = False
         self._last_cause = ""
         self.since = time.time()  # answers stored before this are reused from an earlier run
         self.reused = Reused()
@@ -126,17 +131,31 @@ class CachedTarget:
             w, self._window = self._window, Reused()
         return w.to_dict()
 
-    def _failed(self, raw: Output) -> None:
-        """Count one output of the wrapped target for the circuit breaker (under the lock)."""
+    def _failed(self, inp: Input, raw: Output) -> None:
+        """Count one output of the wrapped target for the circuit breaker (under the lock). At the bound, a
+        streak within one prompt of a target that has answered before stops that prompt alone (a scorer with no
+        model for it, a filter that does not know it: the other prompts still get asked); a streak across
+        prompts, or of a target that never answered, stops the target."""
         if raw.error is None:
             self._streak = 0
+            self._streak_prompts.clear()
+            self._answered = True
             return
         self._streak += 1
+        self._streak_prompts.add(inp.prompt_id)
         self._last_cause = raw.error
         n = self.max_consecutive_failures
-        if n and self._streak >= n and self.stopped is None:
-            self.stopped = (f"not asked: target {self.name} was stopped after {n} failed predictions in a row "
-                            f"(max_consecutive_failures = {n}); last cause: {self._last_cause}")
+        if not n or self._streak < n or self.stopped is not None:
+            return
+        if len(self._streak_prompts) == 1 and self._answered:
+            [pid] = self._streak_prompts
+            if pid not in self.stopped_prompts:
+                self.stopped_prompts[pid] = (
+                    f"not asked: target {self.name} was stopped for prompt {pid} after {n} failed predictions in "
+                    f"a row there (max_consecutive_failures = {n}); last cause: {self._last_cause}")
+            return
+        self.stopped = (f"not asked: target {self.name} was stopped after {n} failed predictions in a row "
+                        f"(max_consecutive_failures = {n}); last cause: {self._last_cause}")
 
     def _allowance(self) -> int:
         """How many inputs the next call may take: a full batch, or while the target is failing, the failures
@@ -171,8 +190,8 @@ class CachedTarget:
         if len(outs) != len(batch):
             outs = [Output(error=f"target returned {len(outs)} outputs for {len(batch)} inputs")] * len(batch)
         with self._lock:
-            for o in outs:
-                self._failed(o if isinstance(o, Output) else Output(error="not an Output"))
+            for i, o in zip(batch, outs):
+                self._failed(i, o if isinstance(o, Output) else Output(error="not an Output"))
         return [(o, self._checked(i, o)) for i, o in zip(batch, outs)]
 
     def _call_stream(self, keys: Sequence[str], batch: Sequence[Input], found: dict[str, Output]) -> None:
@@ -185,7 +204,7 @@ class CachedTarget:
                 return
             checked = self._checked(batch[i], out)
             with self._lock:
-                self._failed(out if isinstance(out, Output) else Output(error="not an Output"))
+                self._failed(batch[i], out if isinstance(out, Output) else Output(error="not an Output"))
             if checked.error is None and self.cache is not None:
                 try:
                     self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
@@ -212,7 +231,7 @@ class CachedTarget:
             if i not in got:
                 got[i] = Output(error="target returned no output for this input")
                 with self._lock:
-                    self._failed(got[i])
+                    self._failed(batch[i], got[i])
             found[k] = got[i]
 
     # -- public ---------------------------------------------------------------------------------------------
@@ -230,14 +249,19 @@ class CachedTarget:
         for k, inp in zip(keys, inputs):
             if k not in found and k not in todo:
                 todo[k] = inp
-        miss_keys = list(todo)
-        s = 0
-        while s < len(miss_keys):
+        pending = list(todo)
+        while pending:
             if self.stopped is not None:  # the breaker: the rest are error rows, never sent, never cached
-                found.update((k, Output(error=self.stopped)) for k in miss_keys[s:])
+                found.update((k, Output(error=self.stopped)) for k in pending)
                 break
-            bkeys = miss_keys[s:s + self._allowance()]
-            s += len(bkeys)
+            if self.stopped_prompts:  # the prompts it stopped alone
+                stopped = {k for k in pending if todo[k].prompt_id in self.stopped_prompts}
+                found.update((k, Output(error=self.stopped_prompts[todo[k].prompt_id])) for k in stopped)
+                pending = [k for k in pending if k not in stopped]
+                if not pending:
+                    break
+            take = self._allowance()
+            bkeys, pending = pending[:take], pending[take:]
             batch = [todo[k] for k in bkeys]
             if self._streaming:
                 self._call_stream(bkeys, batch, found)
