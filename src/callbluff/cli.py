@@ -220,7 +220,8 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     out.print(table)
 
 
-EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
+EXIT_CODES = """Exit codes: 0 success; 1 a target failed: it answered none of its first inputs (the pre-flight stops
+the run before any chunk, naming the cause), or the run finished but all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
 options, a damaged run directory, a run that would measure nothing, a run directory in use by another run,
 a local I/O error: the message names the file and the fix or cause); 3 a gate failed: a suite
