@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from typer.testing import CliRunner
+
+from callbluff.cli import app
 
 from helpers import REPO
 from helpers.data import write_answers
@@ -123,10 +126,15 @@ report = false
     return p
 
 
-def cli(args: list[str], timeout: float = 240) -> tuple[int, str]:
-    proc = subprocess.run([sys.executable, "-m", "callbluff.cli", *args], cwd=REPO, env=dict(os.environ),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    return proc.returncode, proc.stdout
+def cli(args: list[str], timeout: float | None = None) -> tuple[int, str]:
+    """``callbluff ARGS`` as a user runs it: in a subprocess when the time it takes is part of the test
+    (``timeout``: a loose bound, not a timed assertion), else in this process (Typer's runner: no start-up)."""
+    if timeout is not None:
+        proc = subprocess.run([sys.executable, "-m", "callbluff.cli", *args], cwd=REPO, env=dict(os.environ),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        return proc.returncode, proc.stdout
+    res = CliRunner().invoke(app, args)
+    return res.exit_code, res.output
 
 
 def scores(run: Path) -> dict[str, float]:
@@ -228,7 +236,7 @@ response_path = "score"
 """
         suite = suite_file(tmp_path, data, dying.url, more_targets=other,
                            extra="retries = 1\nbackoff = 0.05\nmax_consecutive_failures = 10")
-        code, out = cli(["run", str(suite), "--out", str(run), "--quiet"], timeout=120)
+        code, out = cli(["run", str(suite), "--out", str(run), "--quiet"])
     assert code == 1, out  # the dying target's predictions failed (over --max-error-rate)
     assert "target api was stopped after 10 failed predictions in a row" in out, out
     assert "the most frequent causes" in out and "x api: not asked: target api was stopped" in out, out
