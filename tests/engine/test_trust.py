@@ -48,6 +48,14 @@ class VersionedScorer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # /version: what is deployed
+                data = json.dumps({"model": "scorer", "version": outer.version}).encode()
+                self.send_response(200 if self.path == "/version" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 with outer.lock:
@@ -164,6 +172,29 @@ def test_a_redeployed_target_is_asked_again_and_its_new_predictions_are_the_runs
     assert meta["predictions"]["api"]["reused"] == 0 and meta["predictions"]["api"]["asked"] > 0
     ex = pd.read_parquet(run / "examples.parquet")
     assert ex["adv_score"].notna().all()
+
+
+def test_a_redeploy_the_server_names_is_asked_again_without_editing_the_suite(tmp_path: Path) -> None:
+    data = write_answers(tmp_path / "answers.jsonl", n=40)
+    run = tmp_path / "run"
+    with VersionedScorer(version=1) as srv:
+        suite = suite_file(tmp_path, data, srv.url, extra=f'version_url = "{srv.url.rsplit("/", 1)[0]}/version"')
+        code, out = cli(["run", str(suite), "--out", str(run), "--quiet"])
+        assert code == 0, out
+        v1 = scores(run)
+        code, out = cli(["run", str(suite), "--out", str(run), "--quiet"])  # same deploy: all reused
+        assert code == 0 and "asked 0 new" in out, out
+        srv.version = 2  # redeployed behind the same URL; the suite file is not touched
+        code, out = cli(["run", str(suite), "--out", str(run), "--quiet"])
+        assert code == 0, out
+    assert "target api changed since this directory's last run" in out and "(none reused)" in out, out
+    v2 = scores(run)
+    assert all(v2[k] == 3 - v1[k] for k in v1)
+    # a version_url that does not answer: the run does not start (exit 2, naming the URL)
+    code, out = cli(["run", str(suite_file(tmp_path, data, f"http://127.0.0.1:{dead_port()}/score",
+                                           extra=f'version_url = "http://127.0.0.1:{dead_port()}/version"')),
+                     "--out", str(tmp_path / "run2"), "--quiet"])
+    assert code == 2 and "version_url http://127.0.0.1:" in out and "no answer" in out, out
 
 
 def test_a_rerun_with_nothing_changed_says_what_it_reused_and_from_when(tmp_path: Path) -> None:

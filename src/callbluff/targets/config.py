@@ -13,7 +13,7 @@ adapter's keys:
 ========== ==================================================================================================
 callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
-http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
+http       ``url``, ``version_url`` (its reply is part of the identity), ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
            ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
            when retrying), ``backoff_max``, ``rate_limit``, ``max_response_bytes`` (10 MiB), ``output``, ``seed``
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
@@ -147,9 +147,13 @@ class SklearnConfig(SklearnSettings):
 class HttpConfig(TargetSettings):
     """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
 
-    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers")
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers", "version_url")
     type: Literal["http"] = "http"
     url: str
+    version_url: str | None = Field(None, description="a URL (GET, with the target's headers) whose reply names the "
+                                    "deployed model, e.g. /version or /health: read once when the target is built "
+                                    "and made part of its identity, so a redeploy behind the same URL is asked "
+                                    "again without editing the suite")
     body_template: dict[str, Any] | list[Any] | str | None = None
     response_path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -185,11 +189,11 @@ class HttpConfig(TargetSettings):
     def _upper(cls, v: Any) -> Any:
         return v.upper() if isinstance(v, str) else v
 
-    @field_validator("url")
+    @field_validator("url", "version_url")
     @classmethod
-    def _scheme(cls, v: str) -> str:
-        if not re.match(r"^https?://", v):
-            raise ValueError(f"url must start with http:// or https://, got {v!r}")
+    def _scheme(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://", v):
+            raise ValueError(f"must start with http:// or https://, got {v!r}")
         return v
 
     @field_validator("body_template", mode="before")
