@@ -256,10 +256,10 @@ JUNIT_HELP = "write the suite's \\[\\[expect]] gates as JUnit XML to this file (
 
 def print_provenance(result: Any) -> None:
     """One line per target: how many predictions were reused from an earlier run (and from when), how many asked
-    now; a reused answer is never presented as fresh."""
+    now; a reused answer is never presented as fresh (``result``: a RunResult, or run.json as a dict)."""
     from callbluff.terminal import reuse_sentence
 
-    preds = getattr(result, "predictions", None) or {}
+    preds = (result.get("predictions") if isinstance(result, dict) else getattr(result, "predictions", None)) or {}
     for name, p in preds.items():
         say(("predictions:", "cyan" if not p.get("reused") else "bold yellow"),
             f" {reuse_sentence(name if len(preds) > 1 else None, p)}")
@@ -464,6 +464,7 @@ def report(
         if (run_dir / "metrics.json").exists():
             meta = json.loads((run_dir / "run.json").read_text())
             print_metrics(json.loads((run_dir / "metrics.json").read_text()), title=f"{meta.get('name')}: metrics")
+            print_provenance(meta)
             gates_ok &= check_and_print_gates(run_dir, junit if len(run_dirs) == 1 else None,
                                               str(meta.get("name", "suite")))
         if tables == "kumar":

@@ -219,6 +219,10 @@ def test_a_rerun_with_nothing_changed_says_what_it_reused_and_from_when(tmp_path
         assert code == 0, out
         assert srv.requests == asked
     assert re.search(rf"reused {valid:,} predictions cached {day} .* UTC; asked 0 new", out), out
+    code, again = cli(["report", str(run)])  # the report command says it too, from run.json
+    assert code == 0 and re.search(rf"reused {valid:,} predictions cached", again), again
+    html = (run / "report.html").read_text()
+    assert re.search(rf"Predictions: <b>reused {valid:,} predictions cached {day} [^<]* UTC; asked 0 new</b>", html)
     meta = json.loads((run / "run.json").read_text())
     p = meta["predictions"]["api"]
     assert p["reused"] == valid and p["asked"] == 0 and p["reused_first"] <= p["reused_last"]
