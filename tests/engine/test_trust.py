@@ -292,3 +292,18 @@ response_path = "score"
     assert len(skipped) >= inputs - 3 - 10 - 16 and all("last cause:" in e["cause"] for e in skipped)
     assert any(r["target"] == "healthy" and r["attack"] == "Shuffle" for r in json.loads(
         (run / "metrics.json").read_text()))
+
+
+def test_the_preflight_asks_the_first_record_of_each_of_the_first_prompts() -> None:
+    from callbluff.engine.run import preflight_records
+    from callbluff.records import ScoredResponse
+
+    def rec(i: int, pid: str) -> ScoredResponse:
+        return ScoredResponse(id=f"r{i}", prompt_id=pid, text=f"answer {i}", scores=(1.0,))
+
+    by_prompt = [rec(i, "1") for i in range(10)] + [rec(i, "2") for i in range(10, 20)] + [rec(20, "3")]
+    # ASAP files are sorted by prompt: a scorer without a model for prompt 1 still answers prompt 2 or 3
+    assert [r.id for r in preflight_records(by_prompt)] == ["r0", "r10", "r20"]
+    assert [r.id for r in preflight_records(by_prompt[:15])] == ["r0", "r10", "r1"]
+    assert [r.id for r in preflight_records(by_prompt[:2])] == ["r0", "r1"]
+    assert preflight_records([]) == []

@@ -181,14 +181,14 @@ class Engine:
 
     def _preflight(self, dataset: Dataset, targets: dict[str, CachedTarget],
                    records: Iterable[Record] | None = None) -> None:
-        """Each target answers one of the first ``PREFLIGHT`` inputs (of the run, or of the first chunk to run on
-        a resume) in one call before any chunk (answers are cached, so the chunk does not ask them again), or the
+        """Each target answers one of ``PREFLIGHT`` inputs (:func:`preflight_records`: of the run, or of the first
+        chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them again), or the
         run stops with the cause: a dead server, a wrong URL, an expired token or a crashing command is one
         message, not thousands of error rows. Once per run; ``output.preflight = false`` turns it off."""
         if self._preflown or not self.suite.output.preflight:
             return
         self._preflown = True
-        first = list(islice(iter(records if records is not None else self._records(dataset)), PREFLIGHT))
+        first = preflight_records(records if records is not None else self._records(dataset))
         if not first:
             return
         task = get_task(dataset.task)
@@ -376,6 +376,25 @@ def _comparable(key: str, value: Any) -> Any:
 
 PREFLIGHT = 3
 """Inputs the pre-flight sends each target (in one call): it stops the run only when all of them fail."""
+PREFLIGHT_SCAN = 10_000
+"""Records the pre-flight looks through for inputs of different prompts."""
+
+
+def preflight_records(records: Iterable[Record]) -> list[Record]:
+    """The pre-flight's records: the first record of each of the first ``PREFLIGHT`` prompts among the first
+    ``PREFLIGHT_SCAN`` records (a per-prompt scorer without a model for the first prompt still answers another),
+    filled up with the first records when there are fewer prompts."""
+    chosen: dict[Any, Record] = {}
+    head: list[Record] = []
+    for r in islice(iter(records), PREFLIGHT_SCAN):
+        if len(head) < PREFLIGHT:
+            head.append(r)
+        chosen.setdefault(getattr(r, "prompt_id", None), r)
+        if len(chosen) == PREFLIGHT:
+            break
+    picked = list(chosen.values())
+    picked += [r for r in head if all(r is not p for p in picked)][:PREFLIGHT - len(picked)]
+    return picked
 
 
 class TargetUnavailable(RuntimeError):
