@@ -91,6 +91,7 @@ def test_train_then_evaluate_a_reader(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     [row] = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert row["attack"] == "clean" and row["n"] == 30 and 0 < row["f1"] <= 100
+    assert "headline: model: EM " in res.output and "F1 " in res.output  # the reader's own figures
 
 
 def test_train_rejects_unknown_kind_and_prompt(tmp_path: Path) -> None:
@@ -148,3 +149,72 @@ def test_list_with_a_task_that_is_not_one_says_so() -> None:
     assert res.exit_code == 2 and "content, essay, questions, reading" in res.output
     res = runner.invoke(app, ["list", "--task", "content"])
     assert res.exit_code == 0 and "RandomChars" in res.output and "AddSong" not in res.output
+
+
+FLAKY = '''
+def score(text):
+    if "number 1" in text:  # r1, r10-r19: 11 of 30 fail with one cause
+        raise RuntimeError("model server overloaded")
+    return 0
+'''
+
+
+def test_evaluate_keeps_nothing_unless_asked_and_prints_the_task_figures_and_the_causes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flaky_scorer.py").write_text(FLAKY)
+    data = f"jsonl:{_answers(tmp_path)}?task=content&score_min=0&score_max=2"
+    res = runner.invoke(app, ["evaluate", "--target", "callable:flaky_scorer:score", "--data", data])
+    assert res.exit_code == 0, res.output  # 11 of 30 failed: under --max-error-rate
+    assert "run directory" not in res.output and "errors.jsonl" not in res.output and str(temp) not in res.output
+    assert not list(temp.iterdir())  # the temporary run directory is gone: no path into it was printed
+    assert "11 x callable: RuntimeError: model server overloaded" in res.output, res.output
+    # QWK, and Ding et al.'s ARR over the valid answers whose gold is the minimum (r0, r3, ... r27 but r12, r15
+    # and r18, which failed): a constant 0 rejects them all
+    assert "headline: callable: QWK" in res.output and "ARR on the 7 answers whose gold is the minimum 100%" \
+        in res.output.replace("\n", " "), res.output
+    res = runner.invoke(app, ["evaluate", "--target", "callable:flaky_scorer:score", "--data", data, "--keep",
+                              "--max-error-rate", "0.1"])
+    assert res.exit_code == 1, res.output
+    [kept] = list(temp.iterdir())
+    assert (kept / "report.html").exists() and (kept / "errors.jsonl").exists()
+    assert f"run directory: {kept}" in res.output.replace("\n", "") and "see errors.jsonl" in res.output
+
+
+def test_evaluate_on_a_set_of_bluffs_gives_arr_not_qwk(tmp_path: Path) -> None:
+    p = tmp_path / "bluffs.jsonl"
+    p.write_text("".join(json.dumps({"id": f"b{i}", "prompt_id": "p", "text": f"bamboo bamboo {i}", "score": 0})
+                         + "\n" for i in range(20)))
+    res = runner.invoke(app, ["evaluate", "--target", "callable:helpers.scorers:length_scorer", "--data",
+                              f"jsonl:{p}?task=content&score_min=0&score_max=3", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "ARR (answers scored at the scale's minimum; 100% is ideal)" in out
+    assert "QWK undefined: every gold score is the minimum (a set of bluffs)" in out
+    assert f"run directory: {tmp_path / 'run'} (report: {tmp_path / 'run' / 'report.html'})" in out
+
+
+def test_a_function_is_a_target_from_python(tmp_path: Path) -> None:
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import SuiteError
+
+    def my_scorer(text: str) -> float:
+        return min(2, len(text.split()) // 4)
+
+    suite = {"name": "notebook", "dataset": {"spec": f"jsonl:{_answers(tmp_path)}?task=content&score_min=0&score_max=2"},
+             "attack": [{"name": "Shuffle", "params": {"tokenizer": "whitespace"}}], "output": {"report": False}}
+    result = run_suite(suite, tmp_path / "run", targets={"mine": my_scorer})
+    assert {r["target"] for r in result.metrics} == {"mine"}
+    assert result.counts["per_target"]["mine"]["original_ok"] == 30
+    assert result.predictions["mine"]["asked"] > 0
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["targets"]["mine"]["type"] == "python" and "my_scorer" in meta["targets"]["mine"]["fingerprint"]
+    with pytest.raises(SuiteError, match=r"pass the function itself as run_suite\(suite, out_dir, targets="):
+        run_suite({**suite, "target": [{"name": "x", "type": "callable", "function": my_scorer}]}, tmp_path / "r2")
+    with pytest.raises(SuiteError, match="neither a Target"):
+        run_suite(suite, tmp_path / "r3", targets={"mine": 42})

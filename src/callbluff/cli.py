@@ -221,7 +221,8 @@ def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
     out.print(table)
 
 
-EXIT_CODES = """Exit codes: 0 success; 1 the run finished but a target failed: all of its predictions failed, or more
+EXIT_CODES = """Exit codes: 0 success; 1 a target failed: it answered none of its first inputs (the pre-flight stops
+the run before any chunk, naming the cause), or the run finished but all of its predictions failed, or more
 than --max-error-rate of them (the run directory is complete; see errors.jsonl); 2 bad input (suite, data,
 options, a damaged run directory, a run that would measure nothing, a run directory in use by another run,
 a local I/O error: the message names the file and the fix or cause); 3 a gate failed: a suite
@@ -254,20 +255,55 @@ def check_and_print_gates(run_dir: Path, junit: Path | None, suite_name: str) ->
 JUNIT_HELP = "write the suite's \\[\\[expect]] gates as JUnit XML to this file (for CI)"  # escaped: rich markup
 
 
-def _finish_run(result: Any, out_dir: Path, max_error_rate: float, title: str, junit: Path | None = None,
-                suite_name: str = "suite") -> None:
+def print_provenance(result: Any) -> None:
+    """One line per target: how many predictions were reused from an earlier run (and from when), how many asked
+    now; a reused answer is never presented as fresh (``result``: a RunResult, or run.json as a dict)."""
+    from callbluff.terminal import reuse_sentence
+
+    preds = (result.get("predictions") if isinstance(result, dict) else getattr(result, "predictions", None)) or {}
+    for name, p in preds.items():
+        say(("predictions:", "cyan" if not p.get("reused") else "bold yellow"),
+            f" {reuse_sentence(name if len(preds) > 1 else None, p)}")
+
+
+def print_error_causes(result: Any) -> None:
+    """The first distinct causes of failure with their counts (errors.jsonl has every one)."""
+    causes = result.counts.get("error_causes") or []
+    if not causes:
+        return
+    total = result.counts.get("errors", sum(c["n"] for c in causes))
+    say(("errors:", "bold red"), f" {total:,} in all; the most frequent causes:")
+    for c in causes:
+        who = f"{c['target']}: " if c.get("target") else ""
+        console.print(f"  {c['n']:,} x {who}{c['cause']}", highlight=False, markup=False)
+
+
+def _finish_run(result: Any, out_dir: Path | None, max_error_rate: float, title: str, junit: Path | None = None,
+                suite_name: str = "suite", report: bool = True, headline: list[str] | None = None) -> None:
+    """Print a finished run's metrics (and ``headline`` lines), counts, provenance, notes, error causes, run
+    directory (``out_dir``: None when the directory is not kept) and gates; exit 1 for a failed target, 3 for a
+    failed gate."""
     print_metrics(result.metrics, title=title)
+    for line in headline or ():
+        say(("headline:", "bold"), f" {line}")
     c = result.counts
     console.print(f"counts: {c['records']} records, {c['examples']} adversarial examples, {c['predictions']} "
                   f"predictions; errors: {c['n_errors_original']} original, {c['n_errors_adversarial']} "
                   f"adversarial, {c['n_errors_generate']} attack failures", highlight=False)
+    print_provenance(result)
     for note in result.notes:
         say(("note:", "yellow"), f" {note}")
-    say("run directory: ", (str(out_dir), "bold"), f" (report: {out_dir / 'report.html'})")
-    gates_ok = check_and_print_gates(out_dir, junit, suite_name)
+    print_error_causes(result)
+    if out_dir is not None:
+        written = out_dir / "report.html"
+        say("run directory: ", (str(out_dir), "bold"),
+            f" (report: {written})" if report and written.exists() else " (no report: callbluff report DIR writes one)")
+    gates_ok = check_and_print_gates(out_dir, junit, suite_name) if out_dir is not None else True
     problems = result.failed_targets(max_error_rate)
     if problems:
         for p in problems:
+            if out_dir is None:  # no errors.jsonl to point at: the causes are printed above
+                p = p.replace(" (see errors.jsonl)", "").replace("; see errors.jsonl", "")
             say(("failed:", "bold red"), f" {p}")
         raise typer.Exit(1)
     if not gates_ok:
@@ -293,7 +329,7 @@ def run(
     junit: Annotated[Path | None, typer.Option(help=JUNIT_HELP)] = None,
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
-    from callbluff.engine.run import run_suite
+    from callbluff.engine.run import TargetUnavailable, run_suite
     from callbluff.engine.store import RunDirError, local_io_error
     try:
         suite = load_suite(suite_file)
@@ -301,6 +337,9 @@ def run(
             result = run_suite(suite, out_dir, workers=workers, limit=limit, progress=progress,
                                retry_errors=retry_errors, restart=restart, executor=executor,
                                ray_address=ray_address)
+    except TargetUnavailable as e:  # the pre-flight: a target failure (exit 1), before any chunk
+        fail(str(e), code=1)
+        raise
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
         fail(str(e))
         raise
@@ -337,27 +376,61 @@ def evaluate(
     target: Annotated[str, typer.Option(help="TYPE:VALUE, e.g. model:DIR, hf:DIR, http://127.0.0.1:8000/score")],
     data: Annotated[str, typer.Option(help="dataset spec")],
     target_option: Annotated[list[str] | None, typer.Option(help="target setting key=value (repeatable)")] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="run directory (default: a temporary one)")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="keep the run directory here (with report.html); "
+                                                        "default: a temporary one, removed at the end")] = None,
+    keep: Annotated[bool, typer.Option(help="keep the temporary run directory (its path and report are printed)")]
+    = False,
     limit: Annotated[int | None, typer.Option(help="only N records, taken across the prompts (the first of each)")] = None,
     max_error_rate: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="exit 1 when the share of failed predictions exceeds this")] = 0.5,
 ) -> None:
-    """Clean-data metrics of a target on a dataset (QWK for scorers, EM/F1 for readers, Recall@k/MRR/MAP)."""
+    """Clean-data figures of a target on a dataset, the task's own: QWK and ARR for scorers (ARR alone for a set
+    of bluffs, every gold at the minimum), EM/F1 for readers, top-1 / MRR for open questions."""
+    import shutil
     import tempfile
 
-    from callbluff.engine.run import run_suite
+    from callbluff.engine.run import TargetUnavailable, run_suite
     from callbluff.engine.store import RunDirError
     cfg = target_from_spec(target, target_option)
+    kept = out_dir is not None or keep
+    run_dir = out_dir if out_dir is not None else Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
     try:
-        suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
-                             "output": {"report": out_dir is not None}}, source="evaluate", base_dir=Path.cwd())
-        run_dir = out_dir or Path(tempfile.mkdtemp(prefix="callbluff-evaluate-"))
-        with _run_progress(suite, limit) as progress:
-            result = run_suite(suite, run_dir, limit=limit, progress=progress)
-    except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
-        fail(str(e))
-        raise
-    _finish_run(result, run_dir, max_error_rate, f"clean metrics on {data}")
+        try:
+            suite = parse_suite({"name": "evaluate", "dataset": {"spec": data}, "target": [cfg],
+                                 "output": {"report": kept}}, source="evaluate", base_dir=Path.cwd())
+            with _run_progress(suite, limit) as progress:
+                result = run_suite(suite, run_dir, limit=limit, progress=progress)
+        except TargetUnavailable as e:
+            fail(str(e), code=1)
+            raise
+        except (SuiteError, DataError, RunDirError, FileNotFoundError) as e:
+            fail(str(e))
+            raise
+        _finish_run(result, run_dir if kept else None, max_error_rate, f"clean metrics on {data}",
+                    headline=_headline_figures(result, suite))
+    finally:
+        if not kept:  # nothing is printed that points into it
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _headline_figures(result: Any, suite: Any) -> list[str]:
+    """One line per target: its task's headline figures on the clean data (:meth:`Task.headline_figures`)."""
+    import pandas as pd
+
+    from callbluff.tasks import get_task
+
+    originals = result.run_dir / "originals.parquet"
+    if not result.metrics or not originals.exists():
+        return []
+    task = get_task(result.metrics[0]["task"])
+    prompts = load(suite.dataset_spec(), **suite.dataset.options).prompts
+    table = pd.read_parquet(originals, columns=["target", "prompt_id", "gold", "score", "error"])
+    lines = []
+    for name, rows in table.groupby("target", sort=True):
+        clean = [r for r in result.metrics if r["target"] == name and r["attack"] == "clean"]
+        figures = task.headline_figures(clean, rows, prompts)
+        lines.append(f"{name}: " + "; ".join(f"{label} {value}" for label, value in figures))
+    return lines
 
 
 @app.command(epilog=EXIT_CODES)
@@ -394,6 +467,7 @@ def report(
         if (run_dir / "metrics.json").exists():
             meta = json.loads((run_dir / "run.json").read_text())
             print_metrics(json.loads((run_dir / "metrics.json").read_text()), title=f"{meta.get('name')}: metrics")
+            print_provenance(meta)
             gates_ok &= check_and_print_gates(run_dir, junit if len(run_dirs) == 1 else None,
                                               str(meta.get("name", "suite")))
         if tables == "kumar":

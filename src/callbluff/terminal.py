@@ -268,3 +268,32 @@ def training_summary(kind: str, out_dir: str, summary: Mapping[str, Any], max_pr
 
 def _short(v: float) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _utc(t: float, day: bool = True) -> str:
+    import datetime as _dt
+
+    d = _dt.datetime.fromtimestamp(t, _dt.timezone.utc)
+    return d.strftime("%Y-%m-%d %H:%M") if day else d.strftime("%H:%M")
+
+
+def reuse_sentence(name: str | None, p: Mapping[str, Any]) -> str:
+    """One line saying where a run's predictions for one target came from (run.json ``predictions``: ``reused``,
+    ``reused_first`` / ``reused_last`` in seconds since the epoch, ``asked``, ``stopped``), e.g. ``reused 1,234
+    predictions cached 2026-11-24 10:02-10:15 UTC; asked 56 new``: reused answers were made by an earlier run
+    (read from the prediction cache, or kept in the finished chunks of this directory), not asked now."""
+    who = f"{name}: " if name else ""
+    asked = int(p.get("asked") or 0)
+    reused = int(p.get("reused") or 0)
+    first, last = p.get("reused_first"), p.get("reused_last")
+    if reused and first is not None and last is not None:
+        same_day = _utc(first)[:10] == _utc(last)[:10]
+        when = f"{_utc(first)}-{_utc(last, day=not same_day)} UTC" if _utc(first) != _utc(last) else f"{_utc(first)} UTC"
+        text = f"reused {reused:,} predictions cached {when}; asked {asked:,} new"
+    elif reused:
+        text = f"reused {reused:,} predictions made by an earlier run; asked {asked:,} new"
+    else:
+        text = f"asked {asked:,} new predictions (none reused)"
+    if p.get("stopped"):
+        text += f"; stopped: {p['stopped']}"
+    return who + text

@@ -205,8 +205,10 @@ def test_prompt_generator_fits_once_per_prompt_and_resumes(tmp_path: Path) -> No
         assert rows["p0"]["n"] == 11 and rows["p0"]["arr"] == pytest.approx(100 * (g0 == 0).mean())
         assert rows["p0"]["mean_score_pct"] == pytest.approx(g0.mean() / 3 * 100)
         assert rows["p0"]["failure_pct"] == pytest.approx(100 - rows["p0"]["arr"])
-        # a second run into the same directory: nothing regenerated, nothing asked
-        again = Engine(s, tmp_path / "run", targets={"fn": CallableTarget(lambda t: 1 / 0)}).execute()
+        # a second run into the same directory: nothing regenerated, nothing asked (a target that would fail if
+        # asked, under the first one's identity: another identity would be asked again, issue 27)
+        same = CallableTarget(lambda t: 1 / 0, fingerprint=CallableTarget(scorer).fingerprint)
+        again = Engine(s, tmp_path / "run", targets={"fn": same}).execute()
         assert again.target_stats["fn"]["calls"] == 0 and again.metrics == result.metrics
 
 

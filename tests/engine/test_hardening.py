@@ -303,6 +303,9 @@ def test_errors_are_retried_on_resume_unless_told_not_to(tmp_path: Path, answers
     with ScriptedServer(reply) as srv:
         suite = http_suite(tmp_path, answers, srv.url,
                            extra='headers = { Authorization = "Bearer ${CALLBLUFF_T8_TOKEN}" }')
+        # the pre-flight would stop this run at its first call (tests/engine/test_failures.py): off, so that
+        # every input becomes an error row to retry
+        suite.write_text(suite.read_text().replace("[output]", "[output]\npreflight = false"))
         code, out = cli(["run", str(suite), "--out", str(tmp_path / "run"), "--quiet"], env)
         assert code == 1 and "all" in out and "predictions failed" in out, out
         first = json.loads((tmp_path / "run" / "run.json").read_text())["counts"]

@@ -75,6 +75,7 @@ def _run_search(tmp_path: Path) -> None:
     assert set(ex["adversarial_text"].str.rsplit(" ", n=1).str[1]) <= {"bamboo", "koala", "panda", "habitat",
                                                                         "zebra", "granite"}
     # 10 originals + 40 search queries; the chosen adversarial texts were already asked: cache hits, no call
-    assert len(seen) == 50 and result.target_stats["fn"]["cache_hits"] == 10
+    # (and the pre-flight's 3 originals, read back from the cache by their chunk: 3 more hits, no more calls)
+    assert len(seen) == 50 and result.target_stats["fn"]["cache_hits"] == 10 + 3
     row = next(r for r in result.metrics if r["attack"] == "TestAppendBestWord" and r["prompt"] == "p")
     assert row["queries_mean"] == 4

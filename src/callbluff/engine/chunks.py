@@ -54,7 +54,8 @@ class ChunkRunner:
                 found.extend(self.searches.run(records, target, tname, orig_by_id, errors, timings))
             adv_outs = target.predict([adversarial_input(ex, by_id[ex.source_id], task) for ex, _ in found])
             predicted.append((tname, outs, found, adv_outs))
-        self.writer.submit(self._write_records, chunk.index, records, predicted, errors, timings)
+        made = self._made()
+        self.writer.submit(self._write_records, chunk.index, records, predicted, errors, timings, made)
 
     def generator(self, chunk: Chunk) -> None:
         """Predict a generator chunk's answers (no source records, no originals); write its parts."""
@@ -64,10 +65,15 @@ class ChunkRunner:
             rows.extend(example_row(ex, None, self.task, tname, None, out, 0, chunk.index,
                                     self.judge(ex, None, None, out) if self.judge else None)
                         for ex, out in zip(chunk.examples, outs))
-        self.writer.submit(self.write, chunk.index, {}, [], rows, list(chunk.errors))
+        self.writer.submit(self.write, chunk.index, {}, [], rows, list(chunk.errors), (), self._made())
+
+    def _made(self) -> dict[str, dict[str, Any]]:
+        """When each target's valid answers of this chunk were made (stored in the cache, or asked now)."""
+        return {name: t.take_window() for name, t in self.targets.items()}
 
     def _write_records(self, idx: int, records: list[Record], predicted: list[Predicted],
-                       errors: list[dict[str, Any]], timings: list[dict[str, Any]]) -> None:
+                       errors: list[dict[str, Any]], timings: list[dict[str, Any]],
+                       made: dict[str, dict[str, Any]] | None = None) -> None:
         by_id = {r.id: r for r in records}
         originals_rows: list[dict[str, Any]] = []
         example_rows: list[dict[str, Any]] = []
@@ -80,12 +86,14 @@ class ChunkRunner:
                 src, orig = by_id[ex.source_id], orig_by_id[ex.source_id]
                 verdict = self.judge(ex, src, orig, out) if self.judge else None
                 example_rows.append(example_row(ex, src, self.task, tname, orig, out, queries, idx, verdict))
-        self.write(idx, by_id, originals_rows, example_rows, errors, timings)
+        self.write(idx, by_id, originals_rows, example_rows, errors, timings, made)
 
     def write(self, idx: int, by_id: dict[str, Record], originals_rows: list[dict[str, Any]],
               example_rows: list[dict[str, Any]], errors: list[dict[str, Any]],
-              timings: Sequence[dict[str, Any]] = ()) -> None:
-        """Write one chunk's error list, timings, status and parts (the examples part last)."""
+              timings: Sequence[dict[str, Any]] = (), made: dict[str, dict[str, Any]] | None = None) -> None:
+        """Write one chunk's error list, timings, status and parts (the examples part last). The status keeps,
+        per target, its valid predictions and when they were made (``made``: ``answers``, ``first``, ``last``),
+        which a later run that skips this chunk reports as reused."""
         for e in errors:  # attack failures: traced to their prompt so metric rows can count them
             src = by_id.get(e.get("source_id", ""))
             if e.get("prompt_id") is None and src is not None:
@@ -102,4 +110,12 @@ class ChunkRunner:
         status = {"prediction_errors": sum(r["error"] is not None for r in originals_rows)
                   + sum(r["adv_error"] is not None for r in example_rows),
                   "generate_errors": len(errors)}
+        if made is not None:
+            valid: dict[str, int] = {}
+            for r in originals_rows:
+                valid[r["target"]] = valid.get(r["target"], 0) + (r["error"] is None)
+            for r in example_rows:
+                valid[r["target"]] = valid.get(r["target"], 0) + (r["adv_error"] is None)
+            status["made"] = {name: {"answers": valid.get(name, 0), "first": w["first"], "last": w["last"]}
+                              for name, w in made.items()}
         self.run.write_chunk(idx, originals_rows, example_rows, status)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ class RunTally:
         self.examples = 0
         self.per_target: dict[str, dict[str, int]] = {}
         self.targets: set[str] = set()
+        self.causes: Counter[tuple[str, str]] = Counter()  # (target, cause) of the failed predictions
 
     def _count(self, target: pd.Series, failed: pd.Series, inputs: str, ok: str, errors: str) -> None:
         """Add one part's rows, valid predictions and failed ones per target to the ``inputs`` / ``ok`` /
@@ -77,6 +79,15 @@ class RunTally:
     def _write(self, obj: dict[str, Any]) -> None:
         self.errors.write(json.dumps(obj, sort_keys=True) + "\n")
         self.n_error_lines += 1
+        self.causes[(str(obj.get("target")), str(obj.get("cause")))] += 1
+
+    def top_causes(self, gen_errors: list[dict[str, Any]], n: int = 3) -> list[dict[str, Any]]:
+        """The ``n`` most frequent distinct causes of failure (failed predictions per target, then attack
+        failures), each with its count: what the terminal prints instead of only pointing at errors.jsonl."""
+        gen = Counter(f"{e.get('attack', 'attack')}: {e.get('cause') or e.get('error')}" for e in gen_errors)
+        rows = [{"target": t, "cause": c, "n": k} for (t, c), k in self.causes.most_common()]
+        rows += [{"target": None, "cause": c, "n": k} for c, k in gen.most_common()]
+        return sorted(rows, key=lambda r: -r["n"])[:n]
 
     def add_originals(self, table: pa.Table) -> None:
         if not table.num_rows:  # e.g. a chunk whose records all lacked a prompt: nothing to count
@@ -134,6 +145,8 @@ class RunResult:
     counts: dict[str, Any]
     target_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    predictions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per target: reused predictions (and when they were made), inputs asked now (run.json ``predictions``)."""
 
     def failed_targets(self, max_error_rate: float = 0.5) -> list[str]:
         """Why the run should exit non-zero: targets all of whose calls failed, or whose share of failed
@@ -175,6 +188,7 @@ def finalize(run: RunDir, task: Task, prompts: Mapping[str, Prompt], expectation
     write_timings(run)
     counts = tally.counts(gen_errors, len(run.done_chunks()))
     counts["errors"] = len(gen_errors) + tally.n_error_lines
+    counts["error_causes"] = tally.top_causes(gen_errors)
     return RunResult(run.path, metrics, counts)
 
 

@@ -71,7 +71,10 @@ class Manifest:
         self.run.write_meta(self.meta)
 
     def finish(self, *, seconds: float, counters: dict[str, int], counts: dict[str, Any], notes: list[str],
-               states: dict[tuple[AttackSpec, str | None], Any], target_stats: dict[str, Any]) -> None:
+               states: dict[tuple[AttackSpec, str | None], Any], target_stats: dict[str, Any],
+               predictions: dict[str, Any] | None = None) -> None:
+        """``predictions``: per target, what was reused from an earlier run (and from when) and what was asked
+        now (:meth:`callbluff.engine.run.Engine._provenance`)."""
         self.meta.update(
             status="finished", finished=now(), seconds_this_session=round(seconds, 3),
             chunks_resumed=counters["skipped"], chunks_retried=counters["retried"], counts=counts, notes=notes,
@@ -79,7 +82,7 @@ class Manifest:
                         for (s, pid), st in sorted(states.items(), key=lambda kv: (kv[0][0].name,
                                                                                    kv[0][0].params_json,
                                                                                    str(kv[0][1])))},
-            target_stats=target_stats,
+            target_stats=target_stats, predictions=predictions or {},
         )
         self.meta.pop("error", None)
         self.run.write_meta(self.meta)

@@ -5,17 +5,26 @@ targets built behind the prediction cache with their output checks."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from callbluff.datasets.base import Dataset
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.work import AttackSpec, instantiate
+from callbluff.resources.paths import hashing_once
 from callbluff.targets.base import Target
 from callbluff.targets.cache import PredictionCache
+from callbluff.targets.callables import CallableTarget
 from callbluff.engine.target_factory import bind_prompts, from_config
+from callbluff.targets.config import TargetSettings
 from callbluff.targets.validate import OutputCheck, secret_values
 from callbluff.targets.wrappers import CachedTarget
 from callbluff.tasks import get_task
+
+
+BREAKER = TargetSettings.model_fields["max_consecutive_failures"].default
+"""The circuit breaker's default bound (a Python target without settings gets it too)."""
 
 
 @dataclass
@@ -56,9 +65,21 @@ class Plan:
                 )
 
 
+def as_target(name: str, t: Any) -> Target:
+    """A Python target as given from a notebook: a :class:`~callbluff.targets.base.Target` as is, a plain function
+    (``text -> score or answer``) as a :class:`~callbluff.targets.callables.CallableTarget` named ``name``."""
+    if hasattr(t, "predict") and hasattr(t, "fingerprint"):
+        return t
+    if callable(t):
+        return CallableTarget(t, name=name)
+    raise SuiteError(f"target {name!r}: a {type(t).__name__} is neither a Target (predict() and fingerprint) nor a "
+                     "function; pass e.g. targets={'mine': my_function} or CallableTarget(my_function, batched=True)")
+
+
 def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
-                  given: dict[str, Target] | None = None) -> dict[str, CachedTarget]:
-    """The suite's targets (or ``given`` Python targets), each behind the prediction cache with its output check.
+                  given: Mapping[str, Any] | None = None) -> dict[str, CachedTarget]:
+    """The suite's targets (or ``given`` Python targets: Targets or plain functions, :func:`as_target`), each
+    behind the prediction cache with its output check.
 
     Each is given the dataset's prompts (:func:`~callbluff.engine.target_factory.bind_prompts`: a chat grader's
     question, rubric, reference answer and scale). The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
@@ -67,20 +88,24 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
     out: dict[str, CachedTarget] = {}
     batch = suite.output.batch_size
     if given:
-        for name, t in given.items():
+        for name, given_target in given.items():
+            t = as_target(name, given_target)
             cfg = getattr(t, "config", None)
             check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
-            out[name] = CachedTarget(t, cache, batch_size=batch, check=check)
+            out[name] = CachedTarget(t, cache, batch_size=batch, check=check,
+                                     max_consecutive_failures=getattr(cfg, "max_consecutive_failures", BREAKER))
             bind_prompts(out[name], dataset.prompts)
         return out
-    for i, cfg in enumerate(suite.target):
-        try:
-            inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
-        except Exception as e:
-            raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
-        check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range, prompts=dataset.prompts,
-                            secrets=secret_values(cfg.model_dump()))
-        out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check)
-        bind_prompts(out[cfg.name or f"target{i}"], dataset.prompts)
+    with hashing_once():  # a file two targets name (a shared model, a script) is read once in this run
+        for i, cfg in enumerate(suite.target):
+            try:
+                inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
+            except Exception as e:
+                raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
+            check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range,
+                                prompts=dataset.prompts, secrets=secret_values(cfg.model_dump()))
+            out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check,
+                                                         max_consecutive_failures=cfg.max_consecutive_failures)
+            bind_prompts(out[cfg.name or f"target{i}"], dataset.prompts)
     return out

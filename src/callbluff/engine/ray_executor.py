@@ -207,6 +207,9 @@ class _CacheActor:
     def get_many(self, fingerprint: str, keys: list[str]) -> dict[str, Output]:
         return self.cache.get_many(fingerprint, keys)
 
+    def get_many_dated(self, fingerprint: str, keys: list[str]) -> dict[str, tuple[Output, float]]:
+        return self.cache.get_many_dated(fingerprint, keys)
+
     def put_many(self, fingerprint: str, items: list[tuple[str, Output]]) -> int:
         return self.cache.put_many(fingerprint, items)
 
@@ -216,7 +219,7 @@ class _CacheActor:
 
 class ActorCache:
     """The prediction-cache interface :class:`~callbluff.targets.wrappers.CachedTarget` uses (``get_many``,
-    ``put_many``), answered by the cache actor; picklable (it holds the actor's handle), so tasks get it. A
+    ``get_many_dated``, ``put_many``), answered by the cache actor; picklable (it holds the actor's handle), so tasks get it. A
     ``put_many`` returns once the actor has committed the rows."""
 
     def __init__(self, actor: Any) -> None:
@@ -226,6 +229,11 @@ class ActorCache:
         import ray
 
         return ray.get(self.actor.get_many.remote(fingerprint, list(keys)))
+
+    def get_many_dated(self, fingerprint: str, keys: Iterable[str]) -> dict[str, tuple[Output, float]]:
+        import ray
+
+        return ray.get(self.actor.get_many_dated.remote(fingerprint, list(keys)))
 
     def put_many(self, fingerprint: str, items: Any) -> int:
         import ray

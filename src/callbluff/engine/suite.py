@@ -96,9 +96,16 @@ class OutputConfig(BaseModel):
     cache: str | None = Field(None, description="prediction cache path shared across runs "
                                                 "(default: predictions.sqlite in the run directory)")
     report: bool = True
+    preflight: bool = Field(True, description="before the first chunk, each target answers one of the run's first "
+                                              "inputs or the run stops with the cause (exit 1)")
     examples_in_report: int = Field(200, ge=0, strict=True,
                                     description="examples per attack configuration embedded in report.html's "
                                                 "example browser (a deterministic sample; 0: none)")
+
+
+IDENTITY_KEYS = ("fingerprint", "version", "max_consecutive_failures")
+"""Keys of a ``[[target]]`` table left out of :meth:`Suite.fingerprint` (``fingerprint`` is kept as None, so a
+suite that declares none has the fingerprint it had before these keys existed)."""
 
 
 class Suite(BaseModel):
@@ -131,8 +138,15 @@ class Suite(BaseModel):
         return self.resolve_spec(self.dataset.spec)
 
     def fingerprint(self) -> str:
-        """What must match for a run directory to be resumed (everything that changes the results)."""
+        """What must match for a run directory to be resumed (everything that changes the results), except the
+        targets' identity keys (``IDENTITY_KEYS``): a target whose identity changed is the same suite asked again
+        (the engine recomputes its chunks, and the prediction cache, keyed by the identity, has nothing for it),
+        and the circuit breaker's bound, which changes no valid prediction."""
         d = self.model_dump(exclude={"base_dir", "output", "expect"})  # gates do not change results
+        for t in d["target"]:  # a target's identity is not the suite: a new version is asked again, not refused
+            t.update(fingerprint=None)
+            for key in IDENTITY_KEYS[1:]:
+                t.pop(key, None)
         d["dataset_spec"] = self.dataset_spec()
         d["chunk_size"] = self.output.chunk_size
         return hashlib.sha256(canonical_json(d).encode()).hexdigest()[:16]

@@ -77,9 +77,28 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
             target.name = c.name
         except AttributeError:
             pass
-    if c.fingerprint:
-        target.fingerprint = c.fingerprint
-    return target
+    identity = c.identity(target.fingerprint)  # a declared fingerprint or version; else the model's own
+    return Identified(target, identity) if identity != target.fingerprint else target
+
+
+class Identified:
+    """A saved reference model under the identity its table declares (``fingerprint`` / ``version``): a model's
+    own ``fingerprint`` is a property of its weights and cannot be set. Everything else is the model's."""
+
+    def __init__(self, target: Any, fingerprint: str) -> None:
+        self.target = target
+        self.fingerprint = fingerprint
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or "target" not in self.__dict__:  # unpickling, copying: not the model's
+            raise AttributeError(attr)
+        return getattr(self.target, attr)
+
+    def predict(self, inputs: Any) -> Any:
+        return self.target.predict(inputs)
+
+    def __repr__(self) -> str:
+        return f"Identified({self.target!r}, fingerprint={self.fingerprint!r})"
 
 
 def bind_prompts(target: Any, prompts: Mapping[str, Prompt]) -> None:

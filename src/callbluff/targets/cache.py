@@ -91,7 +91,7 @@ class PredictionCache:
         self._pid = os.getpid()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
-        self._recent: dict[tuple[str, str], str] = {}  # journaled by this process, not merged yet
+        self._recent: dict[tuple[str, str], tuple[str, float]] = {}  # journaled here, not merged yet: (json, created)
         self._recent_lock = threading.Lock()
         self._conn()  # create the schema now, so errors (bad path, not a database) surface here
         self.merge()  # journal rows left by a killed process
@@ -176,22 +176,28 @@ class PredictionCache:
     # -- reads ---------------------------------------------------------------------------------------------
     def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Output]:
         """The cached outputs among ``keys`` (missing keys are absent from the result)."""
+        return {k: o for k, (o, _) in self.get_many_dated(fingerprint, keys).items()}
+
+    def get_many_dated(self, fingerprint: str, keys: Iterable[str]) -> dict[str, tuple[Output, float]]:
+        """The cached outputs among ``keys`` with the time each was stored (seconds since the epoch, UTC): what
+        says a run's reused predictions are from an earlier run, and from when."""
         conn = self._conn()
         uniq = list(dict.fromkeys(keys))
-        found: dict[str, Output] = {}
+        found: dict[str, tuple[Output, float]] = {}
         for k in range(0, len(uniq), _CHUNK):
             part = uniq[k:k + _CHUNK]
             marks = ",".join("?" * len(part))
             rows = conn.execute(
-                f"SELECT key, output FROM predictions WHERE fingerprint = ? AND key IN ({marks})",
+                f"SELECT key, output, created FROM predictions WHERE fingerprint = ? AND key IN ({marks})",
                 [fingerprint, *part]).fetchall()
-            for key, text in rows:
-                found[key] = Output.from_dict(json.loads(text))
+            for key, text, created in rows:
+                found[key] = (Output.from_dict(json.loads(text)), float(created))
         if self._recent and len(found) < len(uniq):
             with self._recent_lock:
                 for k in uniq:
                     if k not in found and (fingerprint, k) in self._recent:
-                        found[k] = Output.from_dict(json.loads(self._recent[(fingerprint, k)]))
+                        text, created = self._recent[(fingerprint, k)]
+                        found[k] = (Output.from_dict(json.loads(text)), created)
         return found
 
     def get(self, fingerprint: str, key: str) -> Output | None:
@@ -205,6 +211,13 @@ class PredictionCache:
             return int(conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
         return int(conn.execute("SELECT COUNT(*) FROM predictions WHERE fingerprint = ?",
                                 (fingerprint,)).fetchone()[0])
+
+    def stored_between(self, fingerprint: str) -> tuple[float, float] | None:
+        """(earliest, latest) time a prediction of ``fingerprint`` was stored, or None when it has none."""
+        self.merge()
+        lo, hi = self._conn().execute("SELECT MIN(created), MAX(created) FROM predictions WHERE fingerprint = ?",
+                                      (fingerprint,)).fetchone()
+        return None if lo is None else (float(lo), float(hi))
 
     def fingerprints(self) -> dict[str, int]:
         """Every fingerprint in the cache with its number of predictions."""
@@ -234,7 +247,7 @@ class PredictionCache:
                 raise
             raise err from exc
         with self._recent_lock:
-            self._recent.update(((fingerprint, k), text) for _, k, text, _ in rows)
+            self._recent.update(((fingerprint, k), (text, t)) for _, k, text, t in rows)
             full = len(self._recent) >= self.merge_every
         if full:
             self.merge()

@@ -87,7 +87,7 @@ class CallableTarget(TargetBase):
         self.output = cfg.output
         ident = callable_identity(fn)
         self.name = cfg.name or ident.split("#")[0]
-        self.fingerprint = cfg.fingerprint or f"callable:{ident}"
+        self.fingerprint = cfg.identity(f"callable:{ident}")
         self.stats = TargetStats()
 
     def _arg(self, inp: Input) -> Any:

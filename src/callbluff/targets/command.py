@@ -22,8 +22,10 @@ fast (``"not sent: the command exited 5 times in a row ..."``, ``failed`` for th
 start-up each; errors are never cached, so a later run retries them.
 
 ``env`` is added to the current environment (values are never written to ``to_config``); the default
-fingerprint hashes ``argv``, ``cwd`` and the content of every argv element that names a small file (the
-scorer script, a model file), so editing the script invalidates cached predictions.
+fingerprint hashes ``argv``, ``cwd`` and the content of the executable and of every argv element that names a
+file or a model directory (the scorer script, a model file: every byte, read once per run), so editing the
+script or replacing the model asks every input again instead of reading stale predictions from the cache;
+``version`` adds a label for what the hash cannot see (a server the command talks to).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -48,11 +51,13 @@ from callbluff.targets._common import (
     exception_cause,
     file_sha256,
 )
+from callbluff.resources.paths import tree_sha256
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.config import CommandConfig
 from callbluff.targets.config import settings as target_settings
 
-_MAX_HASHED_FILE = 64 * 1024 * 1024
+_MAX_TREE_FILES = 2000
+_MAX_TREE_BYTES = 2 * 2**30
 _EOF = object()
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FAIL_FAST = 5
@@ -145,6 +150,18 @@ class _Proc:
                 pass
 
 
+def _small_tree(path: Path) -> bool:
+    """A directory small enough to hash whole (at most ``_MAX_TREE_FILES`` files and ``_MAX_TREE_BYTES``)."""
+    files = size = 0
+    for f in path.rglob("*"):
+        if f.is_file():
+            files += 1
+            size += f.stat().st_size
+            if files > _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
+                return False
+    return True
+
+
 class CommandTarget(TargetBase):
     """Drive a JSON-lines subprocess (see the module docstring for the protocol and failure handling)."""
 
@@ -164,19 +181,31 @@ class CommandTarget(TargetBase):
         self.startup_timeout = max(cfg.startup_timeout, self.timeout)
         self.output = cfg.output
         self.name = cfg.name or " ".join(Path(self.argv[0]).name if i == 0 else a for i, a in enumerate(self.argv))
-        self.fingerprint = cfg.fingerprint or "command:" + config_hash([self.argv, self.cwd, self._file_hashes()])
+        self.fingerprint = cfg.identity(lambda: "command:" + config_hash([self.argv, self.cwd, self._file_hashes()]))
         self.stats = TargetStats()
         self.restarts = 0
         self._proc: _Proc | None = None
         self._lock = threading.Lock()
 
     def _file_hashes(self) -> dict[str, str]:
+        """The content identity of what the command runs: the executable (``argv[0]``, a path or found on
+        ``PATH``), every argument that names a file (the script, a model file: all its bytes) and every argument
+        that names a directory of at most ``_MAX_TREE_FILES`` files and ``_MAX_TREE_BYTES`` bytes (a model
+        directory); a larger directory is left out (declare ``version`` for it). Each file is read once per run
+        (:func:`callbluff.resources.paths.hashing_once`)."""
         out: dict[str, str] = {}
-        for arg in self.argv[1:]:
+        exe = self.argv[0]
+        if os.sep not in exe and not (Path(self.cwd or ".") / exe).is_file():
+            found = shutil.which(exe)
+            if found:
+                out["argv[0]"] = file_sha256(found)
+        for arg in self.argv:
             p = Path(self.cwd or ".", arg) if not os.path.isabs(arg) else Path(arg)
             try:
-                if p.is_file() and p.stat().st_size <= _MAX_HASHED_FILE:
+                if p.is_file():
                     out[arg] = file_sha256(p)
+                elif p.is_dir() and arg not in (".", "..") and _small_tree(p):
+                    out[arg] = "dir:" + tree_sha256(p)
             except OSError:
                 continue
         return out

@@ -4,14 +4,16 @@ A suite's ``[[target]]`` table is validated once, by its adapter's model (errors
 allowed), and the adapter takes that validated model itself (``HttpTarget(HttpConfig(...))``); Python users'
 keyword arguments (``HttpTarget(url, concurrency=8)``) go through the same model. Every table has ``type``
 (``callable``, ``sklearn``, ``http``, ``command``, ``hf`` or ``model``), an optional ``name``, an optional
-``fingerprint`` (override the adapter's default identity), ``output`` (what the target returns: ``score``,
+``fingerprint`` (override the adapter's default identity), an optional ``version`` (added to the identity:
+bump it after a redeploy), ``max_consecutive_failures`` (the circuit breaker: 20 failed predictions in a row stop
+the target; 0 never), ``output`` (what the target returns: ``score``,
 ``answer``, ``both`` or ``auto`` = what the task needs) and ``out_of_range`` (``error`` or ``clip``), plus the
 adapter's keys:
 
 ========== ==================================================================================================
 callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
 sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
-http       ``url``, ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
+http       ``url``, ``version_url`` (its reply is part of the identity), ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
            ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
            when retrying), ``backoff_max``, ``retry_after_max`` (60 s), ``rate_limit``, ``max_response_bytes``
            (10 MiB), ``output``, ``seed``
@@ -42,6 +44,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -77,11 +80,26 @@ class TargetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
     name: str | None = None
-    fingerprint: str | None = None
+    fingerprint: str | None = Field(None, description="the target's identity, replacing the computed one (the "
+                                    "prediction cache's key): change it whenever the system behind it changes")
+    version: str | None = Field(None, description="a version label added to the target's identity (computed or "
+                                "declared): bump it when the system behind a URL or a command is redeployed, and "
+                                "its predictions are asked again instead of read from the cache")
+    max_consecutive_failures: int = Field(20, ge=0, description="stop asking this target after this many failed "
+                                          "predictions in a row (the rest of its inputs become error rows "
+                                          "naming the cause); 0: never stop")
     output: OutputKind = "auto"
     out_of_range: OutOfRange = "error"
     filter: str | None = Field(None, description="directory of an adversarial-answer filter (`callbluff filter "
                                "fit`); answers it flags get the prompt's minimum score (callbluff.defenses.filtered)")
+
+
+    def identity(self, computed: str | Callable[[], str]) -> str:
+        """The target's fingerprint: the declared ``fingerprint``, else ``computed`` (a string, or a function
+        called only when needed: content hashes are not computed for a declared identity), with ``|version=V``
+        appended when ``version`` is set. Every adapter sets ``fingerprint`` through this."""
+        base = self.fingerprint or (computed() if callable(computed) else computed)
+        return f"{base}|version={self.version}" if self.version else base
 
 
 class CallableSettings(TargetSettings):
@@ -94,6 +112,15 @@ class CallableSettings(TargetSettings):
 class CallableConfig(CallableSettings):
     type: Literal["callable"] = "callable"
     function: str
+
+    @field_validator("function", mode="before")
+    @classmethod
+    def _not_an_object(cls, v: Any) -> Any:
+        if callable(v):
+            raise ValueError("a Python function cannot go in a suite table (the suite is saved in run.json as text); "
+                             "pass the function itself as run_suite(suite, out_dir, targets={'NAME': function}), "
+                             "or name it here as 'package.module:function'")
+        return v
 
     @field_validator("function")
     @classmethod
@@ -126,9 +153,13 @@ class SklearnConfig(SklearnSettings):
 class HttpConfig(TargetSettings):
     """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
 
-    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers")
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers", "version_url")
     type: Literal["http"] = "http"
     url: str
+    version_url: str | None = Field(None, description="a URL (GET, with the target's headers) whose reply names the "
+                                    "deployed model, e.g. /version or /health: read once when the target is built "
+                                    "and made part of its identity, so a redeploy behind the same URL is asked "
+                                    "again without editing the suite")
     body_template: dict[str, Any] | list[Any] | str | None = None
     response_path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -165,11 +196,11 @@ class HttpConfig(TargetSettings):
     def _upper(cls, v: Any) -> Any:
         return v.upper() if isinstance(v, str) else v
 
-    @field_validator("url")
+    @field_validator("url", "version_url")
     @classmethod
-    def _scheme(cls, v: str) -> str:
-        if not re.match(r"^https?://", v):
-            raise ValueError(f"url must start with http:// or https://, got {v!r}")
+    def _scheme(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://", v):
+            raise ValueError(f"must start with http:// or https://, got {v!r}")
         return v
 
     @field_validator("body_template", mode="before")

@@ -173,7 +173,7 @@ class HFTarget(TargetBase):
                                                                   "task": task, **settings}, "HFTarget")
         self.config = cfg
         # `pipeline` is the Hugging Face pipeline task (config key `task`), not a callbluff task
-        pipeline, model_dir, scores, name, fingerprint = cfg.task, cfg.model_dir, cfg.scores, cfg.name, cfg.fingerprint
+        pipeline, model_dir, scores, name = cfg.task, cfg.model_dir, cfg.scores, cfg.name
         batch_size, max_length, stride, top_k = cfg.batch_size, cfg.max_length, cfg.stride, cfg.top_k
         max_answer_len, num_threads = cfg.max_answer_len, cfg.num_threads
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
@@ -210,11 +210,11 @@ class HFTarget(TargetBase):
         self.scores = scores
         self.name = name or self.gguf_file or self.model_dir.name
         if generates:
-            self.fingerprint = fingerprint or "hf:" + config_hash(
-                [identity or model_dir_hash(self.model_dir), self.gguf_file, pipeline, self.spec.identity()])
+            self.fingerprint = cfg.identity(lambda: "hf:" + config_hash(
+                [identity or model_dir_hash(self.model_dir), self.gguf_file, pipeline, self.spec.identity()]))
         else:
-            self.fingerprint = fingerprint or "hf:" + config_hash(
-                [model_dir_hash(self.model_dir), pipeline, self.max_length, self.stride, self.max_answer_len, scores])
+            self.fingerprint = cfg.identity(lambda: "hf:" + config_hash(
+                [model_dir_hash(self.model_dir), pipeline, self.max_length, self.stride, self.max_answer_len, scores]))
         self.stats = TargetStats()
         self._model: Any = None
         self._tokenizer: Any = None

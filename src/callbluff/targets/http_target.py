@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import hashlib
 import json
 import logging
 import os
@@ -74,7 +75,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
     exception_cause,
 )
 from callbluff.targets.base import Input, Output, TargetStats
-from callbluff.targets.config import HttpConfig
+from callbluff.targets.config import HttpConfig, TargetConfigError
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.validate import secret_forms
 
@@ -256,10 +257,34 @@ class HttpTarget(TargetBase):
         self.seed = cfg.seed
         self.trust_env = trust_env
         self.name = cfg.name or cfg.url
-        self.fingerprint = cfg.fingerprint or "http:" + config_hash(
-            [self.method, self.url, body_template, self.response_path, cfg.output])
+        self.version_url = cfg.version_url
+        self.fingerprint = cfg.identity(lambda: "http:" + config_hash(
+            [self.method, self.url, body_template, self.response_path, cfg.output]) + self._served())
         self.stats = TargetStats()
         self._init_runtime()
+
+    def _served(self) -> str:
+        """``|served=HASH`` of what ``version_url`` answers (its status and body; empty without one): the deployed
+        model as the server names it, read once, when the target is built. A server that does not answer it is a
+        :class:`~callbluff.targets.config.TargetConfigError` naming the URL and the cause (secrets scrubbed)."""
+        if not self.version_url:
+            return ""
+        import httpx
+
+        secrets: list[str] = []
+        try:
+            url = self._expand(self.version_url, "version_url", secrets, url=True)
+            headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
+            with httpx.Client(timeout=self.timeout, trust_env=self.trust_env) as client:
+                reply = client.get(url, headers=headers)
+        except (LookupError, httpx.HTTPError) as exc:
+            raise TargetConfigError(self._scrub(f"version_url {self.version_url}: no answer ({exception_cause(exc)})"
+                                                "; the target's identity is read from it before the run", secrets)
+                                    ) from None
+        if reply.status_code >= 400:
+            raise TargetConfigError(f"version_url {self.version_url}: HTTP {reply.status_code}; it must answer "
+                                    "what model is deployed (e.g. a /version endpoint)")
+        return "|served=" + hashlib.sha256(reply.content).hexdigest()[:16]
 
     # -- runtime state (never pickled) ------------------------------------------------------------------
     def _init_runtime(self) -> None:

@@ -100,8 +100,8 @@ class OpenAITarget(HttpTarget):
         self.seed = cfg.seed
         self.trust_env = trust_env
         self.name = cfg.name or f"{cfg.model}@{cfg.base_url}"
-        self.fingerprint = cfg.fingerprint or "openai:" + config_hash(
-            [self.base_url, self.model, self.spec.identity()])
+        self.fingerprint = cfg.identity(lambda: "openai:" + config_hash(
+            [self.base_url, self.model, self.spec.identity()]))
         self.stats = TargetStats()
         self.prompts: dict[str, Prompt] = {}
         self._init_runtime()

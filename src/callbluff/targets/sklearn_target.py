@@ -95,7 +95,7 @@ class SklearnTarget(TargetBase):
             self.name = name or type(self.default).__name__
         else:
             self.name = name or f"{type(next(iter(self.per_prompt.values()))).__name__} per prompt"
-        self.fingerprint = fingerprint or f"sklearn:{config_hash([method, output, sorted(hashes.items())])}"
+        self.fingerprint = cfg.identity(lambda: f"sklearn:{config_hash([method, output, sorted(hashes.items())])}")
         self.stats = TargetStats()
 
     def _estimator(self, prompt_id: str | None) -> Any:

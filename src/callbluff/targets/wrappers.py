@@ -21,6 +21,18 @@ target's ``cache_key(inp)`` when it defines one (a chat grader's: model + render
 so a changed rubric is asked again), else :meth:`Input.key`. Commits use WAL with
 ``synchronous = NORMAL``: a committed prediction survives the process being killed.
 
+Provenance: every answer read from the cache comes with the time it was stored; those stored before this
+wrapper was made (an earlier run's) are counted as reused, with the earliest and latest of their times
+(:attr:`CachedTarget.reused`), so a run can say how much of what it reports was not asked now.
+
+Circuit breaker: after ``max_consecutive_failures`` failed predictions in a row (counted as the target's outputs
+arrive; cache hits and output-check refusals do not count, and any valid output resets the count) the wrapper
+stops asking the target: every input still to predict becomes an error row naming the breaker and the last
+cause, and is not cached, so a later run asks it again. A streak within one prompt of a target that has answered
+before stops that prompt only (a per-prompt scorer without a model for it); a streak across prompts, or of a
+target that never answered, stops the target. A batch already sent finishes first; while the target is failing,
+batches are cut to the failures still allowed, so at most one batch runs past the bound.
+
 Thread safety: several threads may call :meth:`predict` at once (concurrent model-in-the-loop searches); the
 cache gives each thread its own SQLite connection and statistics are updated under a lock. The wrapped target
 must itself be safe to call from several threads if it is used that way (HTTP and command targets are).
@@ -53,6 +65,25 @@ def inner_usage(target: Any) -> dict[str, Any] | None:
     return None
 
 
+class Reused:
+    """A count of answers with the earliest and latest time they were made (seconds since the epoch)."""
+
+    __slots__ = ("n", "first", "last")
+
+    def __init__(self, n: int = 0, first: float | None = None, last: float | None = None) -> None:
+        self.n, self.first, self.last = n, first, last
+
+    def add(self, n: int, first: float | None, last: float | None) -> None:
+        if n <= 0 or first is None or last is None:
+            return
+        self.n += n
+        self.first = first if self.first is None else min(self.first, first)
+        self.last = last if self.last is None else max(self.last, last)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "first": self.first, "last": self.last}
+
+
 class CachedTarget:
     """``target`` behind ``cache``, every output passed through ``check`` (when given).
 
@@ -63,7 +94,7 @@ class CachedTarget:
     """
 
     def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
-                 *, check: Check | None = None) -> None:
+                 *, check: Check | None = None, max_consecutive_failures: int = 0) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
@@ -79,6 +110,16 @@ class CachedTarget:
         self._streaming = callable(getattr(target, "predict_stream", None))
         key = getattr(target, "cache_key", None)
         self._key: Callable[[Input], str] = key if callable(key) else Input.key
+        self.max_consecutive_failures = max(0, int(max_consecutive_failures))
+        self.stopped: str | None = None  # why the breaker stopped the target (None: it runs)
+        self.stopped_prompts: dict[str | None, str] = {}  # prompts the breaker stopped alone, with why
+        self._streak = 0
+        self._streak_prompts: set[str | None] = set()
+        self._answered = False
+        self._last_cause = ""
+        self.since = time.time()  # answers stored before this are reused from an earlier run
+        self.reused = Reused()
+        self._window = Reused()  # every valid answer since the last take_window(): for chunk statuses
 
     @property
     def name(self) -> str:
@@ -106,6 +147,48 @@ class CachedTarget:
         inner = getattr(self.target, "to_config", None)
         return inner() if callable(inner) else {"type": type(self.target).__name__, "fingerprint": self.fingerprint}
 
+    def take_window(self) -> dict[str, Any]:
+        """The valid answers returned since the last call (how many, and the earliest and latest time each was
+        made: stored in the cache, or asked now), and start a new window: a chunk's status keeps this, so a
+        later run that skips the finished chunk can say its predictions are reused and from when."""
+        with self._lock:
+            w, self._window = self._window, Reused()
+        return w.to_dict()
+
+    def _failed(self, inp: Input, raw: Output) -> None:
+        """Count one output of the wrapped target for the circuit breaker (under the lock). At the bound, a
+        streak within one prompt of a target that has answered before stops that prompt alone (a scorer with no
+        model for it, a filter that does not know it: the other prompts still get asked); a streak across
+        prompts, or of a target that never answered, stops the target."""
+        if raw.error is None:
+            self._streak = 0
+            self._streak_prompts.clear()
+            self._answered = True
+            return
+        self._streak += 1
+        self._streak_prompts.add(inp.prompt_id)
+        self._last_cause = raw.error
+        n = self.max_consecutive_failures
+        if not n or self._streak < n or self.stopped is not None:
+            return
+        if len(self._streak_prompts) == 1 and self._answered:
+            [pid] = self._streak_prompts
+            if pid not in self.stopped_prompts:
+                self.stopped_prompts[pid] = (
+                    f"not asked: target {self.name} was stopped for prompt {pid} after {n} failed predictions in "
+                    f"a row there (max_consecutive_failures = {n}); last cause: {self._last_cause}")
+            return
+        self.stopped = (f"not asked: target {self.name} was stopped after {n} failed predictions in a row "
+                        f"(max_consecutive_failures = {n}); last cause: {self._last_cause}")
+
+    def _allowance(self) -> int:
+        """How many inputs the next call may take: a full batch, or while the target is failing, the failures
+        the breaker still allows (so a dead target is not sent a whole batch more)."""
+        n = self.max_consecutive_failures
+        if not n or not self._streak:
+            return self.batch_size
+        return max(1, min(self.batch_size, n - self._streak))
+
     # -- the wrapped target ---------------------------------------------------------------------------------
     def _checked(self, inp: Input, out: Any) -> Output:
         if not isinstance(out, Output):
@@ -130,6 +213,9 @@ class CachedTarget:
                 self.stats.seconds += time.perf_counter() - t0
         if len(outs) != len(batch):
             outs = [Output(error=f"target returned {len(outs)} outputs for {len(batch)} inputs")] * len(batch)
+        with self._lock:
+            for i, o in zip(batch, outs):
+                self._failed(i, o if isinstance(o, Output) else Output(error="not an Output"))
         return [(o, self._checked(i, o)) for i, o in zip(batch, outs)]
 
     def _call_stream(self, keys: Sequence[str], batch: Sequence[Input], found: dict[str, Output]) -> None:
@@ -141,6 +227,8 @@ class CachedTarget:
             if i in got or not 0 <= i < len(batch):
                 return
             checked = self._checked(batch[i], out)
+            with self._lock:
+                self._failed(batch[i], out if isinstance(out, Output) else Output(error="not an Output"))
             if checked.error is None and self.cache is not None:
                 try:
                     self.cache.put_many(self.fingerprint, [(keys[i], self._storable(out))])
@@ -164,7 +252,11 @@ class CachedTarget:
         if cache_failed:
             raise cache_failed[0]
         for i, k in enumerate(keys):
-            found[k] = got.get(i) or Output(error="target returned no output for this input")
+            if i not in got:
+                got[i] = Output(error="target returned no output for this input")
+                with self._lock:
+                    self._failed(batch[i], got[i])
+            found[k] = got[i]
 
     # -- public ---------------------------------------------------------------------------------------------
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
@@ -172,31 +264,78 @@ class CachedTarget:
         keys = [self._key(i) for i in inputs]  # the target's cache_key(inp) when it has one, else Input.key
         found: dict[str, Output] = {}
         if self.cache is not None and keys:
-            cached = self.cache.get_many(self.fingerprint, keys)
+            cached = self.cache.get_many_dated(self.fingerprint, keys)
             if cached:
                 by_key = dict(zip(keys, inputs))
-                found = {k: self._checked(by_key[k], o) for k, o in cached.items()}
+                found = {k: self._checked(by_key[k], o) for k, (o, _) in cached.items()}
+                self._dated(keys, cached, found)
         todo: dict[str, Input] = {}  # first occurrence of each missing key; later duplicates reuse its answer
         for k, inp in zip(keys, inputs):
             if k not in found and k not in todo:
                 todo[k] = inp
-        miss_keys = list(todo)
-        for s in range(0, len(miss_keys), self.batch_size):
-            bkeys = miss_keys[s:s + self.batch_size]
+        pending = list(todo)
+        while pending:
+            if self.stopped is not None:  # the breaker: the rest are error rows, never sent, never cached
+                found.update((k, Output(error=self.stopped)) for k in pending)
+                break
+            if self.stopped_prompts:  # the prompts it stopped alone
+                stopped = {k for k in pending if todo[k].prompt_id in self.stopped_prompts}
+                found.update((k, Output(error=self.stopped_prompts[todo[k].prompt_id])) for k in stopped)
+                pending = [k for k in pending if k not in stopped]
+                if not pending:
+                    break
+            take = self._allowance()
+            bkeys, pending = pending[:take], pending[take:]
             batch = [todo[k] for k in bkeys]
             if self._streaming:
                 self._call_stream(bkeys, batch, found)
-                continue
-            pairs = self._call(batch)
-            good = [(k, self._storable(raw)) for k, (raw, checked) in zip(bkeys, pairs) if checked.error is None]
-            if self.cache is not None and good:
-                self.cache.put_many(self.fingerprint, good)  # committed before the next batch is sent
-            found.update((k, checked) for k, (_, checked) in zip(bkeys, pairs))
+            else:
+                pairs = self._call(batch)
+                good = [(k, self._storable(raw)) for k, (raw, checked) in zip(bkeys, pairs) if checked.error is None]
+                if self.cache is not None and good:
+                    self.cache.put_many(self.fingerprint, good)  # committed before the next batch is sent
+                found.update((k, checked) for k, (_, checked) in zip(bkeys, pairs))
+            now = time.time()
+            with self._lock:
+                self._window.add(sum(1 for k in bkeys if found[k].error is None), now, now)
         result = [found[k] for k in keys]
         with self._lock:
             self.stats.cache_hits += len(inputs) - len(todo)
             self.stats.errors += sum(1 for o in result if o.error is not None)
         return result
+
+    def preflight(self, inputs: Sequence[Input]) -> str | None:
+        """Ask ``inputs`` (a run's first few, in one call; valid answers are cached as any other): None when the
+        target answered one of them, else the cause of its last failure. An answer the output check refuses (a
+        score outside the prompt's scale) counts as an answer: the target is reachable, and that input's error
+        row says what was wrong with it. A few inputs, not one, so that one input a target cannot handle does
+        not stop a run."""
+        streak = self._streak
+        clipped = getattr(self.check, "clipped", None)
+        reused = Reused(self.reused.n, self.reused.first, self.reused.last)
+        outs = self.predict(list(inputs))
+        # the chunk that holds these inputs reads them from the cache again: that read is the one counted
+        # (clipped, reused), not this one
+        if clipped is not None:
+            self.check.clipped = clipped  # type: ignore[union-attr]
+        with self._lock:
+            self.reused = reused
+        if any(o.error is None for o in outs) or self._streak - streak < len(outs):
+            return None
+        return self._last_cause
+
+    def _dated(self, keys: Sequence[str], cached: Mapping[str, tuple[Output, float]],
+               checked: Mapping[str, Output]) -> None:
+        """Count the inputs answered by a valid cache hit: in this window, and as reused when stored before this
+        run (an input asked twice counts twice, as it is two rows)."""
+        times = [cached[k][1] for k in keys if k in cached and checked[k].error is None]
+        if not times:
+            return
+        old = [t for t in times if t < self.since]
+        with self._lock:
+            self._window.add(len(times), min(times), max(times))
+            if old:
+                self.reused.add(len(old), min(old), max(old))
 
     def predict_iter(self, inputs: Iterable[Input], chunk_size: int | None = None) -> Iterator[Output]:
         """Stream outputs for a (possibly huge or lazy) iterable of inputs, ``chunk_size`` at a time."""

@@ -155,6 +155,13 @@ class Task(ABC):
     def clean_quality(self, clean: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
         """The clean metric(s) of one target's ``attack = "clean"`` rows, as (label, value) pairs."""
 
+    def headline_figures(self, clean: Sequence[Mapping[str, Any]], originals: pd.DataFrame,
+                         prompts: Mapping[str, Prompt]) -> list[tuple[str, str]]:
+        """The figures ``callbluff evaluate`` prints for one target on a clean dataset, as (label, value) pairs:
+        the task's own measure of what the set is for (``originals``: one target's rows of originals.parquet,
+        without the texts). Default: :meth:`clean_quality`."""
+        return self.clean_quality(clean)
+
     def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
         """The paper-shaped report views of the task's rows (none by default)."""
         return []

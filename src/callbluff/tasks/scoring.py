@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import pandas as pd
+
 from callbluff.datasets.generic import SCORED_COLUMNS
+from callbluff.metrics.scoring import round_half_up
 from callbluff.metrics.streaming import ScoringAccumulator
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.render.text import fmt, num, pct
@@ -73,6 +76,26 @@ class ScoringTask(Task):
         label = "QWK" if len(qwks) == 1 else f"QWK (mean of {len(qwks)} prompts)"
         return [(label, fmt(sum(qwks) / len(qwks))), ("clean responses", fmt(sum(int(r.get("n") or 0)
                                                                                  for r in clean)))]
+
+    def headline_figures(self, clean: Sequence[Mapping[str, Any]], originals: pd.DataFrame,
+                         prompts: Mapping[str, Prompt]) -> list[tuple[str, str]]:
+        """QWK (:meth:`clean_quality`) and Ding et al.'s ARR (2020 Sec. 3.2: the share of answers scored at the
+        bottom of the scale, 100% ideal) over the answers whose gold score is the prompt's minimum: the answers
+        that deserve nothing. On a set of bluffs (every gold at the minimum: a user's own adversarial answers)
+        QWK says nothing (one gold value) and ARR is the figure, as in Ding et al.'s Table 3; elsewhere both."""
+        ok = originals[originals["error"].isna() & originals["score"].notna() & originals["gold"].notna()]
+        lo = ok["prompt_id"].map(lambda p: prompts[p].score_min if p in prompts else float("nan")).astype(float)
+        bottom = round_half_up(ok["gold"].to_numpy(float)) <= round_half_up(lo.to_numpy(float))
+        rejected = round_half_up(ok["score"].to_numpy(float)) <= round_half_up(lo.to_numpy(float))
+        n0 = int(bottom.sum())
+        arr_text = fmt(100.0 * float(rejected[bottom].sum()) / n0) + "%" if n0 else "–"
+        if n0 and n0 == len(ok):
+            return [("ARR (answers scored at the scale's minimum; 100% is ideal)", arr_text), ("answers", fmt(n0)),
+                    ("QWK", "undefined: every gold score is the minimum (a set of bluffs)")]
+        figures = self.clean_quality(clean)
+        if n0:
+            figures.append((f"ARR on the {n0} answers whose gold is the minimum", arr_text))
+        return figures
 
     def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
         """Kumar et al. Tables 4-5: per attack configuration, targets x prompts."""
