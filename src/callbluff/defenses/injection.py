@@ -48,6 +48,7 @@ from typing import Any, ClassVar, Literal, Self
 import numpy as np
 
 from callbluff.defenses.filters import AnswerFilter, Battery, register_filter
+from callbluff.progress import Progress
 from callbluff.records import Prompt, ScoredResponse
 
 _INVISIBLE = ("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
@@ -185,10 +186,11 @@ class InjectionFilter(AnswerFilter):
         self.action = action
 
     def fit(self, records: Sequence[ScoredResponse], prompts: Mapping[str, Prompt], *,
-            adversarial: Mapping[str, Sequence[str]] | None = None, battery: Battery | None = None) -> Self:
+            adversarial: Mapping[str, Sequence[str]] | None = None, battery: Battery | None = None,
+            progress: Progress | None = None) -> Self:
         """Record each prompt's scale and its rubric's word runs (nothing is learnt from the answers: the rules
-        are fixed; ``records`` only count)."""
-        super().fit(records, prompts, adversarial=adversarial, battery=battery)
+        are fixed; ``records`` only count); ``progress`` as in :meth:`AnswerFilter.fit`."""
+        super().fit(records, prompts, adversarial=adversarial, battery=battery, progress=progress)
         n = self.params["rubric_words"]
         for pid, prompt in prompts.items():
             self.states[pid]["rubric_shingles"] = sorted(shingles(prompt.rubric, n)) if prompt.rubric else []

@@ -107,7 +107,7 @@ class OffTopic(_OffTopic):
     every (source prompt, attacked prompt) pair gets the same number of answers, each drawn from answer
     ``i``'s own seeded stream. A robust scorer gives it the bottom score (ARR, Ding et al. Sec. 3.2):
     ``expect = "bottom"``. Choices where the papers are silent: answers are taken as written (no cleaning);
-    any gold score by default (``min_score``); a prompt of another task in the source is never used; a
+    any gold score by default (``min_score``); a source prompt of a different task is never used; a
     source without another prompt of the task yields no answers;
     ``meta``: the source prompt and record id.
     """

@@ -22,6 +22,7 @@ Where the model file is looked for: ``$CALLBLUFF_SMOLLM2_GGUF``, else
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections import OrderedDict
@@ -79,6 +80,13 @@ class FluencyScorer:
                                     verbose=False, seed=0)
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, float] = OrderedDict()
+
+    def close(self) -> None:
+        """Free the llama.cpp model now (at interpreter exit llama.cpp's own finaliser would run after the
+        modules it needs are torn down, printing an ignored TypeError)."""
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
 
     def score(self, sentence: str) -> float:
         """Mean log-probability per token of ``sentence`` (higher is more fluent); -inf for an empty one."""
@@ -140,6 +148,13 @@ def fluency_scorer(required: bool = False) -> FluencyScorer | None:
             warnings.warn(f"AddSent/AddOneSent: no language model, candidates ranked by the structural grammar "
                           f"check only ({problem})", UserWarning, stacklevel=2)
     return scorer
+
+
+@atexit.register
+def _close_all() -> None:
+    for scorer in list(_SCORER.values()):
+        if scorer is not None:
+            scorer.close()
 
 
 def reset() -> None:
