@@ -50,7 +50,8 @@ from callbluff.progress import Progress, prefixed  # noqa: E402
 from callbluff.suites.kumar2020 import kumar2020_tables  # noqa: E402
 from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data" / "asap-aes" / "training_set_rel3.tsv.gz"
+SHARED_DATA = REPO.parent / "shared" / "data"
+DATA = SHARED_DATA / "asap-aes" / "training_set_rel3.tsv.gz"
 DOC = REPO / "docs" / "findings" / "essay.md"
 FIGURES = REPO / "docs" / "findings" / "essay"
 HOLDOUT_FRACTION = 0.3
@@ -131,14 +132,14 @@ def cache_dir(quick: bool) -> Path:
     return REPO / ".findings-cache" / ("essay-quick" if quick else "essay")
 
 
-def headline_tables() -> list[dict[str, Any]]:
+def headline_tables(cache: Path) -> list[dict[str, Any]]:
     """Every test case at the paper's headline grid points. Tables 4-5 report AddLies added *to the end*,
     DelRand, AddSong injected *at the beginning* and BabelGen; the size symbols of Table 5's caption are lost
     in the text copy, so the smallest and largest sizes (10 and 25 %) of those three run here. Every other test case runs
     at one point: 25 % (the authors' notebook's size unit, about a quarter of an essay), additions unbounded
     at the end (as AddLies), every variant / mode the paper names (RepeatSent's three modes, both ModGrammar
     variants, both ModFluency test cases). AddSong and AddSpeech also run in the released form
-    (:data:`RELEASED`). The DelStart / DelEnd series run apart (:func:`series_tables`)."""
+    (:func:`released`). The DelStart / DelEnd series run apart (:func:`series_tables`)."""
     pct = [10, 25]
     return [
         {"name": "AddWikiRelated", "params": {"percent": 25, "position": "end", "bounded": False}},
@@ -156,13 +157,23 @@ def headline_tables() -> list[dict[str, Any]]:
         {"name": "ModLexicon"},
         {"name": "ShuffleSent"},
         {"name": "BabelGen", "params": {"count": BABEL_COUNT}},
-        *({"name": a, "params": dict(p)} for a, p in RELEASED),
+        *({"name": a, "params": dict(p)} for a, p in released(cache)),
     ]
 
 
-RELEASED = (("AddSong", {"position": "end", "items": 1}), ("AddSpeech", {"position": "end", "items": 1}))
-"""The additions in the form of the authors' released test cases: one whole song / speech excerpt appended,
-whatever the essay's length (``items``), beside the paper's sizes (``percent`` of the essay's sentences)."""
+RELEASED_ITEMS = (1, 3)
+BLUFF = SHARED_DATA / "bluff-resources"
+
+
+def released(cache: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The additions in the form of the authors' released test cases: whole entries of the authors' own lists
+    (their lyrics, all 12 genre files in one CSV written by :func:`prepare`; their speeches) appended at the end
+    whatever the essay's length (``items`` = 1 and 3), beside the paper's sizes (``percent`` of the essay's
+    sentences). Pool paths are relative to the repository (the script runs from there), so the document names no
+    machine path."""
+    pools = {"AddSong": cache / "data" / "bluff-songs.csv", "AddSpeech": BLUFF / "speeches.json"}
+    return [(a, {"position": "end", "items": k, "pool": os.path.relpath(pool, REPO)})
+            for a, pool in pools.items() for k in RELEASED_ITEMS]
 
 
 def series_tables() -> list[dict[str, Any]]:
@@ -193,11 +204,34 @@ def count_configurations(tables: Sequence[Mapping[str, Any]]) -> int:
 
 # -- stage 1: the split ----------------------------------------------------------------------------------------
 
+def bluff_songs(out: Path) -> None:
+    """``data/bluff-songs.csv``: the authors' lyric excerpts (all 12 genre files of ../shared/data/bluff-resources,
+    in file-name order) in one CSV with a ``text`` column, the pool of the released-form AddSong."""
+    import csv
+
+    path = out / "bluff-songs.csv"
+    if path.exists():
+        return
+    rows = []
+    for f in sorted((BLUFF / "songs").glob("*_lyrics.csv.gz")):
+        with gzip.open(f, "rt", encoding="utf-8", newline="") as fh:
+            rows += [r["text"] for r in csv.DictReader(fh) if (r.get("text") or "").strip()]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text"])
+        w.writerows([t] for t in rows)
+    tmp.replace(path)
+
+
 def prepare(cache: Path, prompts: Sequence[str], per_prompt: int, log: Any) -> dict[str, Any]:
-    """Write ``data/train.tsv`` and ``data/heldout.tsv`` (original ASAP-AES lines) and ``data/split.json``."""
+    """Write ``data/train.tsv`` and ``data/heldout.tsv`` (original ASAP-AES lines), ``data/split.json`` and the
+    released-form song pool (:func:`bluff_songs`)."""
     from callbluff.datasets import load
 
     out = cache / "data"
+    out.mkdir(parents=True, exist_ok=True)
+    bluff_songs(out)
     meta_file = out / "split.json"
     if meta_file.exists():
         return json.loads(meta_file.read_text())
@@ -706,46 +740,39 @@ def _released(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts
     """The released-form additions beside the paper's sizes, with how much text each form adds."""
     import pandas as pd
 
-    L = ["## Released-form additions: a whole song or speech appended", "",
-         "The paper sizes its additions as a share of the essay's sentences (Sec. 3.1: 10-25 %), and our `percent` "
-         "caps them at 100 %. The test cases the authors released append whole songs and speech excerpts instead "
+    L = ["## Released-form additions: whole songs and speeches appended", "",
+         "The paper sizes its additions as a share of the essay's sentences (Sec. 3.1: 10-25 %), and `percent` caps "
+         "them at 100 %. The test cases the authors released append whole songs and speech excerpts instead "
          "(measured outside this project on those files: songs of about 700 words, 4.4x the essay; speech excerpts "
-         "of about 250 words). `items = 1` reproduces that form: one whole entry of the same pools (the "
-         "Calling-Out-Bluff song and speech lists), appended at the end whatever the essay's length. Cells as in "
-         "Table 5; `all` pools the prompts.", ""]
+         "of about 250 words). `items = k` reproduces that form: k whole entries of a pool appended at the end, "
+         "whatever the essay's length. The pools here are the authors' own lists (../shared/data/bluff-resources: "
+         "1,200 lyric excerpts of 204 words on average, the released songs being longer; 100 speech excerpts of 75 "
+         "words), with k = 1 and 3 (3 lyric excerpts come close to one released song). Cells as in Table 5; `all` "
+         "pools the prompts.", ""]
     ex_path = cache / "runs" / "headline" / "examples.parquet"
-    added: dict[tuple[str, str], str] = {}
+    added: list[str] = []
+    forms = [(a, p, f"{p['items']} whole item{'s' if p['items'] != 1 else ''}, end") for a, p in released(cache)]
+    forms += [("AddSong", {"percent": 25.0, "position": "beginning", "pool": None}, "25% beginning (built-in pool)"),
+              ("AddSpeech", {"percent": 25.0, "position": "end", "pool": None}, "25% end (built-in pool)")]
     if ex_path.exists():
         ex = pd.read_parquet(ex_path, columns=["attack", "params", "original_text", "adversarial_text", "target"])
         ex = ex[ex["target"] == targets[0]]  # the texts are the same for every target
-
-        def words(s: pd.Series) -> pd.Series:
-            return s.str.split().str.len()
-
-        for attack in ("AddSong", "AddSpeech"):
-            for form, want in (("items", 1), ("percent", None)):
-                sel = ex[(ex["attack"] == attack) & ex["params"].map(
-                    lambda p, want=want: json.loads(p).get("items") == want)]
-                if form == "percent":
-                    sel = sel[sel["params"].map(lambda p: json.loads(p).get("percent") == 25.0)]
-                if len(sel):
-                    w0, w1 = words(sel["original_text"]), words(sel["adversarial_text"])
-                    added[(attack, form)] = (f"{(w1 - w0).mean():.0f} words added on average "
-                                             f"({((w1 - w0) / w0).mean():.1f}x the essay; {len(sel)} essays)")
+        params = ex["params"].map(json.loads)
+        for attack, want, label in forms:
+            sel = ex[(ex["attack"] == attack) & params.map(
+                lambda p, want=want: p.get("items") == want.get("items") and all(p.get(k) == v for k, v in want.items()))]
+            if len(sel):
+                w0 = sel["original_text"].str.split().str.len()
+                w1 = sel["adversarial_text"].str.split().str.len()
+                added.append(f"- {attack} {label}: {(w1 - w0).mean():.0f} words added on average "
+                             f"({((w1 - w0) / w0).mean():.1f}x the essay's length; {len(sel)} essays).")
     body = []
-    for attack, fixed in RELEASED:
-        others = [("25% " + ("beginning" if attack == "AddSong" else "end"),
-                   {"percent": 25.0, "position": "beginning" if attack == "AddSong" else "end"})]
+    for attack, want, label in sorted(forms, key=lambda f: f[0]):
         for t in targets:
-            body.append([f"{attack} 1 whole item, end: {t}",
-                         *[_cell(_find(rows, t, attack, p, **fixed)) for p in [*prompts, "all"]]])
-            for label, params in others:
-                body.append([f"{attack} {label}: {t}", *[_cell(_find(rows, t, attack, p, **params))
-                                                         for p in [*prompts, "all"]]])
+            body.append([f"{attack} {label}: {t}", *[_cell(_find(rows, t, attack, p, **want))
+                                                     for p in [*prompts, "all"]]])
     L += _md(["test case: model \\ prompt", *prompts, "all"], body) + [""]
-    for (attack, form), text in sorted(added.items()):
-        L.append(f"- {attack}, {'1 whole item' if form == 'items' else '25 % of the sentences'}: {text}.")
-    return L + [""]
+    return L + added + [""]
 
 
 def _full_grid(run_info: Mapping[str, Any]) -> list[str]:
@@ -906,6 +933,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="start no run after the headline one past this local time, nor once a file STOP exists "
                          "in the cache directory (the document says what was skipped)")
     args = ap.parse_args(argv)
+    os.chdir(REPO)  # the released-form pools are named relative to the repository (see released())
     t0 = time.perf_counter()
     cache = cache_dir(args.quick)
     cache.mkdir(parents=True, exist_ok=True)
@@ -936,7 +964,7 @@ def _stages(args: argparse.Namespace, argv: Sequence[str] | None, cache: Path, p
     skipped: dict[str, str] = {}
     full_prompts = FULL_GRID_PROMPTS if not args.quick else ("1",)
     plan = [  # the headline run first: it answers the questions; the rest as time allows (--until)
-        ("headline", headline_tables(), prompts, None if not args.quick else per),
+        ("headline", headline_tables(cache), prompts, None if not args.quick else per),
         ("series", series_tables(), prompts, SERIES_ESSAYS if not args.quick else per),
         ("full", full_grid_tables(), full_prompts, FULL_GRID_ESSAYS if not args.quick else 3),
         *([] if args.quick else [("slice", full_grid_tables(), (SLICE_PROMPT,), SLICE_ESSAYS)]),
