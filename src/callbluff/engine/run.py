@@ -4,8 +4,10 @@ The only module that wires datasets, attacks, targets and metrics together (docs
 rooms: :mod:`~callbluff.engine.plan` (attack configurations, fingerprint, targets),
 :mod:`~callbluff.engine.generate` (the one generation path: fit, record chunks, generator pieces),
 :mod:`~callbluff.engine.search` (the one search runner), :mod:`~callbluff.engine.chunks` (a chunk's predictions
-and parts), :mod:`~callbluff.engine.manifest` (run.json), :mod:`~callbluff.engine.store` (the run directory)
-and :mod:`~callbluff.engine.finalize` (merged files, errors, metrics, counts).
+and parts), :mod:`~callbluff.engine.manifest` (run.json), :mod:`~callbluff.engine.store` (the run directory; its lock in
+:mod:`~callbluff.engine.runlock`), :mod:`~callbluff.engine.resume` (resume, refuse or restart; the prediction
+cache), :mod:`~callbluff.engine.provenance` (the targets' identity, pre-flight and what was reused) and
+:mod:`~callbluff.engine.finalize` (merged files, errors, metrics, counts).
 
 Records stream in chunks of ``output.chunk_size``; while one chunk's predictions run, the next chunk is read and
 its static examples generated in the background (the target's time hides the harness's). Each finished chunk is
@@ -16,8 +18,6 @@ it finished and repeats at most the calls in flight.
 
 from __future__ import annotations
 
-import hashlib
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
@@ -32,25 +32,23 @@ from callbluff.engine.generate import GENERATOR_CHUNK0, Generation, MissingResou
 from callbluff.engine.limit import Limited, limited
 from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
-from callbluff.engine.rows import RUN_FORMAT
+from callbluff.engine.resume import RunDirectory
+from callbluff.engine.provenance import TargetUnavailable, TargetWatch, preflight_records
 from callbluff.engine.search import SearchRunner
-from callbluff.engine.store import RESTART_HINT, BackgroundWriter, RunDir, RunDirError, local_io_error
-from callbluff.engine.suite import IDENTITY_KEYS, Suite, SuiteError, load_suite, parse_suite
+from callbluff.engine.store import BackgroundWriter, RunDir, local_io_error
+from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
 from callbluff.engine.verdicts import Judge
-from callbluff.records import Record, canonical_json
-from callbluff.tasks import get_task
-from callbluff.terminal import reuse_sentence
+from callbluff.records import Record
 from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
-from callbluff.targets.cache import PredictionCache
 from callbluff.targets.config import TargetConfigError, check_environment
-from callbluff.targets.wrappers import CachedTarget, Reused
+from callbluff.targets.wrappers import CachedTarget
 
-__all__ = ["Engine", "RunResult", "TargetUnavailable", "run_suite"]
+__all__ = ["Engine", "RunResult", "TargetUnavailable", "preflight_records", "run_suite"]
 
 
-class Engine:
+class Engine(RunDirectory, TargetWatch):
     """Runs one suite into one run directory."""
 
     def __init__(self, suite: Suite, out_dir: str | Path, *, executor: Executor | None = None,
@@ -76,152 +74,6 @@ class Engine:
 
     def fingerprint(self) -> str:
         return self.plan.fingerprint()
-
-    # -- the run directory ---------------------------------------------------------------------------------
-    def _check_resume(self) -> dict[str, Any] | None:
-        if self.restart:
-            removed = self.run.clear(keep_cache=self._cache_readable())
-            if removed:
-                self.notes.append(f"--restart: removed {', '.join(removed)}")
-            return None
-        meta = self.run.read_meta()
-        if meta is None:
-            return None
-        if meta.get("format", 1) != RUN_FORMAT:
-            raise RunDirError(
-                f"{self.run.run_json}: this run directory was written by another version of callbluff (run-directory "
-                f"format {meta.get('format', 1)}; this version reads and writes format {RUN_FORMAT}), so it cannot be "
-                f"resumed. Fix: {RESTART_HINT}, or use another --out directory.")
-        if meta.get("fingerprint") != self.fingerprint():
-            raise SuiteError(
-                f"{self.run.path} holds a run of a different suite (or --limit): its fingerprint is "
-                f"{meta.get('fingerprint')}, this suite's is {self.fingerprint()}{self._differences(meta)}. Use "
-                "another --out directory, or --restart to start over in this one (the prediction cache is kept)."
-            )
-        return meta
-
-    def _differences(self, meta: dict[str, Any]) -> str:
-        """`` (what differs: attack, seed)``: the parts of the suite that changed since the run directory was
-        made (run.json keeps the suite as run); empty when run.json cannot say."""
-        before = meta.get("suite")
-        if not isinstance(before, dict):
-            return ""
-        now = self.suite.model_dump(exclude={"base_dir"})
-        keys = ("dataset", "attack", "target", "seed", "limit")
-        changed = [k for k in keys if _comparable(k, before.get(k)) != _comparable(k, now.get(k))]
-        if meta.get("limit") != self.limit and "limit" not in changed:
-            changed.append("--limit")
-        if (before.get("output") or {}).get("chunk_size") != self.suite.output.chunk_size:
-            changed.append("output.chunk_size")
-        return f" (what differs: {', '.join(changed)})" if changed else ""
-
-    def _cache_path(self) -> Path:
-        return Path(self.suite.resolve(self.suite.output.cache)) if self.suite.output.cache else self.run.cache
-
-    def _cache_readable(self) -> bool:
-        path = self._cache_path()
-        if not path.exists():
-            return True
-        try:
-            with PredictionCache(path) as cache:
-                cache.check()
-            return True
-        except sqlite3.DatabaseError:
-            return False
-
-    def _open_cache(self) -> PredictionCache:
-        path = self._cache_path()
-        if path.is_dir():
-            raise RunDirError(f"{path}: the prediction cache (output.cache) is a directory, not a file. Fix: point "
-                              f"output.cache at a file, e.g. {path / 'predictions.sqlite'}")
-        try:
-            cache = PredictionCache(path)
-            cache.check()
-        except sqlite3.DatabaseError as e:
-            raise RunDirError(
-                f"{path}: the prediction cache is damaged ({e}). Fix: {RESTART_HINT.split(' (')[0]} (a damaged "
-                f"cache is removed; every prediction is asked again), or delete {path} and re-run (finished "
-                "chunks are kept; only unfinished predictions are asked again)") from None
-        return cache
-
-    def _recover_parts(self) -> None:
-        """Forget the finished chunks that cannot be used (damaged, or made by another run or another version of
-        a target): one note per reason, naming the chunks."""
-        by_reason: dict[str, list[int]] = {}
-        for chunk, why in self.run.damaged_chunks().items():
-            self.run.forget_chunk(chunk)
-            by_reason.setdefault(why, []).append(chunk)
-        for why, chunks in by_reason.items():
-            which = f"chunk {chunks[0]}" if len(chunks) == 1 else \
-                f"{len(chunks)} chunks ({', '.join(map(str, chunks[:5]))}{', ...' if len(chunks) > 5 else ''})"
-            self.notes.append(f"{which}: {why}; recomputed (valid predictions of an unchanged target come from "
-                              "the cache)")
-
-    def _needs_run(self, idx: int) -> bool:
-        if not self.run.chunk_done(idx):
-            return True
-        return bool(self.retry_errors and self.run.chunk_status(idx).get("prediction_errors", 0))
-
-    # -- the targets' identity, pre-flight and provenance ----------------------------------------------------
-    def _identify(self, targets: dict[str, CachedTarget], previous: dict[str, Any] | None) -> None:
-        """Make the targets' identities part of every chunk's fingerprint, so that a chunk finished with another
-        version of a target is recomputed (its predictions asked again: the cache is keyed by the identity), and
-        say which target changed since the directory's last run."""
-        fps = {name: t.fingerprint for name, t in sorted(targets.items())}
-        self.run.fingerprint = hashlib.sha256(
-            canonical_json([self.fingerprint(), fps]).encode()).hexdigest()[:16]
-        before = {n: t.get("fingerprint") for n, t in ((previous or {}).get("targets") or {}).items()
-                  if isinstance(t, dict)}
-        for name, fp in fps.items():
-            if name in before and before[name] != fp:
-                self.notes.append(f"target {name} changed since this directory's last run (identity {before[name]} "
-                                  f"-> {fp}): its predictions are asked again, none is reused from the old one")
-        self._reused: dict[str, Reused] = {name: Reused() for name in targets}
-        self._preflown = False
-
-    def _preflight(self, dataset: Dataset, targets: dict[str, CachedTarget],
-                   records: Iterable[Record] | None = None) -> None:
-        """Each target answers one of ``PREFLIGHT`` inputs (:func:`preflight_records`: of the run, or of the first
-        chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them again), or the
-        run stops with the cause: a dead server, a wrong URL, an expired token or a crashing command is one
-        message, not thousands of error rows. Once per run; ``output.preflight = false`` turns it off."""
-        if self._preflown or not self.suite.output.preflight:
-            return
-        self._preflown = True
-        first = preflight_records(records if records is not None else self._records(dataset))
-        if not first:
-            return
-        task = get_task(dataset.task)
-        inputs = [task.original_input(r) for r in first]
-        for name, t in targets.items():
-            cause = t.preflight(inputs)
-            if cause is not None:
-                ids = ", ".join(r.id for r in first)
-                raise TargetUnavailable(
-                    f"target {name} did not answer its first call (record{'s' if len(first) > 1 else ''} {ids}): "
-                    f"{cause}. The run stopped before any chunk; fix the target or its settings (url, headers, "
-                    "argv, model path) and run again")
-
-    def _reused_chunk(self, idx: int) -> None:
-        """A finished chunk skipped on resume: its valid predictions were made by an earlier run."""
-        made = self.run.chunk_status(idx).get("made")
-        for name, m in (made or {}).items() if isinstance(made, dict) else ():
-            if name in self._reused and isinstance(m, dict):
-                self._reused[name].add(int(m.get("answers") or 0), m.get("first"), m.get("last"))
-
-    def _provenance(self, targets: dict[str, CachedTarget]) -> dict[str, dict[str, Any]]:
-        """run.json ``predictions``: per target, how many predictions were reused (from the cache, or in finished
-        chunks of an earlier run) and when they were made, how many inputs were asked now, and the circuit
-        breaker's message when it stopped the target."""
-        out: dict[str, dict[str, Any]] = {}
-        for name, t in targets.items():
-            r = Reused()
-            r.add(t.reused.n, t.reused.first, t.reused.last)
-            r.add(self._reused[name].n, self._reused[name].first, self._reused[name].last)
-            out[name] = {"reused": r.n, "reused_first": r.first, "reused_last": r.last, "asked": t.stats.inputs,
-                         **({"stopped": t.stopped} if t.stopped else {})}
-            out[name]["line"] = reuse_sentence(None, out[name])
-        return out
 
     # -- the steps ----------------------------------------------------------------------------------------
     def _generation(self, dataset: Dataset) -> Generation:
@@ -365,41 +217,6 @@ class Engine:
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
-
-
-def _comparable(key: str, value: Any) -> Any:
-    """A suite part as the fingerprint sees it: targets without their identity keys."""
-    if key == "target" and isinstance(value, list):
-        return [{k: v for k, v in t.items() if k not in IDENTITY_KEYS} for t in value if isinstance(t, dict)]
-    return value
-
-
-PREFLIGHT = 3
-"""Inputs the pre-flight sends each target (in one call): it stops the run only when all of them fail."""
-PREFLIGHT_SCAN = 10_000
-"""Records the pre-flight looks through for inputs of different prompts."""
-
-
-def preflight_records(records: Iterable[Record]) -> list[Record]:
-    """The pre-flight's records: the first record of each of the first ``PREFLIGHT`` prompts among the first
-    ``PREFLIGHT_SCAN`` records (a per-prompt scorer without a model for the first prompt still answers another),
-    filled up with the first records when there are fewer prompts."""
-    chosen: dict[Any, Record] = {}
-    head: list[Record] = []
-    for r in islice(iter(records), PREFLIGHT_SCAN):
-        if len(head) < PREFLIGHT:
-            head.append(r)
-        chosen.setdefault(getattr(r, "prompt_id", None), r)
-        if len(chosen) == PREFLIGHT:
-            break
-    picked = list(chosen.values())
-    picked += [r for r in head if all(r is not p for p in picked)][:PREFLIGHT - len(picked)]
-    return picked
-
-
-class TargetUnavailable(RuntimeError):
-    """A target did not answer the pre-flight call (the run's first input): the run stops before any chunk, with
-    the cause (exit 1, a target failure)."""
 
 
 def close_all(closers: list[Callable[[], None]]) -> None:
