@@ -346,6 +346,15 @@ def _yes_no(path: Path, line: int, col: str, value: str | None) -> bool:
     return v in YES
 
 
+def by_attack(judgements: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The judgements per attack (sorted by name), then all of them as ``"all"``: the rows of every table the
+    imported sheets give."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for j in judgements:
+        groups.setdefault(j["attack"], []).append(j)
+    return [*sorted(groups.items()), ("all", list(judgements))]
+
+
 def addsent_verification(judgements: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The crowd step's figures (module docstring): per attack (then ``all``) items, annotators, % of
     judgements grammatical, % answering the question, % of items accepted by majority; and the accepted and
@@ -358,10 +367,7 @@ def addsent_verification(judgements: Sequence[dict[str, Any]]) -> dict[str, Any]
         ok = sum(j["grammatical"] and not j["answers_question"] for j in js)
         verdict[item] = 2 * ok > len(js)
     rows = []
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for j in judgements:
-        groups.setdefault(j["attack"], []).append(j)
-    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+    for attack, js in by_attack(judgements):
         if not js:
             continue
         items = sorted({j["item"] for j in js})
@@ -379,10 +385,7 @@ def kumar_table6(judgements: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     judgements scoring the adversarial response lower / higher than its original) and ``mean_change_pct``
     (mean of (adversarial - original) / score range x 100)."""
     rows = []
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for j in judgements:
-        groups.setdefault(j["attack"], []).append(j)
-    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+    for attack, js in by_attack(judgements):
         if not js:
             continue
         rows.append({
@@ -399,10 +402,7 @@ def comprehension_rates(judgements: Sequence[dict[str, Any]]) -> list[dict[str, 
     """Per attack (then ``all``): each annotator's comprehension rate (% understood), and their min / max /
     mean (DPAEG Table 6)."""
     rows = []
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for j in judgements:
-        groups.setdefault(j["attack"], []).append(j)
-    for attack, js in [*sorted(groups.items()), ("all", list(judgements))]:
+    for attack, js in by_attack(judgements):
         per: dict[str, list[bool]] = {}
         for j in js:
             per.setdefault(j["annotator"], []).append(bool(j["understood"]))

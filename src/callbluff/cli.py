@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ from callbluff.compare import compare_runs, rows_for_display, summary_lines, wri
 from callbluff.console import console, fail, out, say
 from callbluff.datasets import DataError, load
 from callbluff.filter_cli import filter_app
-from callbluff.engine.suite import SuiteError, load_suite, parse_suite
+from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
 from callbluff.gates import check_gates, gates_of_run, junit_xml, junit_xml_suites
 from callbluff.report.load import ReportError
 from callbluff.suites.kumar2020 import write_kumar2020_suite
@@ -682,14 +683,19 @@ def suite_kumar2020(
             cfg["name"], k = f"{base}-{k}", k + 1
         targets.append(cfg)
     path = write_kumar2020_suite(out_file, data, targets, seed=seed)
+    _written_suite(path, "kumar2020")
+
+
+def _written_suite(path: Path, run_name: str, extra: Callable[[Suite], str] = lambda suite: "") -> None:
+    """Load a suite file ``callbluff suite`` just wrote (exit 2 if it does not) and say what it holds."""
     try:
         suite = load_suite(path)
     except SuiteError as e:
         fail(f"wrote {path}, but it does not load: {e}")
         raise
     n = sum(len(a.expand()) for a in suite.attack)
-    console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations; edit it, "
-                  f"then `callbluff run {path} --out runs/kumar2020`")
+    console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations{extra(suite)}; "
+                  f"edit it, then `callbluff run {path} --out runs/{run_name}`")
 
 
 @suite_app.command("llm-grader")
@@ -711,7 +717,7 @@ def suite_llm_grader(
     search_budget: Annotated[int, typer.Option(help="queries per answer of the universal-phrase search")] = 216,
     seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
 ) -> None:
-    """An LLM grader behind a chat endpoint: the seed bluffs of the task and the LLM-grader family (issue 29)."""
+    """An LLM grader behind a chat endpoint: the seed bluffs of the task and the LLM-grader family."""
     from callbluff.suites.llm_grader import write_llm_grader_suite
 
     try:
@@ -721,14 +727,7 @@ def suite_llm_grader(
     except ValueError as e:
         fail(str(e))
         raise
-    try:
-        suite = load_suite(path)
-    except SuiteError as e:
-        fail(f"wrote {path}, but it does not load: {e}")
-        raise
-    n = sum(len(a.expand()) for a in suite.attack)
-    console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations, "
-                  f"{len(suite.target)} chat target(s); edit it, then `callbluff run {path} --out runs/llm-grader`")
+    _written_suite(path, "llm-grader", lambda suite: f", {len(suite.target)} chat target(s)")
 
 
 @app.command()

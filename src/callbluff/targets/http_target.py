@@ -245,6 +245,17 @@ class HttpTarget(TargetBase):
         self._path = _parse_path(self.response_path)
         self.header_templates: dict[str, str] = dict(cfg.headers)
         self.batch_size = cfg.batch_size
+        self._transport(cfg, trust_env)
+        self.name = cfg.name or cfg.url
+        self.version_url = cfg.version_url
+        self.fingerprint = cfg.identity(lambda: "http:" + config_hash(
+            [self.method, self.url, body_template, self.response_path, cfg.output]) + self._served())
+        self.stats = TargetStats()
+        self._init_runtime()
+
+    def _transport(self, cfg: Any, trust_env: bool) -> None:
+        """The request settings every HTTP-based target shares (this one and the chat target): concurrency,
+        timeout, retries and their waits, rate limit, reply cap, output kind, seed, proxies from the environment."""
         self.concurrency = cfg.concurrency
         self.timeout = cfg.timeout
         self.retries = cfg.retries
@@ -256,12 +267,6 @@ class HttpTarget(TargetBase):
         self.output = cfg.output
         self.seed = cfg.seed
         self.trust_env = trust_env
-        self.name = cfg.name or cfg.url
-        self.version_url = cfg.version_url
-        self.fingerprint = cfg.identity(lambda: "http:" + config_hash(
-            [self.method, self.url, body_template, self.response_path, cfg.output]) + self._served())
-        self.stats = TargetStats()
-        self._init_runtime()
 
     def _served(self) -> str:
         """``|served=HASH`` of what ``version_url`` answers (its status and body; empty without one): the deployed

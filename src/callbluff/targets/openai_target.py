@@ -88,17 +88,7 @@ class OpenAITarget(HttpTarget):
             headers["Authorization"] = "Bearer ${" + cfg.api_key_env + "}"
         self.header_templates = headers
         self.batch_size = 1
-        self.concurrency = cfg.concurrency
-        self.timeout = cfg.timeout
-        self.retries = cfg.retries
-        self.backoff = cfg.backoff
-        self.backoff_max = cfg.backoff_max
-        self.retry_after_max = cfg.retry_after_max
-        self.rate_limit = cfg.rate_limit
-        self.max_response_bytes = cfg.max_response_bytes
-        self.output = cfg.output
-        self.seed = cfg.seed
-        self.trust_env = trust_env
+        self._transport(cfg, trust_env)
         self.name = cfg.name or f"{cfg.model}@{cfg.base_url}"
         self.fingerprint = cfg.identity(lambda: "openai:" + config_hash(
             [self.base_url, self.model, self.spec.identity()]))
