@@ -8,7 +8,7 @@ data, and the measurement of what they cost (Sec. 5.3):
 * :mod:`~callbluff.defenses.filters` -- Sec. 5.4, the non-word-rate and unigram-perplexity filters, and
   :mod:`~callbluff.defenses.plausibility`, our own; ``callbluff filter fit|apply`` and the ``filter`` key of a
   ``[[target]]`` table (:class:`~callbluff.defenses.filtered.FilteredTarget`) put one in front of any scorer;
-* :mod:`~callbluff.defenses.injection` -- ours, for LLM graders (issue 29): NFKC, invisible characters removed,
+* :mod:`~callbluff.defenses.injection` -- ours, for LLM graders: NFKC, invisible characters removed,
   instruction-like or score-shaped spans flagged (``kind = "injection"``);
 * :mod:`~callbluff.defenses.tradeoff` -- Sec. 5.3, benign noisy answers (real misspellings) and the metrics;
 * :mod:`callbluff.battery` (above the engine: it generates through the one generation path) -- the generated

@@ -1,4 +1,4 @@
-"""A pre-filter in front of an LLM grader (issue 29): normalise the answer, strip what a reader cannot see, and flag
+"""A pre-filter in front of an LLM grader: normalise the answer, strip what a reader cannot see, and flag
 answers that talk to the grader instead of answering.
 
 What it does to every answer (:func:`clean`), in this order:

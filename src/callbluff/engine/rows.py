@@ -106,7 +106,7 @@ def output_fields(out: Output | None) -> dict[str, Any]:
     """The score / answer / candidates / error of one output (all None for no output)."""
     if out is None:
         return {"score": None, "answer": None, "candidates": None, "error": None, "samples": None}
-    samples = getattr(out, "samples", None)  # Output.samples: the n sampled scores (issue 29's chat target)
+    samples = getattr(out, "samples", None)  # Output.samples: the n sampled scores (the chat target's ``n``)
     return {
         "samples": [float(x) for x in samples] if samples else None,
         "score": out.score,

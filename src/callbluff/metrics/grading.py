@@ -1,4 +1,4 @@
-"""Statistics for graders that are language models (issue 29), paired with each answer's clean score, as streaming
+"""Statistics for graders that are language models, paired with each answer's clean score, as streaming
 accumulators (``update`` / ``merge`` / ``result``, like :class:`~callbluff.metrics.scoring.DiffStats`): memory
 independent of the number of answers, the same figures however the rows are split into chunks.
 
@@ -52,8 +52,8 @@ BOOTSTRAP_REPLICATES = 200
 BOOTSTRAP_SEED = 29
 PARSE_FAILURE = re.compile(r"unparseable|could not parse|cannot parse|can't parse|no score (found|in)|parse error"
                            r"|not valid JSON|invalid JSON|JSONDecodeError|no match for score", re.IGNORECASE)
-"""What an unparseable grader reply's error says. The chat target's parse errors begin "unparseable reply"
-(contract of issue 29); the other forms are what other adapters and users' graders write."""
+"""What an unparseable grader reply's error says. The chat target's parse errors begin "unparseable reply";
+the other forms are what other adapters and users' graders write."""
 
 GRADER_FIELDS: tuple[str, ...] = (
     "max_out_pct", "n_low", "ceiling_pct", "parse_fail_pct", "sample_spread_pct", "n_sampled", "variant_spread_pct",

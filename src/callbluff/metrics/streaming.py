@@ -23,7 +23,7 @@ number of groups, not of records. :meth:`ScoringAccumulator.rows` gives the rows
 - **ARR** (Ding et al. Sec. 3.2): count of adversarial scores at the bottom of their prompt's scale and count of
   scored ones; pooled over prompts by summing both.
 - prompt-level generator rows: ``n``, ARR, and ``mean_score_pct`` from the sum of scores as % of the scale.
-- **graders** (issue 29, :mod:`callbluff.metrics.grading`): max-out rate, ceiling share, parse failures, the
+- **graders** (:mod:`callbluff.metrics.grading`): max-out rate, ceiling share, parse failures, the
   spread of the ``n`` samples and across targets (prompt variants), bootstrap intervals of the mean change and
   of the raised share: :class:`~callbluff.metrics.grading.GraderStats` per row,
   :class:`~callbluff.metrics.grading.CleanGraderStats` per clean row.

@@ -11,7 +11,7 @@ the demo and the findings (a chat target needs a server; this one installs from 
   --n_threads_batch 1 --host 127.0.0.1 --port FREE`` as a context manager, waits (bounded) until
   ``GET /v1/models`` answers, and on exit (also on error) stops the process by its PID: SIGTERM, then SIGKILL
   after ``stop_timeout``. One thread each for generation and prompt processing: with two threads on two shared
-  cores llama.cpp slows 25-70x (measured for issue 29).
+  cores llama.cpp slows 25-70x (measured here).
 
 A 135M-parameter model is not a valid grader: it exercises the pipeline (requests, structured output, parsing,
 caching, resume, error rows) and shows qualitative effects; findings about real graders need the user's endpoint.

@@ -1,5 +1,5 @@
 """A grader that is a large language model behind an OpenAI-compatible chat endpoint, attacked with the seed papers'
-bluffs and the LLM-grader family (issue 29), as an editable suite TOML: ``callbluff suite llm-grader --out FILE``.
+bluffs and the LLM-grader family, as an editable suite TOML: ``callbluff suite llm-grader --out FILE``.
 
 The file holds: the dataset (default: the Mohler short-answer set, questions with reference answers), one chat
 ``[[target]]`` with every key of the ``openai`` target written out (templates, sampling, structured output, how
@@ -76,8 +76,8 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
         raise ValueError(f"task {task!r}: an LLM grader suite grades content (short answers) or essay")
     spec = relative_spec(data, Path(suite_dir)) if data else DEFAULT_DATA[task]
     lines = [
-        "# An LLM grader (OpenAI-compatible chat endpoint) under the seed papers' bluffs and the LLM-grader family",
-        "# (issue 29). Edit freely: the target keys, the templates, the attacks.",
+        "# An LLM grader (OpenAI-compatible chat endpoint) under the seed papers' bluffs and the LLM-grader family.",
+        "# Edit freely: the target keys, the templates, the attacks.",
         f"#   callbluff run {name}.toml --out runs/{name}",
         "# Injections, claims and fake scores expect the score NOT to rise (expect = not-higher: failure_pct is the",
         "# share of answers whose score rose); master keys, the null answer and the generated non-answers expect the",

@@ -22,7 +22,7 @@ from callbluff.tasks.base import Gold, Task
 GRADER_REPORT_FIELDS: tuple[str, ...] = (
     "max_out_pct", "ceiling_pct", "mean_diff_pct_ci_low", "mean_diff_pct_ci_high", "pos_pct_ci_low", "pos_pct_ci_high",
     "parse_fail_pct", "sample_spread_pct", "variant_spread_pct")
-"""The grader statistics (:mod:`callbluff.metrics.grading`, issue 29) the scoring tasks' rows carry and the report
+"""The grader statistics (:mod:`callbluff.metrics.grading`) the scoring tasks' rows carry and the report
 shows: max-out rate, ceiling share, bootstrap intervals, parse failures, spreads across samples and variants."""
 
 

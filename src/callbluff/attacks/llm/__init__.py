@@ -1,4 +1,4 @@
-"""The LLM-grader family (issue 29): what students send to a grader that is a large language model behind a chat
+"""The LLM-grader family: what students send to a grader that is a large language model behind a chat
 endpoint. One module per kind: ``injection`` (an instruction, a role-play, a fake system turn, a delimiter
 escape, and the instruction hidden in invisible or look-alike characters), ``claims`` (the rubric echoed, the
 reference answer pasted in, a claim of quality, a fake score in the grader's output format), ``content_free``

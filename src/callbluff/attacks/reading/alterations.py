@@ -227,7 +227,7 @@ DEGREE = frozenset({"most", "least", "more", "less"})
 
 def _no_cancelling_flips(alts: list[Alteration]) -> list[Alteration]:
     """Drop an adjective's antonym right after a flipped degree word: "most successful" -> "least unsuccessful"
-    flips twice and means what the question asks (found by the hand check of issue 26's findings sample); the
+    flips twice and means what the question asks (found by the hand check of the reading findings sample); the
     degree flip alone ("least successful") keeps the question's adjective and changes its meaning."""
     flipped = {a.i for a in alts if a.rule == "special" and a.original.lower() in DEGREE}
     return [a for a in alts if not (a.rule == "antonym" and a.i - 1 in flipped)]

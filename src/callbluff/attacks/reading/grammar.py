@@ -10,7 +10,7 @@ hung on it as ``acl`` counts as subject and verb, spaCy's small model misreading
 auxiliary is left before a bare verb at the start (``Did X move``), no word is repeated twice in a row, and no
 preposition ends the sentence.
 
-**Word order** (issue 26: the checks above passed "The resulting channel of the STUDIOS merger called was
+**Word order** (the checks above alone passed "The resulting channel of the STUDIOS merger called was
 aliens." and "The Bull Mechanized photographs hamsters capture."): a past participle or bare infinitive with
 nothing after it directly before the finite verb or copula (``... merger called was``, ``... built mainly to
 carry was``) fails; and when the caller says where the
