@@ -34,18 +34,20 @@ def nlpaug_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
 
     return {"keyboard typos": char("KeyboardAug"), "character replacement": char("RandomCharAug", action="substitute"),
             "real-misspelling swap": word("SpellingAug"),  # nlpaug's own spelling_en.txt (natural-noise list)
+            "random misspellings": word("SpellingAug"),  # the same operation, beside our Misspell (no analysis)
             "word shuffle": word("RandomWordAug", action="swap"), "word deletion": word("RandomWordAug", action="delete"),
             "WordNet synonym swap": word("SynonymAug", aug_src="wordnet")}
 
 
 CONFIGS = {
     ("nlpaug", "keyboard typos"): "KeyboardAug", ("nlpaug", "character replacement"): "RandomCharAug(substitute)",
-    ("nlpaug", "real-misspelling swap"): "SpellingAug", ("nlpaug", "word shuffle"): "RandomWordAug(swap)",
+    ("nlpaug", "real-misspelling swap"): "SpellingAug", ("nlpaug", "random misspellings"): "SpellingAug",
+    ("nlpaug", "word shuffle"): "RandomWordAug(swap)",
     ("nlpaug", "word deletion"): "RandomWordAug(delete)", ("nlpaug", "WordNet synonym swap"): "SynonymAug(wordnet)",
     ("TextAttack", "keyboard typos"): "WordSwapQWERTY",
     ("TextAttack", "character replacement"): "WordSwapRandomCharacterSubstitution",
     ("TextAttack", "word deletion"): "WordDeletion", ("TextAttack", "WordNet synonym swap"): "WordSwapWordNet",
-    ("CheckList", "keyboard typos"): "Perturb.add_typos",
+    ("CheckList", "random misspellings"): "Perturb.add_typos",
 }
 
 
@@ -78,7 +80,7 @@ def checklist_ops() -> dict[str, Callable[[], Callable[[str], Any]]]:
 
         return add_typos
 
-    return {"keyboard typos": make}
+    return {"random misspellings": make}
 
 
 def main() -> None:
