@@ -792,6 +792,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "callbluff-essay"  # the same figure gives the same bytes
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -819,7 +820,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
     ax.legend()
     fig.tight_layout()
     p1 = figdir / "mean_diff.svg"
-    fig.savefig(p1)
+    fig.savefig(p1, metadata={"Date": None})
     plt.close(fig)
     out.append(("Mean score change per test case", p1))
     fig, axes = plt.subplots(1, len(targets), figsize=(12, 0.3 * len(keys) + 1.5), sharey=True)
@@ -838,7 +839,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts:
     np.atleast_1d(axes)[0].set_yticks(range(len(keys)), [f"{a} {p}".strip() for a, p in keys], fontsize=7)
     fig.colorbar(im, ax=axes, shrink=0.6)
     p2 = figdir / "not_lowered.svg"
-    fig.savefig(p2, bbox_inches="tight")
+    fig.savefig(p2, bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     out.append(("Share of essays whose score was not lowered, per prompt", p2))
     return out
