@@ -84,6 +84,13 @@ JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
 """The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
 seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
 JUDGED_SEED, JUDGED_N = 0, 40
+JUDGED_HISTORY = (
+    "The re-run changed 10 examples (5 questions, each in AddSent and AddOneSent), 2 of them in the judged sample "
+    "(items 015 and 030, both double flips, now 'the least successful' / 'the least important'): those two were "
+    "judged anew (grammatical, not answering); the other 38 sentences are byte for byte those read before and keep "
+    "their judgments (the sheet was exported again from the new run and the judgments carried over by identical "
+    "question and sentence).")
+"""How the filled sheet relates to the current ``sent`` run (the sheet is re-exported when a run changes)."""
 
 
 def load_avg() -> str:
@@ -662,13 +669,12 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
         w("")
         w("What the hand check found: the ungrammatical sentences are mostly wrong wording the structural check "
           "cannot see (agreement, 'a ontological', a fake answer where a determiner belongs, garbled noun "
-          "phrases); one grammatical sentence answers its question, 'Jeff Dean developed the least unsuccessful "
-          "steam engine indicator.' for 'What company developed the most successful steam engine indicator?': "
-          "two antonym alterations cancel. The attack now never flips an adjective right after a flipped degree "
-          "word (`alterations._no_cancelling_flips`), a change made after this document's AddSent / AddOneSent "
-          f"runs: in run `sent`, {flips['questions']} questions ({flips['examples']} examples) have such a double "
-          "flip, so the F1 figures above move by at most "
-          f"{100.0 * flips['questions'] / max(sizes[0], 1):.1f} points once the runs are made again.")
+          "phrases). The first reading of this sample (on the runs before the change below) found one "
+          "grammatical sentence that answers its question, 'Jeff Dean developed the least unsuccessful steam "
+          "engine indicator.' for 'What company developed the most successful steam engine indicator?': two "
+          "antonym alterations cancel. The attack now never flips an adjective right after a flipped degree "
+          "word (`alterations._no_cancelling_flips`) and the runs above were made again with it: "
+          f"{flips['questions']} questions of run `sent` have such a double flip now. " + JUDGED_HISTORY)
     w("")
     w("Samples of kept sentences (the first kept candidate; the scorer that ranked it):")
     w("")
