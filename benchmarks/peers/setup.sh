@@ -15,9 +15,10 @@ PIP=("$VENV/bin/python" -m pip)
 # ipython<9: checklist's viewer imports IPython.core.display.display, which IPython 9 removed
 "${PIP[@]}" install -q jupyter "notebook<7" "ipython<9" setuptools wheel
 "${PIP[@]}" install -q --no-build-isolation "checklist==0.0.11" || echo "WARNING: checklist did not install"
-# textattack 0.3.11 pulls a sentencepiece sdist whose build clones github.com: it fails without internet beyond
-# PyPI; and importing textattack downloads NLTK 'stopwords' (checklist: WordNet IC) from github at import time.
-"${PIP[@]}" install -q "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
+# textattack 0.3.11: without --prefer-binary pip picks a sentencepiece (and gensim) sdist whose build clones
+# github.com, which fails without internet beyond PyPI; with it, released wheels are chosen. Importing textattack
+# downloads NLTK 'stopwords' (checklist: WordNet IC) from github at import time: substitutes below.
+"${PIP[@]}" install -q --prefer-binary "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
 # NLTK data: nothing can be downloaded from NLTK's server here. WordNet is callbluff's (Debian wordnet-base, written
 # by scripts/setup.sh into .venv/nltk_data); stopwords, the perceptron tagger, wordnet_ic and sentiwordnet are
 # substitutes in NLTK's formats built offline by nltk_data.py (each disclosed in RESULTS-peers.md). run.py sets
