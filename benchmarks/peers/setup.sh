@@ -15,9 +15,10 @@ PIP=("$VENV/bin/python" -m pip)
 # ipython<9: checklist's viewer imports IPython.core.display.display, which IPython 9 removed
 "${PIP[@]}" install -q jupyter "notebook<7" "ipython<9" setuptools wheel
 "${PIP[@]}" install -q --no-build-isolation "checklist==0.0.11" || echo "WARNING: checklist did not install"
-# textattack 0.3.11: without --prefer-binary pip picks a sentencepiece (and gensim) sdist whose build clones
-# github.com, which fails without internet beyond PyPI; with it, released wheels are chosen. Importing textattack
-# downloads NLTK 'stopwords' (checklist: WordNet IC) from github at import time: substitutes below.
+# textattack 0.3.11 does not install from PyPI alone on this machine (Python 3.11): pip backtracks to a flair that
+# pins the sentencepiece 0.1.95 sdist, whose build clones github.com; with sentencepiece>=0.2 it falls back to a
+# gensim sdist that fails to build. Its rows then read "not measured" (no goal rests on TextAttack). Importing
+# textattack, where it installs, downloads NLTK 'stopwords' (checklist: WordNet IC): substitutes below.
 "${PIP[@]}" install -q --prefer-binary "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
 # NLTK data: nothing can be downloaded from NLTK's server here. WordNet is callbluff's (Debian wordnet-base, written
 # by scripts/setup.sh into .venv/nltk_data); stopwords, the perceptron tagger, wordnet_ic and sentiwordnet are
