@@ -27,10 +27,13 @@ from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.work import (
     AttackSpec,
     FitStates,
+    FitTask,
     GenerationResult,
     GenerationTask,
     GeneratorTask,
+    fit_groups,
     fit_states,
+    fit_task,
     generate_examples,
     generate_prompt_examples,
     instantiate,
@@ -136,7 +139,19 @@ class Generation:
         fitting = [s for s in self.specs if self.attacks[s].needs_fit]
         own = [s for s in fitting if s not in sources]
         res = self.res if self.res is not None else default_resources()
-        if own:
+        groups = fit_groups(own)
+        if len(groups) > 1 and self.executor.workers > 1 and self.res is None:
+            # configurations of different attack modules fit side by side on the executor's workers (the
+            # fits are pure: the same states in any process); one module's stay together in one process
+            recs = list(records)
+            tasks = [FitTask(g, recs, self.prompts) for g in groups]
+            for states, errors in self.executor.map(fit_task, tasks):
+                self.states.update(states)
+                for spec, pid, e in errors:
+                    if on_error is None:
+                        raise e
+                    on_error(spec, pid, e)
+        elif own:
             self.states.update(fit_states(own, records, self.prompts, res, on_error=on_error))
         by_source: dict[int, tuple[Iterable[Record], list[AttackSpec]]] = {}
         for s in fitting:

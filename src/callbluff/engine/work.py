@@ -10,6 +10,7 @@ over chunks, workers or executors gives the same bytes.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -115,6 +116,45 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
                     raise
                 on_error(spec, pid, e)
     return states
+
+
+@dataclass(frozen=True)
+class FitTask:
+    """A unit of the fit step for an executor: configurations of one attack module (which may share work within
+    a process, e.g. AddWikiRelated and AddWikiUnrelated the prompt's noun-phrase counts) on the records."""
+
+    specs: Sequence[AttackSpec]
+    records: Sequence[Record]
+    prompts: Mapping[str, Prompt]
+
+
+FitErrors = list[tuple[AttackSpec, "str | None", Exception]]
+
+
+def fit_task(task: FitTask) -> tuple[dict[tuple[AttackSpec, str | None], Any], FitErrors]:
+    """:func:`fit_states` of one :class:`FitTask` in the worker that runs it; a prompt a configuration cannot
+    learn from is returned as an error (the caller applies its failure policy), its exception made picklable."""
+    errors: FitErrors = []
+
+    def keep(spec: AttackSpec, pid: str | None, e: Exception) -> None:
+        try:
+            pickle.loads(pickle.dumps(e))
+        except Exception:  # noqa: BLE001 - an exception that does not survive pickling travels as its text
+            e = RuntimeError(f"{type(e).__name__}: {e}")
+        errors.append((spec, pid, e))
+
+    return fit_states(task.specs, task.records, task.prompts, on_error=keep), errors
+
+
+def fit_groups(specs: Sequence[AttackSpec]) -> list[list[AttackSpec]]:
+    """The configurations that need a fit, grouped by the module of their attack class (one :class:`FitTask`
+    each), in plan order."""
+    groups: dict[str, list[AttackSpec]] = {}
+    for spec in specs:
+        attack = instantiate(spec)
+        if attack.needs_fit:
+            groups.setdefault(type(attack).__module__, []).append(spec)
+    return list(groups.values())
 
 
 def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:

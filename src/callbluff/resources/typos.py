@@ -30,7 +30,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,17 +52,22 @@ class TypoCorpus:
 
     entries: Mapping[str, tuple[str, ...]]
     sources: tuple[str, ...] = ()
+    _memo: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    """:meth:`typos` per word asked (words recur across texts; the corpus does not change)."""
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def typos(self, word: str) -> tuple[str, ...]:
         """The corpus's misspellings of ``word`` (none equal to it, ignoring case), sorted, in its case."""
-        found = self.entries.get(word)
-        if found is None:
-            found = self.entries.get(word.lower(), ())
-        out = {match_case(t, word) for t in found}
-        return tuple(sorted(t for t in out if t.lower() != word.lower()))
+        got = self._memo.get(word)
+        if got is None:
+            found = self.entries.get(word)
+            if found is None:
+                found = self.entries.get(word.lower(), ())
+            out = {match_case(t, word) for t in found}
+            got = self._memo[word] = tuple(sorted(t for t in out if t.lower() != word.lower()))
+        return got
 
 
 def match_case(new: str, like: str) -> str:

@@ -3,7 +3,9 @@ its words replaced by real misspellings, which "a content-scoring system should 
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 
 import numpy as np
 from pydantic import Field
@@ -12,9 +14,16 @@ from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.content.common import DING
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
-from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
+from callbluff.resources.typos import ENV_VAR, TypoCorpus, cached_corpus, default_paths
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+@lru_cache(maxsize=8)
+def _default_paths(env: str | None) -> tuple[str, ...]:
+    """:func:`default_paths` once per value of ``$CALLBLUFF_TYPOS`` (it looks for, and may create, the cache
+    directory)."""
+    return default_paths()
 
 
 def misspell(text: str, rate: float, typos: TypoCorpus, rng: np.random.Generator) -> tuple[str, int, int]:
@@ -80,7 +89,7 @@ class Misspell(StaticAttack):
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: object = None) -> list[Perturbed]:
         assert isinstance(record, ScoredResponse)
-        corpus = cached_corpus(tuple(self.params.typo_files) or default_paths())
+        corpus = cached_corpus(tuple(self.params.typo_files) or _default_paths(os.environ.get(ENV_VAR)))
         text, replaced, words = misspell(record.text, self.params.rate, corpus, rng)
         if not replaced:
             return []
