@@ -19,7 +19,13 @@ PIP=("$VENV/bin/python" -m pip)
 # pins the sentencepiece 0.1.95 sdist, whose build clones github.com; with sentencepiece>=0.2 it falls back to a
 # gensim sdist that fails to build. Its rows then read "not measured" (no goal rests on TextAttack). Importing
 # textattack, where it installs, downloads NLTK 'stopwords' (checklist: WordNet IC): substitutes below.
-"${PIP[@]}" install -q --prefer-binary "textattack==0.3.11" || echo "WARNING: textattack did not install (see above)"
+# A failed attempt is remembered (pip's backtracking takes minutes): delete the marker to try again.
+TA_MARK="$VENV/.textattack-0.3.11-failed"
+if [ -f "$TA_MARK" ]; then
+  echo "textattack: not installable here (tried before; rm $TA_MARK to try again)"
+elif ! "${PIP[@]}" install -q --prefer-binary "textattack==0.3.11"; then
+  echo "WARNING: textattack did not install (see above)"; touch "$TA_MARK"
+fi
 # NLTK data: nothing can be downloaded from NLTK's server here. WordNet is callbluff's (Debian wordnet-base, written
 # by scripts/setup.sh into .venv/nltk_data); stopwords, the perceptron tagger, wordnet_ic and sentiwordnet are
 # substitutes in NLTK's formats built offline by nltk_data.py (each disclosed in RESULTS-peers.md). run.py sets
