@@ -81,3 +81,29 @@ def test_a_prompt_a_configuration_cannot_fit_is_reported_the_same_way(workers: i
         assert (specs[0], "1") in gen.states and (specs[0], "2") not in gen.states
         with pytest.raises(ValueError, match="nothing to learn"):
             Generation(specs, ds.prompts, seed=0, executor=ex).fit(list(ds))
+
+
+class _Counting(LocalExecutor):
+    """A two-process executor that counts the fit tasks it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.fit_tasks = 0
+
+    def map(self, fn: Any, items: Any) -> Any:
+        items = list(items)
+        if fn.__name__ == "fit_task":
+            self.fit_tasks += len(items)
+        return super().map(fn, items)
+
+
+def test_a_large_dataset_fits_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = _sas()
+    records = list(ds)
+    with _Counting() as ex:
+        Generation(SPECS, ds.prompts, seed=3, executor=ex).fit(records)
+        assert ex.fit_tasks == 2  # one task per attack module
+        monkeypatch.setattr("callbluff.engine.generate.PARALLEL_FIT_MAX_RECORDS", len(records) - 1)
+        gen = Generation(SPECS, ds.prompts, seed=3, executor=ex)
+        gen.fit(iter(records))  # a one-shot iterable is read once
+        assert ex.fit_tasks == 2 and len(gen.states) == len(SPECS) * len(ds.prompts)

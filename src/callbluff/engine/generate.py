@@ -71,6 +71,11 @@ class Chunk:
         return self.index >= GENERATOR_CHUNK0
 
 
+PARALLEL_FIT_MAX_RECORDS = 50_000
+"""Above this many records the fit step stays in this process: each worker's task would carry every record
+(pickled), which for a large dataset costs more memory and time than fitting side by side saves."""
+
+
 class MissingResources(ValueError):
     """Attack configurations need resources that are not usable here (one line per problem, with the fix)."""
 
@@ -140,10 +145,10 @@ class Generation:
         own = [s for s in fitting if s not in sources]
         res = self.res if self.res is not None else default_resources()
         groups = fit_groups(own)
-        if len(groups) > 1 and self.executor.workers > 1 and self.res is None:
+        recs = list(records) if len(groups) > 1 and self.executor.workers > 1 and self.res is None else None
+        if recs is not None and len(recs) <= PARALLEL_FIT_MAX_RECORDS:
             # configurations of different attack modules fit side by side on the executor's workers (the
             # fits are pure: the same states in any process); one module's stay together in one process
-            recs = list(records)
             tasks = [FitTask(g, recs, self.prompts) for g in groups]
             for states, errors in self.executor.map(fit_task, tasks):
                 self.states.update(states)
@@ -152,7 +157,8 @@ class Generation:
                         raise e
                     on_error(spec, pid, e)
         elif own:
-            self.states.update(fit_states(own, records, self.prompts, res, on_error=on_error))
+            self.states.update(fit_states(own, records if recs is None else recs, self.prompts, res,
+                                          on_error=on_error))
         by_source: dict[int, tuple[Iterable[Record], list[AttackSpec]]] = {}
         for s in fitting:
             if s in sources:
