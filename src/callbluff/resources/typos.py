@@ -41,6 +41,8 @@ WHEEL_MEMBER = "nlpaug/res/word/spelling/spelling_en.txt"
 DEFAULT_FILE = "natural-noise-en.txt"
 ENV_VAR = "CALLBLUFF_TYPOS"
 FORMATS = ("dat", "holbrook-tagged", "natural")
+MEMO_MAX = 200_000
+"""Words whose misspellings :meth:`TypoCorpus.typos` keeps at most (then it starts over)."""
 
 _TAG = re.compile(r"<ERR targ=([^>]*)>\s*(.*?)\s*</ERR>", re.DOTALL)
 
@@ -66,7 +68,10 @@ class TypoCorpus:
             if found is None:
                 found = self.entries.get(word.lower(), ())
             out = {match_case(t, word) for t in found}
-            got = self._memo[word] = tuple(sorted(t for t in out if t.lower() != word.lower()))
+            got = tuple(sorted(t for t in out if t.lower() != word.lower()))
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()  # bounded: a corpus of millions of distinct words starts over
+            self._memo[word] = got
         return got
 
 
