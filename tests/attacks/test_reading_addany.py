@@ -15,29 +15,10 @@ from callbluff.records import QAExample
 from callbluff.resources.context import Resources
 from callbluff.seeding import record_rng
 from callbluff.targets.base import Candidate, Input, Output
+from helpers.readers import ToyReader
 
 RECORD = QAExample("toy-1", "What zyzzyva did Tesla move to?", "In January 1880, Tesla left Gospic for Prague.",
                    ("Prague",), (37,))
-
-
-class ToyReader:
-    """Answers "Prague" unless the context holds many "zyzzyva" tokens: candidates Prague (score 10 - 2c) and
-    "nowhere" (score 2c), c = number of "zyzzyva" tokens. The expected F1 falls with every "zyzzyva" added, so
-    the optimum of d = 10 words is ten times "zyzzyva" (a question word, not a common word)."""
-
-    fingerprint = "toy-reader"
-
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-
-    def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        self.calls.append(len(inputs))
-        out = []
-        for inp in inputs:
-            c = [w.strip(".") for w in inp.context.lower().split()].count("zyzzyva")
-            cands = sorted([Candidate("Prague", 10.0 - 2 * c), Candidate("nowhere", 2.0 * c)], key=lambda x: -x.score)
-            out.append(Output(answer=cands[0].text, candidates=tuple(cands)))
-        return out
 
 
 def _words(distractor: str) -> list[str]:

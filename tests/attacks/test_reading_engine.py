@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from test_reading_addany import ToyReader
+from helpers.readers import ToyReader
 
 from callbluff.engine.run import Engine
 from callbluff.engine.suite import parse_suite

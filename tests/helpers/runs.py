@@ -41,3 +41,26 @@ def run_small_suite(directory: Path, suite: str = SMALL_SUITE, **run: Any) -> Ru
     path = directory / "suite.toml"
     path.write_text(suite, encoding="utf-8")
     return run_suite(load_suite(path), directory / "run", **run)
+
+
+def versions_suite(function: str, *, name: str, target: str, seed: int = 1, limit: int = 6) -> str:
+    """A suite for comparing versions of one scorer: ``limit`` demo essays, DelRand 30 % and ShuffleSent, the
+    callable target ``target`` = :mod:`helpers.scorers` ``function``, no report."""
+    return f"""
+name = "{name}"
+seed = {seed}
+limit = {limit}
+[dataset]
+spec = "demo:essay"
+[[target]]
+name = "{target}"
+type = "callable"
+function = "helpers.scorers:{function}"
+[[attack]]
+name = "DelRand"
+params = {{ percent = 30 }}
+[[attack]]
+name = "ShuffleSent"
+[output]
+report = false
+"""

@@ -5,9 +5,7 @@ sentences dropped from the verified set, and bad cells named by file, row and co
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,9 +16,9 @@ from callbluff.annotate import AnnotationError, addsent_verification, export_she
 from callbluff.cli import app
 from callbluff.engine.run import Engine
 from callbluff.engine.suite import parse_suite
+from helpers.readers import ToyReader
+from helpers.sheets import read_rows, write_rows
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "attacks"))
-from test_reading_addany import ToyReader  # noqa: E402
 
 CONTEXT = ("In January 1880, two of Tesla's uncles put together enough money to help him leave Gospic for Prague, "
            "where he was to study. In 1882 he moved to Budapest to work for a telegraph company.")
@@ -47,19 +45,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "run"
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _write(path: Path, rows: list[dict[str, str]]) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 def test_round_trip_drops_rejected_sentences_and_reports_acceptance(run_dir: Path, tmp_path: Path) -> None:
     examples = pd.read_parquet(run_dir / "examples.parquet")
     n = int(examples["example_id"].nunique())
@@ -67,7 +52,7 @@ def test_round_trip_drops_rejected_sentences_and_reports_acceptance(run_dir: Pat
     r = CliRunner().invoke(app, ["annotate", "export", str(run_dir), "--kind", "addsent", "--n", str(n),
                                  "--out", str(tmp_path / "sheet.csv")])
     assert r.exit_code == 0, r.output
-    blank = _rows(tmp_path / "sheet.csv")
+    blank = read_rows(tmp_path / "sheet.csv")
     assert len(blank) == n
     assert set(blank[0]) == {"sheet", "item", "question", "sentence", "grammatical", "answers_question", "annotator"}
     distractors = {json.loads(m)["distractor"] for m in examples["meta"]}
@@ -85,7 +70,7 @@ def test_round_trip_drops_rejected_sentences_and_reports_acceptance(run_dir: Pat
             g = "no" if row["item"] == "001" else "yes"
             a = "yes" if row["item"] == "002" and annotator == "A" else "no"
             filled.append({**row, "grammatical": g, "answers_question": a, "annotator": annotator})
-    _write(tmp_path / "filled.csv", filled)
+    write_rows(tmp_path / "filled.csv", filled)
     r = CliRunner().invoke(app, ["annotate", "import", str(run_dir), str(tmp_path / "filled.csv")])
     assert r.exit_code == 0, r.output
     assert "AddSent verification" in r.output
@@ -105,14 +90,14 @@ def test_round_trip_drops_rejected_sentences_and_reports_acceptance(run_dir: Pat
 
 def test_bad_cells_and_wrong_runs_are_named(run_dir: Path, tmp_path: Path) -> None:
     ex = export_sheet(run_dir, "addsent", 2, tmp_path / "s.csv", seed=1)
-    rows = _rows(ex.csv)
+    rows = read_rows(ex.csv)
     bad = [{**rows[0], "grammatical": "maybe", "answers_question": "no", "annotator": "A"},
            {**rows[1], "grammatical": "yes", "answers_question": "no", "annotator": "A"}]
     with pytest.raises(AnnotationError, match=r"row 2, column grammatical: 'maybe'; write yes or no"):
-        import_sheets(run_dir, [_write(tmp_path / "bad.csv", bad)])
+        import_sheets(run_dir, [write_rows(tmp_path / "bad.csv", bad)])
     missing = [{**rows[0], "grammatical": "yes", "answers_question": "no", "annotator": "A"}]
     with pytest.raises(AnnotationError, match="did not judge items"):
-        import_sheets(run_dir, [_write(tmp_path / "missing.csv", missing)])
+        import_sheets(run_dir, [write_rows(tmp_path / "missing.csv", missing)])
 
 
 def test_majority_rule() -> None:

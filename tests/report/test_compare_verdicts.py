@@ -19,31 +19,13 @@ from typer.testing import CliRunner
 from callbluff.cli import REGRESSION_EXIT, app
 from callbluff.compare import PAIRED_TEST, UNPAIRED_TEST, compare_runs, holm, mcnemar_exact
 from callbluff.engine.run import RunResult
-
-SUITE = """
-name = "{name}"
-seed = {seed}
-limit = 12
-[dataset]
-spec = "demo:essay"
-[[target]]
-name = "scorer"
-type = "callable"
-function = "helpers.scorers:{function}"
-[[attack]]
-name = "DelRand"
-params = {{ percent = 30 }}
-[[attack]]
-name = "ShuffleSent"
-[output]
-report = false
-"""
+from helpers.runs import versions_suite
 
 
 @pytest.fixture(scope="module")
 def runs(small_run: Callable[..., RunResult]) -> dict[str, Path]:
     def run(name: str, function: str, seed: int = 1) -> Path:
-        return small_run(SUITE.format(name=name, function=function, seed=seed)).run_dir
+        return small_run(versions_suite(function, name=name, target="scorer", seed=seed, limit=12)).run_dir
 
     return {"v1": run("v1", "essay_length_scorer"), "v1-again": run("v1-again", "essay_length_scorer"),
             "v2": run("v2", "constant_scorer"), "v2-seed": run("v2-seed", "constant_scorer", seed=2)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 from callbluff.annotate import AnnotationError, comprehension_rates, export_sheet, import_sheets
 from callbluff.cli import app
 from callbluff.engine.run import RunResult
+from helpers.sheets import read_rows, write_rows
 
 
 @pytest.fixture(scope="module")
@@ -21,24 +21,11 @@ def run_dir(small_run: Callable[..., RunResult]) -> Path:
     return small_run().run_dir
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _write(path: Path, rows: list[dict[str, str]]) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 def test_scoring_round_trip_gives_table6(run_dir: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["annotate", "export", str(run_dir), "--kind", "scoring", "--n", "4",
                                  "--out", str(tmp_path / "sheet.csv")])
     assert r.exit_code == 0, r.output
-    blank = _rows(tmp_path / "sheet.csv")
+    blank = read_rows(tmp_path / "sheet.csv")
     assert len(blank) == 4 and all(row["score_a"] == row["score_b"] == "" for row in blank)
     assert "adversarial" not in json.dumps(blank) and "example_id" not in blank[0]  # keys hidden
     [key_file] = (run_dir / "annotations").glob("*.key.json")
@@ -55,7 +42,7 @@ def test_scoring_round_trip_gives_table6(run_dir: Path, tmp_path: Path) -> None:
             adv_is_a = key[row["item"]]["adversarial"] == "a"
             rows.append({**row, "annotator": name, "score_a": str(a if adv_is_a else o),
                          "score_b": str(o if adv_is_a else a)})
-        return _write(tmp_path / f"{name}.csv", rows)
+        return write_rows(tmp_path / f"{name}.csv", rows)
 
     files = [fill("ann1", [(4, 3)] * 4),                       # lowers every adversarial response by 1
              fill("ann2", [(3, 3)] * 4),                       # never changes a score
@@ -76,41 +63,41 @@ def test_scoring_round_trip_gives_table6(run_dir: Path, tmp_path: Path) -> None:
 
 def test_mismatching_sheets_are_named(run_dir: Path, tmp_path: Path) -> None:
     ex = export_sheet(run_dir, "scoring", 3, tmp_path / "s.csv", seed=9)
-    blank = _rows(ex.csv)
+    blank = read_rows(ex.csv)
     good = [{**row, "annotator": "x", "score_a": "3", "score_b": "4"} for row in blank]
     with pytest.raises(AnnotationError, match=r"row 2: sheet 'nope' was not exported from"):
-        import_sheets(run_dir, [_write(tmp_path / "a.csv", [{**good[0], "sheet": "nope"}])])
+        import_sheets(run_dir, [write_rows(tmp_path / "a.csv", [{**good[0], "sheet": "nope"}])])
     with pytest.raises(AnnotationError, match=r"row 3, column score_b: 9 is outside the scale 1-6"):
-        import_sheets(run_dir, [_write(tmp_path / "b.csv", [good[0], {**good[1], "score_b": "9"}, good[2]])])
+        import_sheets(run_dir, [write_rows(tmp_path / "b.csv", [good[0], {**good[1], "score_b": "9"}, good[2]])])
     with pytest.raises(AnnotationError, match=r"row 2, column score_a: 'high' is not a score"):
-        import_sheets(run_dir, [_write(tmp_path / "c.csv", [{**good[0], "score_a": "high"}, *good[1:]])])
+        import_sheets(run_dir, [write_rows(tmp_path / "c.csv", [{**good[0], "score_a": "high"}, *good[1:]])])
     with pytest.raises(AnnotationError, match=r"did not judge items"):
-        import_sheets(run_dir, [_write(tmp_path / "d.csv", good[:2])])
+        import_sheets(run_dir, [write_rows(tmp_path / "d.csv", good[:2])])
     with pytest.raises(AnnotationError, match=r"judged item .* twice"):
-        import_sheets(run_dir, [_write(tmp_path / "e.csv", [*good, good[0]])])
+        import_sheets(run_dir, [write_rows(tmp_path / "e.csv", [*good, good[0]])])
     with pytest.raises(AnnotationError, match=r"column annotator is empty"):
-        import_sheets(run_dir, [_write(tmp_path / "f.csv", [{**good[0], "annotator": ""}, *good[1:]])])
+        import_sheets(run_dir, [write_rows(tmp_path / "f.csv", [{**good[0], "annotator": ""}, *good[1:]])])
     with pytest.raises(AnnotationError, match=r"not a callbluff annotation sheet"):
-        import_sheets(run_dir, [_write(tmp_path / "g.csv", [{"foo": "1"}])])
+        import_sheets(run_dir, [write_rows(tmp_path / "g.csv", [{"foo": "1"}])])
     with pytest.raises(AnnotationError, match=r"--kind 'grading'"):
         export_sheet(run_dir, "grading", 3, tmp_path / "x.csv")
 
 
 def test_comprehension_round_trip(run_dir: Path, tmp_path: Path) -> None:
     ex = export_sheet(run_dir, "comprehension", 5, tmp_path / "c.csv", seed=1)
-    blank = _rows(ex.csv)
+    blank = read_rows(ex.csv)
     assert len(blank) == 5 and set(blank[0]) == {"sheet", "item", "question", "understood", "what_it_asks",
                                                   "annotator"}
     answers = {"p1": "yyyyy", "p2": "yyynn", "p3": "ynnnn"}  # rates 100%, 60%, 20%
     rows = [{**row, "annotator": who, "understood": {"y": "yes", "n": "no"}[marks[i]], "what_it_asks": "volunteering"}
             for who, marks in answers.items() for i, row in enumerate(blank)]
-    summary = import_sheets(run_dir, [_write(tmp_path / "filled.csv", rows)])
+    summary = import_sheets(run_dir, [write_rows(tmp_path / "filled.csv", rows)])
     overall = next(x for x in summary["comprehension"] if x["attack"] == "all")
     assert (overall["min_pct"], overall["max_pct"]) == (20.0, 100.0)
     assert overall["mean_pct"] == pytest.approx(60.0)
     assert overall["per_annotator"] == {"p1": 100.0, "p2": 60.0, "p3": 20.0}
     with pytest.raises(AnnotationError, match=r"column understood: 'maybe'; write yes or no"):
-        import_sheets(run_dir, [_write(tmp_path / "bad.csv", [{**rows[0], "understood": "maybe"}, *rows[1:]])])
+        import_sheets(run_dir, [write_rows(tmp_path / "bad.csv", [{**rows[0], "understood": "maybe"}, *rows[1:]])])
 
 
 def test_export_is_stratified_per_attack(run_dir: Path, tmp_path: Path) -> None:

@@ -11,31 +11,13 @@ from typer.testing import CliRunner
 from callbluff.cli import app
 from callbluff.compare import compare_runs
 from callbluff.engine.run import RunResult
-
-SUITE = """
-name = "cmp"
-seed = 1
-limit = 6
-[dataset]
-spec = "demo:essay"
-[[target]]
-name = "{name}"
-type = "callable"
-function = "helpers.scorers:{function}"
-[[attack]]
-name = "DelRand"
-params = {{ percent = 30 }}
-[[attack]]
-name = "ShuffleSent"
-[output]
-report = false
-"""
+from helpers.runs import versions_suite
 
 
 @pytest.fixture(scope="module")
 def runs(small_run: Callable[..., RunResult]) -> tuple[Path, Path]:
     """The same suite on two versions of a model: v1 scores every essay 4, v2 scores by length."""
-    v1, v2 = (small_run(SUITE.format(name=name, function=function)).run_dir
+    v1, v2 = (small_run(versions_suite(function, name="cmp", target=name)).run_dir
               for name, function in (("v1", "constant_scorer"), ("v2", "essay_length_scorer")))
     return v1, v2
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -179,7 +179,7 @@ def pools_many(records: Sequence[QAExample], res: Any, params: CandidateParams) 
     raws: dict[int, tuple[list[_Raw], str | None]] = {}
     for i, qdoc, answer_toks in zip(todo, qdocs, toks):
         raws[i] = _assemble(records[i], qdoc, answer_toks, lex, params)
-    sentences = list(dict.fromkeys(r.sentence for rs, _ in raws.values() for r in rs))
+    sentences = list(dict.fromkeys(r.candidate.sentence for rs, _ in raws.values() for r in rs))
     docs = dict(zip(sentences, res.nlp.pipe(sentences, batch_size=64), strict=True)) if sentences else {}
     scorer = None if params.fluency == "structural" else fluency_scorer(required=params.fluency == "lm")
     label = scorer_label(scorer)
@@ -190,13 +190,10 @@ def pools_many(records: Sequence[QAExample], res: Any, params: CandidateParams) 
 
 @dataclass(frozen=True)
 class _Raw:
-    sentence: str
-    question: str
-    fake_answer: str
-    answer_rule: str
-    variant: int
-    alterations: list[dict[str, Any]]
-    conversion: str
+    """A candidate before step 4 (no problems, fluency or scorer yet) and its answer phrase, which the grammar
+    check reads."""
+
+    candidate: Candidate
     phrase: str
     subject: bool
 
@@ -231,9 +228,10 @@ def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexico
             continue
         seen.add(conv.sentence)
         question = "".join(w + t.whitespace_ for w, t in zip(words, qdoc))
-        out.append(_Raw(conv.sentence, question, fakes[f][0], fakes[f][1], v,
-                        [{"i": a.i, "from": a.original, "to": a.words[min(v, len(a.words) - 1)], "rule": a.rule}
-                         for a in kept], rule, conv.phrase, conv.subject))
+        changes = [{"i": a.i, "from": a.original, "to": a.words[min(v, len(a.words) - 1)], "rule": a.rule}
+                   for a in kept]
+        out.append(_Raw(Candidate(conv.sentence, question, fakes[f][0], fakes[f][1], v, changes, rule),
+                        conv.phrase, conv.subject))
         if len(out) >= params.pool:
             break
     if out:
@@ -254,16 +252,15 @@ def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, 
           params: CandidateParams) -> Pool:
     """Step 4 without a crowd: the structural check on every raw candidate, the fluency of those passing, the
     ``candidates`` most fluent kept (generation order without a scorer; ties keep generation order)."""
-    problems = [tuple(grammar_problems(r.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
-                                       doc=docs.get(r.sentence))) for r in raws]
+    problems = [tuple(grammar_problems(r.candidate.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
+                                       doc=docs.get(r.candidate.sentence))) for r in raws]
     n_pass = sum(not p for p in problems)
     rank = scorer is not None and n_pass > params.candidates  # the model decides only what is left out
     checked: list[Candidate] = []
     for r, pr in zip(raws, problems):
-        flu = scorer.score(r.sentence) if rank and not pr else None
-        checked.append(Candidate(r.sentence, r.question, r.fake_answer, r.answer_rule, r.variant, r.alterations,
-                                 r.conversion, pr, None if flu is None else round(flu, 6),
-                                 label if rank else STRUCTURAL))
+        flu = scorer.score(r.candidate.sentence) if rank and not pr else None
+        checked.append(replace(r.candidate, problems=pr, fluency=None if flu is None else round(flu, 6),
+                               scorer=label if rank else STRUCTURAL))
     passing = [(k, c) for k, c in enumerate(checked) if not c.problems]
     if rank:
         passing.sort(key=lambda kc: (-(kc[1].fluency if kc[1].fluency is not None else float("-inf")), kc[0]))
