@@ -40,3 +40,24 @@ def test_the_loaded_reader_reads_synsets_from_memory() -> None:
     with path.open(encoding="utf-8") as disk:  # a real offset: the line NLTK parsed for dog.n.01
         disk.seek(dog.offset())
         assert disk.readline().startswith(f"{dog.offset():08d} 05 n")
+
+
+def test_lemma_counts_match_nltks_binary_search_of_cntlist() -> None:
+    """``Lemma.count()`` from the dict (LemmaCounts) equals NLTK's binary search of ``cntlist.rev`` on every
+    lemma of a sample of synsets of each part of speech, counted or not (BabelGen weighs keywords by it)."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.data import find
+
+    from callbluff.resources.wordnet_setup import LemmaCounts
+
+    try:
+        wn = load_wordnet()
+    except LookupError as e:
+        pytest.skip(f"WordNet not installed: {e}")
+    assert isinstance(wn.lemma_count, LemmaCounts)
+    plain = WordNetCorpusReader(find("corpora/wordnet"), None)  # NLTK's own reader: the file searched each call
+    lemmas = [lem for pos in "nvar" for syn in list(plain.all_synsets(pos))[::97] for lem in syn.lemmas()]
+    counts = [plain.lemma_count(lem) for lem in lemmas]
+    assert [wn.lemma_count(lem) for lem in lemmas] == counts
+    assert sum(c > 0 for c in counts) > 100 and 0 in counts  # both kinds were compared
+    assert wn.lemma("dog.n.01.dog").count() == plain.lemma("dog.n.01.dog").count() > 0
