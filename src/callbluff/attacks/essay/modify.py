@@ -191,9 +191,9 @@ def _agreement_error(t: Token) -> tuple[int, str] | None:
     from lemminflect import getInflection
 
     low = t.lower_
-    if t.text.startswith("'") or not t.is_alpha or not _has_subject(t):
+    if t.tag_ not in ("VBZ", "VBP") and low not in ("was", "were"):  # the cheapest test first
         return None
-    if t.tag_ not in ("VBZ", "VBP") and low not in ("was", "were"):
+    if t.text.startswith("'") or not t.is_alpha or not _has_subject(t):
         return None
     head = t.head
     if (t.lemma_ == "be" and t.tag_ in ("VBZ", "VBP") and t.dep_ == "aux" and head.tag_ == "VBG"
@@ -251,12 +251,13 @@ def error_edits(tokens: list[Token]) -> list[Edit]:
     for n, t in enumerate(tokens):
         if t.i in skip:
             continue
-        start, end, word = replaced.get(t.i, (t.idx, t.idx + len(t.text), t.text))
+        new = replaced.get(t.i)
+        start, end, word = new or (t.idx, t.idx + len(t.text), t.text)
         if n == len(tokens) - 1 and t.text == "." and n > 0:
             word = ""
         else:
             word = _informal(word, t, first=(n == 0))
-        if word != _source(tokens, start, end):
+        if word != (_source(tokens, start, end) if new else t.text):  # a token's own span is its text
             edits.append(Edit(start, end, word))
     return edits
 
