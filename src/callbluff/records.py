@@ -108,6 +108,19 @@ class OpenQuestion:
 Record = Union[ScoredResponse, QAExample, OpenQuestion]
 
 
+def record_size(record: Record) -> int:
+    """The characters of a record's text fields (its id and gold answers included): what the work on it
+    grows with, to share records among workers by size (``iterutil.split_weighted``)."""
+    total = 0
+    for name in record.__slots__:  # type: ignore[union-attr]
+        value = getattr(record, name)
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, tuple):
+            total += sum(len(v) for v in value if isinstance(v, str))
+    return total
+
+
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys and no whitespace: the stable text form used for ids, hashes and seeds."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -24,9 +24,17 @@ R = TypeVar("R")
 
 class Executor(Protocol):
     workers: int
+    workers_fork: bool
+    """Whether the workers :meth:`map` starts fork from this process (and so inherit what it holds)."""
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``items``, results in input order."""
+        ...
+
+    def map_beside(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """``fn`` over ``items``, the first item in *this* process while the others run on workers; results in
+        input order. What the first call leaves in this process (e.g. spaCy parses in the shared resources)
+        is there for workers that fork from it afterwards (the fit step, then generation)."""
         ...
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
@@ -69,19 +77,45 @@ class LocalExecutor:
         if workers < 1:
             raise ValueError(f"--workers must be >= 1, got {workers}")
         self.workers = workers
+        self.workers_fork = "fork" in mp.get_all_start_methods()
         self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        method = "fork" if self.workers_fork else "spawn"
+        return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method),
+                                   initializer=_exit_with_parent, initargs=(os.getpid(),))
 
     def _get_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context(method),
-                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
-        return self._pool
+        with self._lock:  # threads generating two chunks at once share one pool
+            if self._pool is None:
+                self._pool = self._new_pool(self.workers)
+            return self._pool
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         if self.workers == 1:
             return map(fn, items)
         return self._get_pool().map(fn, items)
+
+    def map_beside(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """The items shared between this process and ``workers - 1`` processes started for this call alone and
+        ended before it returns: this process runs the first item, then, from the last, every item no worker
+        has started yet, while the workers take them from the second on. The pool :meth:`map` starts later
+        forks from this process *after* the call and inherits what it left (the fit step's spaCy parses, which
+        generation then finds instead of parsing the same texts again; workers already running would not)."""
+        todo = list(items)
+        if self.workers == 1 or len(todo) < 2:
+            return [fn(x) for x in todo]
+        pool = self._new_pool(min(self.workers - 1, len(todo) - 1))
+        try:
+            futures = {i: pool.submit(fn, x) for i, x in enumerate(todo) if i}
+            here = {0: fn(todo[0])}
+            for i in sorted(futures, reverse=True):
+                if futures[i].cancel():  # no worker has started it: run it here
+                    here[i] = fn(todo[i])
+            return [here[i] if i in here else futures[i].result() for i in range(len(todo))]
+        finally:
+            pool.shutdown(cancel_futures=True)
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
         return map_threads(fn, items, concurrency)

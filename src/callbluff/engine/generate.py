@@ -17,9 +17,12 @@ the work over chunks, workers or executors gives the same bytes.
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Literal
 
 from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, StaticAttack
@@ -27,20 +30,20 @@ from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.work import (
     AttackSpec,
     FitStates,
-    FitTask,
     GenerationResult,
     GenerationTask,
     GeneratorTask,
-    fit_groups,
     fit_states,
     fit_task,
+    fit_order,
+    fit_tasks,
     generate_examples,
     generate_prompt_examples,
     instantiate,
 )
 from callbluff.engine.limit import limited
-from callbluff.iterutil import chunked, split_evenly
-from callbluff.records import Perturbed, Prompt, Record
+from callbluff.iterutil import chunked, split_weighted
+from callbluff.records import Perturbed, Prompt, Record, record_size
 from callbluff.resources.context import default_resources
 from callbluff.resources.requirements import check_requirements
 
@@ -144,18 +147,25 @@ class Generation:
         fitting = [s for s in self.specs if self.attacks[s].needs_fit]
         own = [s for s in fitting if s not in sources]
         res = self.res if self.res is not None else default_resources()
-        groups = fit_groups(own)
-        recs = list(records) if len(groups) > 1 and self.executor.workers > 1 and self.res is None else None
-        if recs is not None and len(recs) <= PARALLEL_FIT_MAX_RECORDS:
-            # configurations of different attack modules fit side by side on the executor's workers (the
-            # fits are pure: the same states in any process); one module's stay together in one process
-            tasks = [FitTask(g, recs, self.prompts) for g in groups]
-            for states, errors in self.executor.map(fit_task, tasks):
-                self.states.update(states)
-                for spec, pid, e in errors:
-                    if on_error is None:
-                        raise e
-                    on_error(spec, pid, e)
+        recs = list(records) if own and self.executor.workers > 1 and self.res is None else None
+        tasks = (fit_tasks(own, recs, self.prompts, os.getpid() if self.executor.workers_fork else 0)
+                 if recs is not None and len(recs) <= PARALLEL_FIT_MAX_RECORDS else [])
+        if len(tasks) > 1:
+            # side by side (the fits are pure: the same states in any process): the first task here, the others
+            # on workers; the parses the workers made come back here, for the generation workers forked later
+            got: dict[tuple[AttackSpec, str | None], Any] = {}
+            errors: list[tuple[AttackSpec, str | None, Exception]] = []
+            for states, errs, parses in self.executor.map_beside(fit_task, tasks):
+                got.update(states)
+                errors += errs
+                if parses is not None:
+                    res.import_dependency_docs(parses)
+            key = fit_order(own, self.prompts)  # states and errors in the order of one process
+            self.states.update(sorted(got.items(), key=lambda kv: key(kv[0])))
+            for spec, pid, e in sorted(errors, key=lambda x: key(x[:2])):
+                if on_error is None:
+                    raise e
+                on_error(spec, pid, e)
         elif own:
             self.states.update(fit_states(own, records if recs is None else recs, self.prompts, res,
                                           on_error=on_error))
@@ -175,7 +185,8 @@ class Generation:
         if not self.static or not records:
             return [], []
         work = []
-        for part in split_evenly(records, self.executor.workers * 2):
+        parts = self.executor.workers * 4 if self.executor.workers > 1 else 1  # 4 per worker: no long tail
+        for part in split_weighted(records, parts, record_size):  # of near-equal text
             pids = {getattr(r, "prompt_id", None) for r in part}
             work.append(GenerationTask(part, {p: self.prompts[p] for p in pids if p in self.prompts}, self.static,
                                        self.seed, self._states_for(self.static, pids), self.raise_errors))
@@ -190,27 +201,29 @@ class Generation:
                       skip: Callable[[int], bool] | None = None, ahead: bool = True) -> Iterator[Chunk]:
         """The first ``limit`` records in chunks of ``chunk_size``, each with its static examples; a chunk for
         which ``skip(index)`` is true is yielded unread by the attacks (``skipped``). With ``ahead`` the next
-        chunk is read and generated on a background thread while the caller works on this one."""
-        chunks = enumerate(chunked(records, self.chunk_size, limit))
+        chunks are generated on background threads while the caller works on this one: one, or two when the
+        executor has several workers, so that they take the next chunk's tasks as soon as they finish this
+        one's (no worker waits for the slowest task of a chunk); chunks are yielded in order."""
+        # records are read and ``skip`` asked in the caller's thread; only generation runs in the background
+        chunks = ((idx, recs, skip is not None and skip(idx))
+                  for idx, recs in enumerate(chunked(records, self.chunk_size, limit)))
 
-        def prepare() -> Chunk | None:
-            item = next(chunks, None)
-            if item is None:
-                return None
-            idx, recs = item
-            if skip is not None and skip(idx):
+        def prepare(idx: int, recs: list[Record], skipped: bool) -> Chunk:
+            if skipped:
                 return Chunk(idx, recs, [], [], skipped=True)
             examples, errors = self.generate_records(recs)
             return Chunk(idx, recs, examples, errors)
 
         if not ahead:
-            while (chunk := prepare()) is not None:
-                yield chunk
+            for item in chunks:
+                yield prepare(*item)
             return
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-prefetch") as pool:
-            future = pool.submit(prepare)
-            while (chunk := future.result()) is not None:
-                future = pool.submit(prepare)
+        depth = 2 if self.executor.workers > 1 else 1
+        with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="callbluff-prefetch") as pool:
+            pending = deque(pool.submit(prepare, *item) for item in islice(chunks, depth))
+            while pending:
+                chunk = pending.popleft().result()
+                pending.extend(pool.submit(prepare, *item) for item in islice(chunks, 1))
                 yield chunk
 
     def generator_work(self, prompt_ids: Iterable[str] | None = None) -> list[GeneratorTask]:

@@ -87,6 +87,7 @@ class RayExecutor:
         self._call = ray.remote(num_cpus=1, max_retries=2)(_call)
         self._predict = ray.remote(num_cpus=1, max_retries=2)(_predict)
         self._caches: dict[str, ActorCache] = {}
+        self.workers_fork = False  # Ray's workers are processes of their own (or other machines)
         self.tasks = {"map": 0, "map_all": 0, "predict": 0}  # tasks submitted, by kind (tests, diagnostics)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
@@ -110,6 +111,11 @@ class RayExecutor:
         refs = [self._call.remote(fn_ref, item) for item in items]
         self.tasks["map_all"] += len(refs)
         return list(ray.get(refs))
+
+    def map_beside(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Every item as a Ray task (:meth:`map_all`): Ray's workers do not fork from this process, so running
+        the first item here would leave nothing they could use."""
+        return self.map_all(fn, items)
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> Iterator[R]:
         return map_threads(fn, items, concurrency)

@@ -10,6 +10,7 @@ over chunks, workers or executors gives the same bytes.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
 from callbluff.resources import fit_cache
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
-from callbluff.resources.context import default_resources
+from callbluff.resources.context import DependencyParses, default_resources
 from callbluff.seeding import record_rng
 
 
@@ -121,19 +122,28 @@ def fit_states(specs: Sequence[AttackSpec], records: Iterable[Record], prompts: 
 @dataclass(frozen=True)
 class FitTask:
     """A unit of the fit step for an executor: configurations of one attack module (which may share work within
-    a process, e.g. AddWikiRelated and AddWikiUnrelated the prompt's noun-phrase counts) on the records."""
+    a process, e.g. AddWikiRelated and AddWikiUnrelated the prompt's noun-phrase counts) on the records of
+    ``prompts``. ``origin``: the id of the engine's process when its generation workers fork from it (a task run
+    in another process then sends back the dependency parses it made); 0 otherwise."""
 
     specs: Sequence[AttackSpec]
     records: Sequence[Record]
     prompts: Mapping[str, Prompt]
+    origin: int = 0
 
 
 FitErrors = list[tuple[AttackSpec, "str | None", Exception]]
+FitResult = tuple[dict[tuple[AttackSpec, "str | None"], Any], FitErrors, DependencyParses | None]
 
 
-def fit_task(task: FitTask) -> tuple[dict[tuple[AttackSpec, str | None], Any], FitErrors]:
-    """:func:`fit_states` of one :class:`FitTask` in the worker that runs it; a prompt a configuration cannot
-    learn from is returned as an error (the caller applies its failure policy), its exception made picklable."""
+def fit_task(task: FitTask) -> FitResult:
+    """:func:`fit_states` of one :class:`FitTask` in the process that runs it; a prompt a configuration cannot
+    learn from is returned as an error (the caller applies its failure policy), its exception made picklable.
+    Run away from ``task.origin``, it also returns the dependency parses the fit made
+    (:meth:`Resources.export_dependency_docs`), for the engine's process to keep for its generation workers."""
+    res = default_resources()
+    ship = bool(task.origin) and os.getpid() != task.origin
+    before = set(res.dependency_texts()) if ship else set()
     errors: FitErrors = []
 
     def keep(spec: AttackSpec, pid: str | None, e: Exception) -> None:
@@ -143,18 +153,59 @@ def fit_task(task: FitTask) -> tuple[dict[tuple[AttackSpec, str | None], Any], F
             e = RuntimeError(f"{type(e).__name__}: {e}")
         errors.append((spec, pid, e))
 
-    return fit_states(task.specs, task.records, task.prompts, on_error=keep), errors
+    states = fit_states(task.specs, task.records, task.prompts, res, on_error=keep)
+    parses = res.export_dependency_docs([t for t in res.dependency_texts() if t not in before]) if ship else None
+    return states, errors, parses
+
+
+PARSES = frozenset({"spacy", "spacy-parse"})
+"""Requirements of attacks that read texts through the shared spaCy pipeline (``Resources``' parse caches)."""
 
 
 def fit_groups(specs: Sequence[AttackSpec]) -> list[list[AttackSpec]]:
     """The configurations that need a fit, grouped by the module of their attack class (one :class:`FitTask`
-    each), in plan order."""
+    each), in plan order, except that the first group whose attacks parse with spaCy (:data:`PARSES`) comes
+    first: the fit step runs the first group in the engine's process (``Executor.map_beside``), where its
+    parses stay for the generation workers that fork afterwards (the AddWiki fit parses essays that
+    ModLexicon and ModGrammar parse again when they generate)."""
     groups: dict[str, list[AttackSpec]] = {}
+    parsing: list[str] = []
     for spec in specs:
         attack = instantiate(spec)
         if attack.needs_fit:
-            groups.setdefault(type(attack).__module__, []).append(spec)
-    return list(groups.values())
+            module = type(attack).__module__
+            groups.setdefault(module, []).append(spec)
+            if PARSES & set(attack.requires) and module not in parsing:
+                parsing.append(module)
+    first = parsing[:1]
+    return [groups[m] for m in first] + [g for m, g in groups.items() if m not in first]
+
+
+def fit_order(specs: Sequence[AttackSpec], prompts: Mapping[str, Prompt]) -> Callable[[tuple[Any, ...]], int]:
+    """A sort key for (configuration, prompt id) pairs: the order in which :func:`fit_states` fits them in one
+    process (configurations in plan order, prompts sorted); pairs it does not know go last, in their order."""
+    rank = {(s, p): i for i, (s, p) in enumerate((s, p) for s in specs for p in [*sorted(prompts), None])}
+    return lambda pair: rank.get((pair[0], pair[1]), len(rank))
+
+
+def fit_tasks(specs: Sequence[AttackSpec], records: Sequence[Record], prompts: Mapping[str, Prompt],
+              origin: int = 0) -> list[FitTask]:
+    """The fit step as tasks for ``Executor.map_beside``: each :func:`fit_groups` group that parses with spaCy
+    split per prompt (its fits are per prompt; their parses travel back to the engine's process), the others
+    whole. Order: the first parsing task (run in the engine's process), the whole groups (taken first by the
+    workers), then the other parsing tasks (shared by both ends: the engine's process takes them from the
+    last)."""
+    by_prompt: dict[str | None, list[Record]] = {}
+    for r in records:
+        by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
+    split: list[FitTask] = []
+    whole: list[FitTask] = []
+    for group in fit_groups(specs):
+        if prompts and PARSES & {req for s in group for req in instantiate(s).requires}:
+            split += [FitTask(group, by_prompt.get(pid, []), {pid: prompts[pid]}, origin) for pid in sorted(prompts)]
+        else:
+            whole.append(FitTask(group, records, prompts, origin))
+    return split[:1] + whole + split[1:]
 
 
 def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:

@@ -32,6 +32,14 @@ class TextSpans(NamedTuple):
     sentences: tuple[tuple[int, int], ...]
 
 
+class DependencyParses(NamedTuple):
+    """Dependency parses that travel between processes (:meth:`Resources.export_dependency_docs`): a spaCy
+    ``DocBin`` and, per doc, whether it was parsed without the lemmatizer."""
+
+    docbin: bytes
+    unlemmatized: tuple[bool, ...]
+
+
 class Resources:
     """Lazy access to the spaCy pipeline and the other resources attacks need."""
 
@@ -217,6 +225,39 @@ class Resources:
             self._lemmatizer(doc)  # the pipe the parse left out, run after the others as in the pipeline
         with self._lock:
             self._unlemmatized.discard(text)
+
+    def dependency_texts(self) -> list[str]:
+        """The texts whose :meth:`dependency_doc` is cached now, least recently used first."""
+        with self._lock:
+            return list(self._deps)
+
+    def export_dependency_docs(self, texts: Sequence[str]) -> DependencyParses:
+        """The cached :meth:`dependency_doc` parses of ``texts`` (those not cached are left out) in a form that
+        travels between processes (spaCy's ``DocBin``: tags, POS, morphology, lemmas, arcs, sentence starts;
+        not the doc's tensor, which no attack reads), to :meth:`import_dependency_docs` elsewhere: a worker
+        that parsed texts for the fit step hands its parses to the engine's process, whose generation workers
+        fork with them."""
+        from spacy.tokens import DocBin
+
+        with self._lock:
+            kept = [(t, self._deps[t], t in self._unlemmatized) for t in dict.fromkeys(texts) if t in self._deps]
+        bin_ = DocBin(store_user_data=False)
+        for _, doc, _bare in kept:
+            bin_.add(doc)
+        return DependencyParses(bin_.to_bytes(), tuple(bare for _, _, bare in kept))
+
+    def import_dependency_docs(self, parses: DependencyParses) -> int:
+        """Add parses made by :meth:`export_dependency_docs` (in any process with the same pipeline) to the
+        cache, keyed by their text, without replacing one cached here; the number added."""
+        from spacy.tokens import DocBin
+
+        docs = list(DocBin().from_bytes(parses.docbin).get_docs(self.nlp.vocab))
+        with self._lock:
+            new = [(doc, bare) for doc, bare in zip(docs, parses.unlemmatized, strict=True)
+                   if doc.text not in self._deps]
+        for doc, bare in new:
+            self._keep_deps([(doc.text, doc)], lemmas=not bare)
+        return len(new)
 
     def _keep_deps(self, parsed: list[tuple[str, Doc]], lemmas: bool = True) -> list[Doc]:
         with self._lock:
