@@ -55,13 +55,25 @@ class TypoCorpus:
     entries: Mapping[str, tuple[str, ...]]
     sources: tuple[str, ...] = ()
     _memo: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
-    """:meth:`typos` per word asked (words recur across texts; the corpus does not change)."""
+    """:meth:`typos` per word asked that is not all lower case (words recur across texts)."""
+    _lower: list[dict[str, tuple[str, ...]]] = field(default_factory=list, compare=False, repr=False)
+    """The lower-case index (:meth:`lower_index`), once built."""
 
     def __len__(self) -> int:
         return len(self.entries)
 
+    def lower_index(self) -> dict[str, tuple[str, ...]]:
+        """:meth:`typos` of every lower-case key, built from the corpus once (a lower-case word is found by its
+        own key, and its misspellings are lower-cased): most words of a text are asked through it."""
+        if not self._lower:
+            self._lower.append({k: tuple(sorted({t.lower() for t in v} - {k}))
+                                for k, v in self.entries.items() if k.islower()})
+        return self._lower[0]
+
     def typos(self, word: str) -> tuple[str, ...]:
         """The corpus's misspellings of ``word`` (none equal to it, ignoring case), sorted, in its case."""
+        if word.islower():
+            return self.lower_index().get(word, ())
         got = self._memo.get(word)
         if got is None:
             found = self.entries.get(word)

@@ -16,7 +16,8 @@ from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 from callbluff.resources.context import Resources
 from callbluff.resources.typos import ENV_VAR, TypoCorpus, cached_corpus, default_paths
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_WORD = re.compile(r"([^\W_]+(?:'[^\W_]+)*)")
+"""A word; captured, so that ``_WORD.split(text)`` alternates the text between words and the words."""
 
 
 @lru_cache(maxsize=8)
@@ -34,20 +35,20 @@ def misspell(text: str, rate: float, typos: TypoCorpus, rng: np.random.Generator
     misspellings, all of them are. Everything else (spacing, punctuation) is kept byte for byte."""
     if not 0 <= rate <= 1:
         raise ValueError(f"misspell: rate={rate}; use a share in [0, 1]")
-    words = list(_WORD.finditer(text))
-    candidates = [i for i, m in enumerate(words) if typos.typos(m.group())]
-    want = min(len(candidates), int(round(rate * len(words))))
+    parts = _WORD.split(text)  # the words at the odd positions
+    n_words = len(parts) // 2
+    lower = typos.lower_index()  # most words: one dict lookup
+    candidates = [i for i in range(1, len(parts), 2)
+                  if lower.get(parts[i]) or (not parts[i].islower() and typos.typos(parts[i]))]
+    want = min(len(candidates), int(round(rate * n_words)))
     if want == 0:
-        return text, 0, len(words)
-    chosen = sorted(rng.choice(len(candidates), size=want, replace=False).tolist())
-    out, last = [], 0
-    for j in chosen:
-        m = words[candidates[j]]
-        options = typos.typos(m.group())
-        out += [text[last:m.start()], options[int(rng.integers(0, len(options)))]]
-        last = m.end()
-    out.append(text[last:])
-    return "".join(out), want, len(words)
+        return text, 0, n_words
+    chosen = [candidates[j] for j in sorted(rng.choice(len(candidates), size=want, replace=False).tolist())]
+    options = [typos.typos(parts[i]) for i in chosen]
+    picks = rng.integers(0, [len(o) for o in options]).tolist()  # the draws of one call per word, in one call
+    for i, o, k in zip(chosen, options, picks, strict=True):
+        parts[i] = o[k]
+    return "".join(parts), want, n_words
 
 
 class MisspellParams(AttackParams):
