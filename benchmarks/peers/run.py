@@ -37,6 +37,14 @@ operations with random edits):
   the very components and batch sizes the attack's ``prefetch`` uses, caches emptied the same way): the
   physical limit of a design that parses; and ModLexicon >= nlpaug's tagger-based SynonymAug.
 
+What the design can reach is measured beside the goals (the section "What the goals ask" of the results): the
+spaCy components an operation needs, alone (for Shuffle spaCy's tokenizer, for DelRand the statistical sentence
+recogniser, for the parse-based ones their ``prefetch`` calls), and the engine's own cost per record
+(:class:`EngineFloor`: an attack that makes one output without reading the text) for operations that need no
+analysis at all. A goal that asks for more than that limit cannot be met by any implementation of that design
+(e.g. a Shuffle that tokenizes with spaCy, a sentence deletion that finds sentences with spaCy's senter, or any
+operation that derives a generator per record and records provenance, against CheckList's one ``add_typos``).
+
 TextAttack's rates are shown for information (no goal).
 
     bash benchmarks/peers/setup.sh && .venv/bin/python benchmarks/peers/run.py
@@ -59,6 +67,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
+from callbluff.attacks.base import StaticAttack  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
 from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
 from callbluff.records import OpenQuestion, ScoredResponse  # noqa: E402
@@ -108,11 +117,12 @@ OPS: dict[str, dict[str, Any]] = {
                       "add_typos: one swap of two adjacent characters at a random position"},
     "word shuffle": {
         "compared": ("Shuffle", {"min_score": 0}), "designed": ("Shuffle", {}), "kind": "no-analysis",
-        "analysis": "none: spaCy's tokenizer only",
+        "spacy": (("tokenizer", (), 0),),
+        "analysis": "spaCy's tokenizer (no statistical component)",
         "difference": "ours: every token of the answer in a random order (Ding et al.); nlpaug "
                       "RandomWordAug(swap): ~30% of words swapped with a neighbour"},
     "word deletion": {
-        "compared": ("DelRand", {}), "designed": None, "kind": "no-analysis",
+        "compared": ("DelRand", {}), "designed": None, "kind": "no-analysis", "spacy": (("sentences", (), 64),),
         "analysis": "statistical sentence split (spaCy senter), batched per task",
         "difference": "ours: Kumar et al.'s DelRand deletes 25% of the SENTENCES (no word-deletion attack in "
                       "callbluff); nlpaug RandomWordAug(delete): ~30% of words; TextAttack WordDeletion: ~10% "
@@ -126,6 +136,23 @@ OPS: dict[str, dict[str, Any]] = {
 }
 
 
+class EngineFloor(StaticAttack):
+    """The engine's own cost per record, which every callbluff operation pays: an attack that makes one output
+    without reading the text (the record's seeded generator, the example with its id and provenance, the
+    failure policy), timed like the others."""
+
+    name = "EngineFloor"
+    task = "content"
+    family = "benchmark"
+    paper = "none (benchmarks/peers/run.py)"
+    description = "One output per record, the text unread."
+    record_type = ScoredResponse
+    expect = "same-score"
+
+    def generate(self, record: Any, rng: Any, res: Any, prompt: Any = None, state: Any = None) -> list[Any]:
+        return [self.perturbed(record, record.text + "!")]
+
+
 def records_for(attack: str, answers: list[ScoredResponse]) -> list[Any]:
     if attack.startswith(("Noise", "DPAEG")):
         return [OpenQuestion(id=a.id, question=a.text) for a in answers]
@@ -136,16 +163,18 @@ def fresh_resources() -> None:
     """Empty every cache filled from the texts: a new process-wide ``Resources`` (parses, spans), flushed spaCy
     tokenizer caches, the attribute ruler's per-token-attributes cache, and callbluff's per-word memos (DPAEG's
     Algorithm 2 per keyword, the letter positions of the noise baselines, ModLexicon's synonyms and
-    lemminflect lookups). The pipelines, WordNet, the typo corpus and the dictionary stay loaded."""
+    lemminflect lookups, the typo corpus's misspellings per word asked: the corpus is read again, in the
+    warm-up). The pipelines, WordNet and the dictionary stay loaded."""
     from callbluff.attacks.essay import modify
     from callbluff.attacks.questions import words
-    from callbluff.attacks.questions.attacks import _typo_similar_words
+    from callbluff.attacks.questions.attacks import _corpus, _typo_similar_words
     from callbluff.resources import context
+    from callbluff.resources.typos import cached_corpus
     from callbluff.resources.attribute_rules import IndexedRules
     from callbluff.resources.spacy_pipeline import load_english
 
     for memo in (_typo_similar_words, words._ascii_letters, modify._synonym_forms, modify._inflection,
-                 modify._lemma_pos):
+                 modify._lemma_pos, _corpus, cached_corpus):  # the typo corpus read again: no word's memo
         memo.cache_clear()
     context._DEFAULT = None
     for mode in ("full", "sentences"):
@@ -159,7 +188,7 @@ def fresh_resources() -> None:
 def time_ours(op: str, role: str, name: str, params: dict[str, Any], answers: list[ScoredResponse],
               prompts: dict[str, Any], repeats: int) -> dict[str, Any]:
     recs = records_for(name, answers)
-    spec = AttackSpec.make(name, params)
+    spec = AttackSpec.of(EngineFloor()) if name == "EngineFloor" else AttackSpec.make(name, params)
     row: dict[str, Any] = {"tool": "callbluff", "operation": op, "attack": name, "params": params, "role": role}
     try:
         gen = Generation([spec], prompts, seed=0)
@@ -219,24 +248,30 @@ def time_spacy(op: str, stages: tuple[tuple[str, tuple[str, ...], int], ...], te
     (:func:`fresh_resources`), after a warm-up on 5 texts."""
     from callbluff.resources.spacy_pipeline import load_english
 
-    what = " + ".join(f"{mode} pipeline" + (f" without {', '.join(off)}" if off else "") + f" (batch {b})"
+    what = " + ".join("the sentences pipeline's tokenizer" if mode == "tokenizer" else
+                      f"{mode} pipeline" + (f" without {', '.join(off)}" if off else "") + f" (batch {b})"
                       for mode, off, b in stages)
     if extra_calls:
         what += (f" + its {len(extra_calls)} tagger calls on {sum(len(t) for t, _ in extra_calls)} windows "
                  "(recorded from one pass)")
     row: dict[str, Any] = {"tool": "spaCy", "operation": op, "config": f"nlp.pipe alone: {what}"}
     try:
-        pipes = [(load_english(mode), list(off), b) for mode, off, b in stages]
+        pipes = [(load_english("sentences" if mode == "tokenizer" else mode), mode == "tokenizer", list(off), b)
+                 for mode, off, b in stages]
         full = load_english("full")
+
+        def run(some: list[str]) -> None:
+            for nlp, tokenizer_only, off, b in pipes:
+                docs = nlp.tokenizer.pipe(some) if tokenizer_only else nlp.pipe(some, batch_size=b, disable=off)
+                for _doc in docs:
+                    pass
+
         passes = []
         for _ in range(repeats):
             fresh_resources()
-            for nlp, off, b in pipes:
-                list(nlp.pipe(texts[:5], batch_size=b, disable=off))
+            run(texts[:5])
             t0 = time.perf_counter()
-            for nlp, off, b in pipes:
-                for _doc in nlp.pipe(texts, batch_size=b, disable=off):
-                    pass
+            run(texts)
             for call_texts, off in extra_calls or ():
                 for _doc in full.pipe(call_texts, disable=off):
                     pass
@@ -253,7 +288,7 @@ def time_spacy(op: str, stages: tuple[tuple[str, tuple[str, ...], int], ...], te
 def goal_for(kind: str, op: str, tool: str) -> float | None:
     """The goal of callbluff's rate divided by ``tool``'s on ``op`` (None: shown for information)."""
     if tool == "spaCy":
-        return PARSE_GOAL
+        return PARSE_GOAL if kind == "parse" else None  # a no-analysis operation's spaCy row: its ceiling
     if kind == "no-analysis":
         return NO_ANALYSIS_GOALS.get(tool)
     if op == "WordNet synonym swap" and tool == "nlpaug":
@@ -305,6 +340,7 @@ def main() -> None:
             if cfg[role] is not None:
                 name, params = cfg[role]
                 ours.append(time_ours(op, role, name, params, answers, ds.prompts, args.repeats))
+    floor = time_ours("engine floor", "floor", "EngineFloor", {}, answers, ds.prompts, args.repeats)
     texts = [a.text for a in answers]
     ceilings = []
     for op, cfg in OPS.items():
@@ -329,6 +365,7 @@ def main() -> None:
     for p in peers:
         if "operation" not in p:
             notes.append(f"{p['tool']}: {p['status']}")
+    limits = reachability(rows, floor)
     result = {"benchmark": "peers", "command": "python benchmarks/peers/run.py " + " ".join(sys.argv[1:]),
               "texts": len(answers), "data": "ASAP-SAS train.tsv.gz, first answers in file order",
               "wall_seconds": round(time.perf_counter() - t_start, 1),
@@ -339,12 +376,32 @@ def main() -> None:
                              for op, c in OPS.items()},
               "goals": {"no-analysis": NO_ANALYSIS_GOALS, "parse (spaCy alone)": PARSE_GOAL,
                         "synonym swap (nlpaug SynonymAug)": SYNONYM_GOAL_NLPAUG},
-              "nltk_substitutes": substitutes(), "rows": rows, "notes": notes}
+              "nltk_substitutes": substitutes(), "rows": rows, "engine_floor": floor, "limits": limits,
+              "notes": notes}
     if not args.no_peers:  # a development run does not replace the full run's results
         (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
         (REPO / "benchmarks" / "results" / "peers.json").write_text(json.dumps(result, indent=2) + "\n")
         Path(__file__).with_name("RESULTS-peers.md").write_text(render(result))
     print(render(result))
+
+
+def reachability(rows: list[dict[str, Any]], floor: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per goal vs a peer: the rate it asks of callbluff beside the fastest any callbluff implementation could
+    reach by design, measured in this run: the spaCy components the operation needs, alone (its ``spaCy``
+    row), or, for an operation that reads no analysis, the engine's own cost per record (``EngineFloor``)."""
+    out = []
+    for r in rows:
+        if r["tool"] in ("callbluff", "spaCy") or not r.get("goal") or not r.get("texts_per_s"):
+            continue
+        ceiling = next((c for c in rows if c["tool"] == "spaCy" and c["operation"] == r["operation"]
+                        and c.get("texts_per_s")), None)
+        limit, by = ((ceiling["texts_per_s"], ceiling["config"].removeprefix("nlp.pipe alone: "))
+                     if ceiling else (floor.get("texts_per_s"), "the engine alone (EngineFloor: one output, text unread)"))
+        asked = round(r["goal"] * r["texts_per_s"], 1)
+        out.append({"operation": r["operation"], "goal": f">= {r['goal']}x {r['tool']}", "asked_texts_per_s": asked,
+                    "limit_texts_per_s": limit, "limit": by,
+                    "reachable": None if limit is None else limit >= asked})
+    return out
 
 
 def render(result: dict[str, Any]) -> str:
@@ -377,6 +434,19 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"| {r['operation']} | {r.get('kind', '')} | {who} | {r.get('texts_per_s', '')} | "
                      f"{r.get('outputs_per_s', '')} | "
                      f"{r.get('outputs_per_input', '')} | {r.get('ratio', '')} | {goal} | {r['status']}{verdict} |")
+    floor = result.get("engine_floor") or {}
+    lines += ["", "## What the goals ask, beside what the design can reach", "",
+              "A goal against a peer asks callbluff for a rate; the fastest a callbluff operation can be is that of "
+              "what it cannot skip, measured in this run: the spaCy components it needs, alone (tokenizer, "
+              "sentence recogniser, tagger and parser), or for an operation that needs none, the engine's own cost "
+              f"per record ({floor.get('texts_per_s', '?')} texts/s for an attack that makes one output without "
+              "reading the text: its seeded generator, the example's id and provenance). Where the limit is below "
+              "the rate asked, no implementation of that design meets the goal.", "",
+              "| operation | goal | rate asked (texts/s) | limit (texts/s) | limit measured as | reachable |",
+              "| --- | --- | ---: | ---: | --- | --- |"]
+    for g in result.get("limits") or []:
+        lines.append(f"| {g['operation']} | {g['goal']} | {g['asked_texts_per_s']} | {g['limit_texts_per_s']} | "
+                     f"{g['limit']} | {'yes' if g['reachable'] else 'no' if g['reachable'] is False else '?'} |")
     lines += ["", "## What each operation needs, and how the edits differ", "",
               "| operation | linguistic analysis callbluff needs | difference of the edits |", "| --- | --- | --- |"]
     for op, c in result["operations"].items():
