@@ -105,6 +105,23 @@ ModLexicon's in-context POS guarantee, neither done. In the first run the AddWik
 (50 per prompt, no NER) in the parent process before the workers fork, and the workers find those parses;
 a repeated run skips the fit, so its workers parse all 1,000. That, and the load of others' jobs rising
 between the two runs (see the load averages), is why the repeated run is not faster here.
+
+Third round (issue 25: the plan against its costliest attack, goal <= 1.5x). A timeline of the plan's tasks
+(one line per fit and generation task, process and start / end) on an idle machine, HEAD 59b3737: checking
+resources 2.4 s, the fit 12.3 s (AddWiki's fit, 400 parses and the corpus index, in one worker; BabelGen's
+7.8 s in the other, then idle), generation 24.1 s, of which ~5 CPU-seconds idle: each chunk's next one started
+only when the chunk was done, so a worker waited for its slowest task at every chunk (1.7 s after the first),
+and the last task (58 long prompt-8 essays) ran 2.6 s alone. Changes (the examples' digest unchanged):
+
+- the fit step shares its tasks between the engine's process and the workers (``Executor.map_beside``), AddWiki's
+  fit split per prompt, and the parses a worker made sent back (spaCy ``DocBin``) for the generation workers to
+  inherit: 12.3 -> ~10 s, and generation no longer parses those 400 essays again;
+- ``Lemma.count()`` from a dict of ``cntlist.rev`` (NLTK binary-searches the file at every call): BabelGen's fit
+  7.8 -> 4.9 s;
+- ModGrammar's error rules test the tag before searching the subject: ~10 % of its time;
+- generation: two chunks in flight, 4 tasks per worker of near-equal text: the idle waits and the long tail go.
+
+The plan, measured alone four times: 38.9 s before, 32.0-34.7 s after; ModLexicon alone 22.0-23.1 s.
 """
 
 
@@ -272,8 +289,10 @@ def plan_ratio_line(r: Mapping[str, Any]) -> list[str]:
     return [f"**The plan of all 16 attacks against the most expensive attack alone ({q['attack']}, "
             f"{q['attack_seconds']:.1f} s):** first run {q['plan_seconds']:.1f} s, **{q['ratio']}x** (goal <= "
             f"{q['goal']}x: {'met' if q['ok'] else 'NOT met'}){warm}. What the plan adds to the costliest "
-            "attack is mostly the one-time fits (BabelGen's vocabulary, AddWiki's key phrases: the fit step "
-            "above), which run before the workers start and which the fit cache saves on a repeat.", ""]
+            "attack is mostly the one-time fits (BabelGen's vocabulary, AddWiki's key phrases and corpus index: "
+            "the fit step above), shared between the engine's process and a worker before generation starts, and "
+            "saved by the fit cache on a repeat; AddWiki's fit parses 400 of the essays, which generation then "
+            "does not parse again.", ""]
 
 
 def render(r: Mapping[str, Any]) -> str:
