@@ -114,14 +114,16 @@ only when the chunk was done, so a worker waited for its slowest task at every c
 and the last task (58 long prompt-8 essays) ran 2.6 s alone. Changes (the examples' digest unchanged):
 
 - the fit step shares its tasks between the engine's process and the workers (``Executor.map_beside``), AddWiki's
-  fit split per prompt, and the parses a worker made sent back (spaCy ``DocBin``) for the generation workers to
-  inherit: 12.3 -> ~10 s, and generation no longer parses those 400 essays again;
+  fit split per prompt (its first prompt beside BabelGen, then the others, longest first, on a worker forked
+  after the corpus index was built), and the parses a worker made sent back (spaCy ``DocBin``) for the
+  generation workers to inherit: 12.3 -> ~9.3 s, and generation no longer parses those 400 essays again;
 - ``Lemma.count()`` from a dict of ``cntlist.rev`` (NLTK binary-searches the file at every call): BabelGen's fit
   7.8 -> 4.9 s;
 - ModGrammar's error rules test the tag before searching the subject: ~10 % of its time;
 - generation: two chunks in flight, 4 tasks per worker of near-equal text: the idle waits and the long tail go.
 
-The plan, measured alone four times: 38.9 s before, 32.0-34.7 s after; ModLexicon alone 22.0-23.1 s.
+The plan measured alone on the idle machine: 38.9 s before, 30.8 s after (ModLexicon alone 21.6-23.1 s, itself
+faster with the generation changes).
 """
 
 

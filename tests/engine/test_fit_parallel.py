@@ -155,19 +155,23 @@ def _wiki(tmp_path: Path) -> AttackSpec:
     return AttackSpec.make("AddWikiRelated", {"corpus": str(corpus), "n_phrases": 3, "docs_per_phrase": 1})
 
 
-def test_fit_tasks_split_a_parsing_group_per_prompt_around_the_whole_groups(tmp_path: Path) -> None:
+def test_fit_tasks_split_a_parsing_group_per_prompt_in_two_waves(tmp_path: Path) -> None:
     records, prompts = _essays()
     wiki, babel = _wiki(tmp_path), AttackSpec.make("BabelGen", {"count": 1})
-    tasks = fit_tasks([babel, wiki], records, prompts, origin=1)
-    assert [([s.name for s in t.specs], list(t.prompts)) for t in tasks] == [
-        (["AddWikiRelated"], ["1"]), (["BabelGen"], ["1", "2", "3"]), (["AddWikiRelated"], ["2"]),
-        (["AddWikiRelated"], ["3"])]
+    waves = fit_tasks([babel, wiki], records, prompts, origin=1)
+    # first wave: the parsing group's first prompt (here) beside the whole groups; then its other prompts,
+    # the longest texts first (prompt 3's words are longer than prompt 2's)
+    assert [[([s.name for s in t.specs], list(t.prompts)) for t in wave] for wave in waves] == [
+        [(["AddWikiRelated"], ["1"]), (["BabelGen"], ["1", "2", "3"])],
+        [(["AddWikiRelated"], ["3"]), (["AddWikiRelated"], ["2"])]]
+    tasks = [t for wave in waves for t in wave]
     assert [len(t.records) for t in tasks] == [3, 9, 3, 3] and all(t.origin == 1 for t in tasks)
+    assert fit_tasks([babel], records, prompts) == [[FitTask([babel], records, prompts)]]
 
 
 def test_a_fit_run_away_from_the_engine_sends_its_parses_back(tmp_path: Path, fresh: Any) -> None:
     records, prompts = _essays()
-    task = fit_tasks([_wiki(tmp_path)], records, {"2": prompts["2"]}, origin=os.getpid())[0]
+    task = fit_tasks([_wiki(tmp_path)], records, {"2": prompts["2"]}, origin=os.getpid())[0][0]
     states, errors, parses = fit_task(task)
     assert errors == [] and parses is None  # run in the engine's process: its parses are already here
     fresh()

@@ -33,9 +33,9 @@ from callbluff.engine.work import (
     GenerationResult,
     GenerationTask,
     GeneratorTask,
+    fit_order,
     fit_states,
     fit_task,
-    fit_order,
     fit_tasks,
     generate_examples,
     generate_prompt_examples,
@@ -148,18 +148,19 @@ class Generation:
         own = [s for s in fitting if s not in sources]
         res = self.res if self.res is not None else default_resources()
         recs = list(records) if own and self.executor.workers > 1 and self.res is None else None
-        tasks = (fit_tasks(own, recs, self.prompts, os.getpid() if self.executor.workers_fork else 0)
+        waves = (fit_tasks(own, recs, self.prompts, os.getpid() if self.executor.workers_fork else 0)
                  if recs is not None and len(recs) <= PARALLEL_FIT_MAX_RECORDS else [])
-        if len(tasks) > 1:
-            # side by side (the fits are pure: the same states in any process): the first task here, the others
-            # on workers; the parses the workers made come back here, for the generation workers forked later
+        if sum(len(w) for w in waves) > 1:
+            # side by side (the fits are pure: the same states in any process): each wave's first task here, the
+            # others on workers; the parses the workers made come back here, for the workers forked later
             got: dict[tuple[AttackSpec, str | None], Any] = {}
             errors: list[tuple[AttackSpec, str | None, Exception]] = []
-            for states, errs, parses in self.executor.map_beside(fit_task, tasks):
-                got.update(states)
-                errors += errs
-                if parses is not None:
-                    res.import_dependency_docs(parses)
+            for wave in waves:
+                for states, errs, parses in self.executor.map_beside(fit_task, wave):
+                    got.update(states)
+                    errors += errs
+                    if parses is not None:
+                        res.import_dependency_docs(parses)
             key = fit_order(own, self.prompts)  # states and errors in the order of one process
             self.states.update(sorted(got.items(), key=lambda kv: key(kv[0])))
             for spec, pid, e in sorted(errors, key=lambda x: key(x[:2])):

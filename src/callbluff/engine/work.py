@@ -19,7 +19,7 @@ from typing import Any
 
 from callbluff.attacks.base import Attack, PromptGenerator, StaticAttack, get_attack
 from callbluff.resources import fit_cache
-from callbluff.records import Perturbed, Prompt, Record, canonical_json
+from callbluff.records import Perturbed, Prompt, Record, canonical_json, record_size
 from callbluff.resources.context import DependencyParses, default_resources
 from callbluff.seeding import record_rng
 
@@ -189,23 +189,28 @@ def fit_order(specs: Sequence[AttackSpec], prompts: Mapping[str, Prompt]) -> Cal
 
 
 def fit_tasks(specs: Sequence[AttackSpec], records: Sequence[Record], prompts: Mapping[str, Prompt],
-              origin: int = 0) -> list[FitTask]:
-    """The fit step as tasks for ``Executor.map_beside``: each :func:`fit_groups` group that parses with spaCy
-    split per prompt (its fits are per prompt; their parses travel back to the engine's process), the others
-    whole. Order: the first parsing task (run in the engine's process), the whole groups (taken first by the
-    workers), then the other parsing tasks (shared by both ends: the engine's process takes them from the
-    last)."""
+              origin: int = 0) -> list[list[FitTask]]:
+    """The fit step as waves of tasks, each wave for one ``Executor.map_beside``: a :func:`fit_groups` group
+    that parses with spaCy is split per prompt (its fits are per prompt; their parses travel back to the
+    engine's process), the others stay whole. The first wave holds the first prompt of each parsing group
+    (run in the engine's process: it builds what every fit of the group shares, e.g. AddWiki's corpus index)
+    and the whole groups (taken by the workers); the second the other prompts, shared by workers that fork
+    after the first wave, so they find what it built instead of building it again."""
     by_prompt: dict[str | None, list[Record]] = {}
     for r in records:
         by_prompt.setdefault(getattr(r, "prompt_id", None), []).append(r)
-    split: list[FitTask] = []
+    firsts: list[FitTask] = []
     whole: list[FitTask] = []
+    rest: list[FitTask] = []
     for group in fit_groups(specs):
         if prompts and PARSES & {req for s in group for req in instantiate(s).requires}:
-            split += [FitTask(group, by_prompt.get(pid, []), {pid: prompts[pid]}, origin) for pid in sorted(prompts)]
+            split = [FitTask(group, by_prompt.get(pid, []), {pid: prompts[pid]}, origin) for pid in sorted(prompts)]
+            firsts.append(split[0])
+            rest += split[1:]
         else:
             whole.append(FitTask(group, records, prompts, origin))
-    return split[:1] + whole + split[1:]
+    rest.sort(key=lambda t: -sum(record_size(r) for r in t.records))  # the longest first: no long last task
+    return [wave for wave in ([*firsts, *whole], rest) if wave]
 
 
 def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res: Any) -> Any:
