@@ -322,7 +322,7 @@ def substitutes() -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=320)
-    ap.add_argument("--repeats", type=int, default=3,
+    ap.add_argument("--repeats", type=int, default=5,
                     help="passes per row; the median pass is reported (TextAttack: one pass, each takes minutes)")
     ap.add_argument("--no-peers", action="store_true", help="time callbluff only (development; writes no result files)")
     args = ap.parse_args()
