@@ -163,22 +163,14 @@ PARSES = frozenset({"spacy", "spacy-parse"})
 
 
 def fit_groups(specs: Sequence[AttackSpec]) -> list[list[AttackSpec]]:
-    """The configurations that need a fit, grouped by the module of their attack class (one :class:`FitTask`
-    each), in plan order, except that the first group whose attacks parse with spaCy (:data:`PARSES`) comes
-    first: the fit step runs the first group in the engine's process (``Executor.map_beside``), where its
-    parses stay for the generation workers that fork afterwards (the AddWiki fit parses essays that
-    ModLexicon and ModGrammar parse again when they generate)."""
+    """The configurations that need a fit, grouped by the module of their attack class (configurations of one
+    module may share work within a process, e.g. AddWiki's noun-phrase counts), in plan order."""
     groups: dict[str, list[AttackSpec]] = {}
-    parsing: list[str] = []
     for spec in specs:
         attack = instantiate(spec)
         if attack.needs_fit:
-            module = type(attack).__module__
-            groups.setdefault(module, []).append(spec)
-            if PARSES & set(attack.requires) and module not in parsing:
-                parsing.append(module)
-    first = parsing[:1]
-    return [groups[m] for m in first] + [g for m, g in groups.items() if m not in first]
+            groups.setdefault(type(attack).__module__, []).append(spec)
+    return list(groups.values())
 
 
 def fit_order(specs: Sequence[AttackSpec], prompts: Mapping[str, Prompt]) -> Callable[[tuple[Any, ...]], int]:
