@@ -4,7 +4,6 @@ early at F1 = 0, never states the gold answer, and gives the same words for the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ from callbluff.records import QAExample
 from callbluff.resources.context import Resources
 from callbluff.seeding import record_rng
 from callbluff.targets.base import Candidate, Input, Output
-from helpers.readers import ToyReader
+from helpers.readers import RankedReader, ToyReader
 
 RECORD = QAExample("toy-1", "What zyzzyva did Tesla move to?", "In January 1880, Tesla left Gospic for Prague.",
                    ("Prague",), (37,))
@@ -111,29 +110,20 @@ def test_common_words_are_wordfreq_top_words() -> None:
     assert len(words) == 1000 and words[0] == "the" and all(w.isalpha() for w in words)
 
 
-class DecoyReader:
+class DecoyReader(RankedReader):
     """A reader fooled by the question word "decoy" (answer "nowhere", F1 0) although its ranked spans keep the
     gold close behind (expected F1 about 2/3), while "zyzzyva" lowers the expected F1 further (about 1/2)
     without changing the answer (F1 1): the objective alone would keep choosing "zyzzyva"."""
 
     fingerprint = "decoy-reader"
 
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-
-    def predict(self, inputs: Sequence[Input]) -> list[Output]:
-        self.calls.append(len(inputs))
-        out = []
-        for inp in inputs:
-            words = inp.context.lower().split()
-            if "decoy" in words:
-                cands = (Candidate("nowhere", 1.0), Candidate("Prague", 0.99), Candidate("in Prague", 0.98))
-            elif "zyzzyva" in words:
-                cands = (Candidate("Prague", 1.0), Candidate("nowhere", 0.999))
-            else:
-                cands = (Candidate("Prague", 10.0), Candidate("nowhere", 0.0))
-            out.append(Output(answer=cands[0].text, candidates=cands))
-        return out
+    def ranked(self, context: str) -> tuple[Candidate, ...]:
+        words = context.lower().split()
+        if "decoy" in words:
+            return (Candidate("nowhere", 1.0), Candidate("Prague", 0.99), Candidate("in Prague", 0.98))
+        if "zyzzyva" in words:
+            return (Candidate("Prague", 1.0), Candidate("nowhere", 0.999))
+        return (Candidate("Prague", 10.0), Candidate("nowhere", 0.0))
 
 
 def test_a_fooled_candidate_ends_the_search_even_if_the_objective_prefers_another() -> None:
