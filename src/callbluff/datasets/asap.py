@@ -10,10 +10,17 @@ outer quotes dropped, doubled ``""`` turned back into ``"``).
 Score ranges are those of the original competitions (the paper-suites' % statistics divide by them):
 ASAP-AES essay sets 1-8: 2-12, 1-6, 0-3, 0-3, 0-4, 0-4, 0-30, 0-60 (``domain1_score``);
 ASAP-SAS sets 1, 2, 5, 6: 0-3, sets 3, 4, 7, 8, 9, 10: 0-2.
+
+The ASAP-AES TSV holds no prompt texts and no reading passages. A *prompts file* adds them
+(:func:`read_aes_prompt_texts`): the spec option ``prompt_texts=FILE``, or ``prompts.json`` found beside the
+TSV. It gives ``Prompt.text`` (the task given to the students) and, for the source-dependent sets 3-6 (Kumar
+et al. 2020, Table 2's "RC" prompts), ``Prompt.source`` (the reading passage), which AddRC (Sec. 3.3), the
+EssayScorer's prompt-overlap statistics and an LLM grader's ``${question}`` / ``${context}`` read.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +35,7 @@ from callbluff.datasets._io import (
     fmt_num,
     iter_csv,
     iter_lines,
+    load_json,
     parse_number,
     resolve_file,
     strip_csv_quotes,
@@ -45,6 +53,10 @@ AES_RANGES: dict[int, tuple[int, int]] = {1: (2, 12), 2: (1, 6), 3: (0, 3), 4: (
 AES_RATER_RANGES: dict[int, tuple[int, int]] = {1: (1, 6), 2: (1, 6), 3: (0, 3), 4: (0, 3), 5: (0, 4),
                                                 6: (0, 4), 7: (0, 12), 8: (0, 30)}
 AES_COLUMNS = ("essay_id", "essay_set", "essay", "domain1_score")
+AES_PROMPTS_FILE = "prompts.json"
+"""Name of the prompts file looked for beside the ASAP-AES TSV when ``prompt_texts`` is not given."""
+AES_PROMPT_KEYS = ("essay_set", "prompt_text", "source_title", "source_text")
+"""Keys of one entry of the prompts file (``../shared/data/asap-aes/PROMPTS-SOURCE.md`` describes the file)."""
 AES_RATERS = ("rater1_domain1", "rater2_domain1", "rater3_domain1")
 
 #: ASAP-SAS maximum score per EssaySet (minimum 0).
@@ -101,6 +113,80 @@ def _header(p: Path, encoding: str) -> tuple[Iterator[tuple[int, str]], int, lis
     return lines, n, head.split("\t")
 
 
+def _text_key(p: Path, where: str, key: str, entry: dict[str, Any], required: bool) -> str | None:
+    """``entry[key]`` as stripped text (None when null / absent and not ``required``), else a DataError."""
+    v = entry.get(key)
+    if v is None and not required:
+        return None
+    if not isinstance(v, str) or not v.strip():
+        got = "missing" if key not in entry else ("empty" if isinstance(v, str) else f"{type(v).__name__} {v!r}")
+        fix = ("give the task the students were set as a non-empty string" if required else
+               "give the text as a non-empty string, or null where the set has none")
+        raise fail(p, where, f"{key!r} is {got}, expected {'a non-empty string' if required else 'a string or null'}",
+                   fix, key=f"{where}.{key}")
+    return v.strip()
+
+
+def read_aes_prompt_texts(path: str | Path) -> dict[int, dict[str, str | None]]:
+    """The ASAP-AES prompts file: ``{essay_set: {"prompt_text", "source_title", "source_text"}}``.
+
+    The file is a JSON list of objects ``{"essay_set": N, "prompt_text": str, "source_title": str|null,
+    "source_text": str|null}`` (the format of ``../shared/data/asap-aes/prompts.json``, described in the
+    PROMPTS-SOURCE.md beside it). Every entry is checked: an essay set of 1-8 given once, a non-empty
+    ``prompt_text``, a string or null for the two others, no other key; a problem is a :class:`DataError` naming
+    the file, the entry's key path (``[2].source_text``) and the fix. Sets the file does not list keep no text.
+    """
+    p = resolve_file(path, "ASAP-AES prompts file (JSON)")
+    doc = load_json(p)
+    if not isinstance(doc, list) or not doc:
+        raise fail(p, None, f"expected a non-empty JSON list of objects with keys {', '.join(AES_PROMPT_KEYS)}, "
+                   f"found {type(doc).__name__ if doc else 'an empty list'}",
+                   "write one object per essay set, e.g. [{\"essay_set\": 3, \"prompt_text\": \"...\", "
+                   "\"source_title\": null, \"source_text\": null}]")
+    out: dict[int, dict[str, str | None]] = {}
+    for i, entry in enumerate(doc):
+        where = f"[{i}]"
+        if not isinstance(entry, dict):
+            raise fail(p, where, f"entry is {type(entry).__name__}, expected an object with keys "
+                       f"{', '.join(AES_PROMPT_KEYS)}", "write one object per essay set", key=where)
+        extra = sorted(set(entry) - set(AES_PROMPT_KEYS))
+        if extra:
+            close = difflib.get_close_matches(extra[0], AES_PROMPT_KEYS, n=1)
+            raise fail(p, where, f"unknown key {extra[0]!r}", f"did you mean {close[0]!r}?" if close else
+                       f"the keys are {', '.join(AES_PROMPT_KEYS)}", key=f"{where}.{extra[0]}")
+        s = entry.get("essay_set")
+        if isinstance(s, bool) or not isinstance(s, int) or s not in AES_RANGES:
+            raise fail(p, where, f"'essay_set' is {'missing' if 'essay_set' not in entry else repr(s)}, expected "
+                       "an ASAP-AES essay set 1-8 (a JSON integer)", "give the set's number, e.g. \"essay_set\": 3",
+                       key=f"{where}.essay_set")
+        if s in out:
+            first = next(k for k, e in enumerate(doc) if isinstance(e, dict) and e.get("essay_set") == s)
+            raise fail(p, where, f"essay_set {s} is given twice (first at [{first}])", "keep one entry per set",
+                       key=f"{where}.essay_set")
+        out[s] = {"prompt_text": _text_key(p, where, "prompt_text", entry, True),
+                  "source_title": _text_key(p, where, "source_title", entry, False),
+                  "source_text": _text_key(p, where, "source_text", entry, False)}
+    return out
+
+
+def _prompts_file(opt: Options, given: str | None, tsv: Path) -> Path | None:
+    """The prompts file: ``prompt_texts=FILE`` (``given``; relative to the TSV's directory unless absolute;
+    ``none``: no file), else ``prompts.json`` beside the TSV when it exists, else None."""
+    if given is not None:
+        if given.strip().lower() == "none":
+            return None
+        f = Path(given).expanduser()
+        if not f.is_absolute():
+            f = tsv.parent / f
+        if not f.exists():
+            raise DataError(f"asap-aes:{opt.path}: option 'prompt_texts': {f} not found (a relative path is read "
+                            f"from the TSV's directory, {tsv.parent}). Fix: give the path of the prompts file, "
+                            "e.g. prompt_texts=prompts.json, or prompt_texts=none", path=str(f), key="prompt_texts")
+        return f
+    beside = tsv.parent / AES_PROMPTS_FILE
+    return beside if beside.is_file() else None
+
+
 @register_loader("asap-aes")
 def load_asap_aes(path: str, **options: Any) -> Dataset:
     """ASAP-AES ``training_set_rel3.tsv`` (plain or gzipped) as task ``essay``.
@@ -111,21 +197,35 @@ def load_asap_aes(path: str, **options: Any) -> Dataset:
     (``Prompt.meta["rater_score_min"/"rater_score_max"]``), which for sets 1, 7 and 8 is not the
     resolved scale. ``meta["domain2_score"]`` holds set 2's second-domain score.
 
-    Options: ``prompts=1,2`` (essay sets to keep), ``encoding`` (default utf-8), ``lazy``.
+    Prompt texts (:func:`read_aes_prompt_texts`): ``Prompt.text`` = the file's ``prompt_text``,
+    ``Prompt.source`` = its ``source_text`` (sets 3-6), ``Prompt.meta["source_title"]`` its title and byline,
+    ``Dataset.meta["prompt_texts"]`` the file read. Without a prompts file the prompts have no text and no
+    passage, as before the option existed.
+
+    Options: ``prompts=1,2`` (essay sets to keep), ``prompt_texts=FILE`` (the prompts file; a relative path is
+    read from the TSV's directory; default: ``prompts.json`` beside the TSV when it exists; ``none``: do not
+    read one), ``encoding`` (default utf-8), ``lazy``.
     """
     opt = Options("asap-aes", path, options)
     encoding = opt.text("encoding", "utf-8") or "utf-8"
     lazy = opt.flag("lazy")
     sets = _selected_sets(opt, AES_RANGES, "ASAP-AES essay set")
+    texts_opt = opt.text("prompt_texts")
     opt.finish()
     p = resolve_file(path, "ASAP-AES training_set_rel3 TSV")
+    texts_file = _prompts_file(opt, texts_opt, p)
+    texts = read_aes_prompt_texts(texts_file) if texts_file is not None else {}
     keep = set(sets)
-    prompts = {
-        str(s): Prompt(id=str(s), task="essay", score_min=AES_RANGES[s][0], score_max=AES_RANGES[s][1],
-                       meta={"dataset": "ASAP-AES", "essay_set": s, "rater_score_min": AES_RATER_RANGES[s][0],
-                             "rater_score_max": AES_RATER_RANGES[s][1]})
-        for s in sets
-    }
+    prompts = {}
+    for s in sets:
+        t = texts.get(s, {})
+        pmeta: dict[str, Any] = {"dataset": "ASAP-AES", "essay_set": s, "rater_score_min": AES_RATER_RANGES[s][0],
+                                "rater_score_max": AES_RATER_RANGES[s][1]}
+        if t.get("source_title"):
+            pmeta["source_title"] = t["source_title"]
+        prompts[str(s)] = Prompt(id=str(s), task="essay", text=t.get("prompt_text") or "",
+                                 source=t.get("source_text"), score_min=AES_RANGES[s][0],
+                                 score_max=AES_RANGES[s][1], meta=pmeta)
 
     def records() -> Iterator[ScoredResponse]:
         lines, hn, header = _header(p, encoding)
@@ -159,8 +259,10 @@ def load_asap_aes(path: str, **options: Any) -> Dataset:
                 meta["domain2_score"] = parse_number(p, where, "domain2_score", f[d2], line=n)
             yield ScoredResponse(id=eid, prompt_id=str(s), text=text, scores=tuple(scores), meta=meta)
 
-    return build_dataset(f"asap-aes:{path}", "essay", prompts, records, lazy=lazy,
-                         meta={"path": str(p), "format": "asap-aes", "labeled": True})
+    meta: dict[str, Any] = {"path": str(p), "format": "asap-aes", "labeled": True}
+    if texts_file is not None:
+        meta["prompt_texts"] = str(texts_file)
+    return build_dataset(f"asap-aes:{path}", "essay", prompts, records, lazy=lazy, meta=meta)
 
 
 _REL = re.compile(r"(_rel_?\d+)$")
