@@ -152,8 +152,8 @@ def verdict_tallies(task: Task, expectations: Mapping[str, str] | None) -> Verdi
 def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
                  gen_errors: Sequence[Mapping[str, Any]], expectations: Mapping[str, str] | None,
                  verdicts: VerdictTallies) -> list[dict[str, Any]]:
-    """Attack failures counted in their rows, ``expect`` and ``failure_pct`` (the share of the row's cases judged
-    False, :mod:`callbluff.metrics.expectations`) added, every row through
+    """Attack failures counted in their rows, ``expect``, ``failure_pct`` (the share of the row's cases judged
+    False, :mod:`callbluff.metrics.expectations`) and ``n_judged`` (how many cases that share is of) added, every row through
     :func:`~callbluff.metrics.rows.metric_row`."""
     spec = get_task(task)  # an unknown task stops here, naming the known ones
     if gen_errors:
@@ -162,6 +162,7 @@ def _finish_rows(rows: list[dict[str, Any]], task: Task, targets: list[str],
         if r["attack"] != "clean":
             r["expect"] = expectation_of(r["attack"], expectations)
             r["failure_pct"] = verdicts.failure_pct(r["target"], r["attack"], r["params"], r["prompt"])
+            r["n_judged"] = verdicts.n_judged(r["target"], r["attack"], r["params"], r["prompt"])
     return [metric_row(r.pop("task"), r.pop("attack"), r.pop("params"), r.pop("prompt"), r.pop("target"), **r)
             for r in rows]
 

@@ -247,6 +247,12 @@ class VerdictTallies:
         for key, pairs in gathered.items():
             self._tally(key).update(pairs)
 
+    def n_judged(self, target: str, attack: str, params: str, prompt: str) -> int | None:
+        """The cases a metric row's ``failure_pct`` is computed on (None when the row has no examples): the
+        report withholds a rate computed on fewer than its minimum."""
+        t = self.groups.get((target, attack, params, prompt))
+        return None if t is None else int(t.result()["n_judged"])
+
     def failure_pct(self, target: str, attack: str, params: str, prompt: str) -> float | None:
         """``failure_pct`` of one metric row; None when the row has no examples (e.g. an attack that failed on
         every record) or none was judged."""

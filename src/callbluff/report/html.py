@@ -14,7 +14,9 @@ counts, target statistics and errors.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from jinja2 import Environment, PackageLoader
 
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
-from callbluff.report.scorecard import EXPECT_TEXT, headlines, scorecards
+from callbluff.report.scorecard import EXPECT_TEXT, MIN_N, headlines, scorecards, too_few
 from callbluff.render.text import fmt, num, short_params
 from callbluff.render.views import failure_chart
 from callbluff.tasks import get_task
@@ -81,6 +83,59 @@ def without_examples(run: RunData) -> list[tuple[str, int, int]]:
     return [(name, len(seen.get(name, ())), n) for name, n in suite.items() if len(seen.get(name, ())) < n]
 
 
+FAILED_SHARE_WARN = 0.1
+"""A target that failed at least this share of its predictions gets a banner at the top of its run."""
+FAILED_SHARE_RED = 0.5
+"""... and above this share (the default ``--max-error-rate``, at which ``callbluff run`` exits non-zero) a red
+one: its rates are computed on the few answers left."""
+TOP_CAUSES = 3
+
+
+@dataclass
+class FailedTarget:
+    """One target's share of failed predictions, for the banner (:func:`failed_targets`)."""
+
+    target: str
+    failed: int
+    total: int
+    causes: list[tuple[str, int]]
+    more_causes: int
+    stopped: str | None = None
+
+    @property
+    def share(self) -> float:
+        return self.failed / self.total if self.total else 0.0
+
+    @property
+    def severe(self) -> bool:
+        return self.share > FAILED_SHARE_RED
+
+
+def failed_targets(run: RunData) -> list[FailedTarget]:
+    """Targets that failed at least :data:`FAILED_SHARE_WARN` of their predictions (originals and adversarial
+    inputs, run.json ``counts.per_target``), worst first, each with its :data:`TOP_CAUSES` most frequent causes
+    (errors.jsonl) and how many other causes there are."""
+    per_target = ((run.meta.get("counts") or {}).get("per_target") or {})
+    out = []
+    for name, c in per_target.items() if isinstance(per_target, dict) else ():
+        if not isinstance(c, dict):
+            continue
+        total = int(num(c.get("original_inputs")) or 0) + int(num(c.get("adversarial_inputs")) or 0)
+        failed = int(num(c.get("n_errors_original")) or 0) + int(num(c.get("n_errors_adversarial")) or 0)
+        if not total or failed / total < FAILED_SHARE_WARN:
+            continue
+        causes = run.causes.get(str(name), Counter()).most_common()
+        stopped = ((run.meta.get("predictions") or {}).get(name) or {}).get("stopped")
+        out.append(FailedTarget(str(name), failed, total, causes[:TOP_CAUSES], max(0, len(causes) - TOP_CAUSES),
+                                str(stopped) if stopped else None))
+    return sorted(out, key=lambda f: -f.share)
+
+
+def _chart_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The metric rows the failure chart draws: a rate on fewer than :data:`MIN_N` cases is left out (no bar)."""
+    return [{**r, "failure_pct": None} if too_few(r) else r for r in rows]
+
+
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     targets = run.targets
     configured = per_attack
@@ -89,7 +144,8 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     return {
         "run": run, "id": f"run{index}", "task": run.task, "meta": run.meta,
         "cards": scorecards(run.task, run.metrics, targets),
-        "failure_svg": failure_chart(run.task, run.metrics, targets),
+        "failure_svg": failure_chart(run.task, _chart_rows(run.metrics), targets),
+        "failed_targets": failed_targets(run), "min_n": MIN_N,
         "without_examples": without_examples(run),
         "views": get_task(run.task).views(run.metrics, targets),
         "clean_vs_robust": get_task(run.task).clean_vs_robust,
@@ -109,7 +165,7 @@ def render_report(runs: Sequence[RunData], per_attack: int | None = None) -> str
                 for i, r in enumerate(runs)]
     title = runs[0].name if len(runs) == 1 else f"{len(runs)} runs: " + ", ".join(r.name for r in runs)
     return _environment().get_template("report.html.j2").render(
-        title=title, runs=contexts, expect_text=EXPECT_TEXT,
+        title=title, runs=contexts, expect_text=EXPECT_TEXT, min_n=MIN_N,
         n_gates=sum(len(c["gates"]) for c in contexts),
         n_failed=sum(not g.passed for c in contexts for g in c["gates"]))
 

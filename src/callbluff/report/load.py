@@ -7,6 +7,7 @@ examples.parquet is read separately (and only the columns the example browser ne
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ class RunData:
     n_errors: int
     annotations: dict[str, Any] | None = None
     gates: list[Any] = field(default_factory=list)  # callbluff.gates.GateResult
+    causes: dict[str, Counter[str]] = field(default_factory=dict)
+    """Per target, how often each cause of a failed prediction occurs in errors.jsonl (every line, not only the
+    first ``max_errors``): the failed-run banner names the top ones."""
 
     @property
     def name(self) -> str:
@@ -64,6 +68,7 @@ def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
     if not isinstance(metrics, list):
         raise ReportError(f"{path / 'metrics.json'}: expected a JSON list of metric rows")
     errors: list[dict[str, Any]] = []
+    causes: dict[str, Counter[str]] = {}
     n_errors = 0
     if (path / "errors.jsonl").exists():
         with open(path / "errors.jsonl", encoding="utf-8") as fh:
@@ -71,11 +76,16 @@ def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
                 if not line.strip():
                     continue
                 n_errors += 1
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    row = {"stage": "?", "cause": line.strip()}
+                if not isinstance(row, dict):
+                    row = {"stage": "?", "cause": line.strip()}
                 if len(errors) < max_errors:
-                    try:
-                        errors.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        errors.append({"stage": "?", "cause": line.strip()})
+                    errors.append(row)
+                if str(row.get("stage", "")).startswith("predict") and row.get("target") is not None:
+                    causes.setdefault(str(row["target"]), Counter())[str(row.get("cause"))] += 1
     annotations = None
     if (path / ANNOTATIONS_FILE).exists():
         annotations = _json(path / ANNOTATIONS_FILE, "the annotation results")
@@ -83,4 +93,4 @@ def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
         gates = check_gates(gates_of_run(path), metrics)
     except ValueError as e:
         raise ReportError(str(e)) from None
-    return RunData(path, meta, metrics, errors, n_errors, annotations, gates)
+    return RunData(path, meta, metrics, errors, n_errors, annotations, gates, causes)

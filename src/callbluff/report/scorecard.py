@@ -27,6 +27,26 @@ EXPECT_TEXT: dict[str, str] = {
 }
 """What each expectation asks, without a citation: the card cites the attack's own paper (:func:`paper_of`)."""
 
+MIN_N = 10
+"""The fewest judged cases a failure rate is shown as a finding on: a rate on fewer (e.g. 100 % of 2 answers, when
+most predictions failed) is greyed, ranked after the measured ones, left out of the chart and never the "worst
+attack"."""
+
+
+def judged_of(row: Mapping[str, Any]) -> int | None:
+    """How many cases a metric row's ``failure_pct`` is computed on: its ``n_judged`` (written since issue 40),
+    else its ``n`` (a run written before: the scored adversarial inputs, an upper bound)."""
+    v = num(row.get("n_judged"))
+    if v is None:
+        v = num(row.get("n"))
+    return None if v is None else int(v)
+
+
+def too_few(row: Mapping[str, Any]) -> bool:
+    """True when a row has a failure rate computed on fewer than :data:`MIN_N` cases."""
+    n = judged_of(row)
+    return num(row.get("failure_pct")) is not None and (n is None or n < MIN_N)
+
 
 def paper_of(attack: str) -> str | None:
     """The paper a registered attack comes from (its ``paper``), None for an attack not registered here."""
@@ -48,6 +68,13 @@ class Entry:
     values: list[tuple[str, str]]
     sentence: str
     paper: str | None = None
+    n_judged: int | None = None
+    """The cases ``failure_pct`` is computed on."""
+
+    @property
+    def few(self) -> bool:
+        """A rate on fewer than :data:`MIN_N` cases: shown grey with its n, not as a finding."""
+        return self.failure_pct is not None and (self.n_judged is None or self.n_judged < MIN_N)
 
 
 @dataclass
@@ -59,7 +86,21 @@ class TargetCard:
 
     @property
     def worst(self) -> Entry | None:
-        return self.entries[0] if self.entries and self.entries[0].failure_pct is not None else None
+        """The attack configuration with the highest failure rate on at least :data:`MIN_N` cases (ties: the one
+        on more cases), None when no rate is measured on enough."""
+        return next((e for e in self.entries if e.failure_pct is not None and not e.few), None)
+
+    @property
+    def tied(self) -> int:
+        """Other measured configurations at the worst one's rate (the overview says "and N more at 100 %")."""
+        w = self.worst
+        return 0 if w is None else sum(1 for e in self.entries if e is not w and not e.few
+                                       and e.failure_pct == w.failure_pct)
+
+    @property
+    def n_few(self) -> int:
+        """Attack configurations whose rate is on fewer than :data:`MIN_N` cases."""
+        return sum(e.few for e in self.entries)
 
 
 def clean_quality(task: str, rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -81,9 +122,10 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
             card.entries.append(Entry(
                 row_label(r, pooled), short_params(r["params"], str(r["attack"])), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in spec.robust_fields
-                             if r.get(f) is not None], text, paper_of(str(r["attack"]))))
-        card.entries.sort(key=lambda e: (e.failure_pct is None, -(e.failure_pct or 0.0), e.attack,
-                                         natural_key(e.params)))
+                             if r.get(f) is not None], text, paper_of(str(r["attack"])), judged_of(r)))
+        # measured rates first (worst first; ties: the one on more cases), then rates on too few cases, then none
+        card.entries.sort(key=lambda e: (e.failure_pct is None, e.few, -(e.failure_pct or 0.0), -(e.n_judged or 0),
+                                         e.attack, natural_key(e.params)))
         cards.append(card)
     return cards
 
