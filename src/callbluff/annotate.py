@@ -74,6 +74,8 @@ class Exported:
     html: Path
     key: Path
     n: int
+    covers: str = ""
+    """What the sample covers (:func:`coverage`): attacks and configurations."""
 
 
 def _annotations_dir(run_dir: Path) -> Path:
@@ -106,20 +108,57 @@ def _prompt_ranges(prompts: dict[str, Any], examples: pd.DataFrame) -> dict[str,
 
 
 def _sample(examples: pd.DataFrame, n: int, seed: int, kind: str) -> pd.DataFrame:
-    """``n`` examples stratified over the attack configurations (attack, params): each configuration's examples
-    in a seeded order, taken round-robin over the configurations (in name order), so every configuration gets
-    ``n // configurations`` examples or one more (fewer where it has fewer), as Kumar et al. asked annotators
-    about every attack (Sec. 4.1, Table 6); a single seeded draw over all examples would leave rare attacks
-    out."""
+    """``n`` examples stratified by attack, then by configuration (attack, params), as Kumar et al. asked
+    annotators about every attack (Sec. 4.1, Table 6). The attacks take turns in a seeded order (not name order:
+    an ``n`` below the number of attacks covers ``n`` attacks drawn by the seed, not the first ones
+    alphabetically); within an attack its configurations take turns, also in a seeded order, and within a
+    configuration its examples come in a seeded order. So ``n`` items cover ``min(n, attacks)`` attacks, every
+    attack gets ``n // attacks`` items or one more (fewer where it has fewer examples), and an attack's items are
+    spread over its configurations. A single seeded draw over all examples, or a round-robin over the
+    configurations in name order, would leave attacks out."""
     first = examples.drop_duplicates("example_id")
-    queues = [sorted(g["example_id"], key=lambda i: derive_seed(seed, "annotate", kind, str(i)))
-              for _, g in first.groupby(["attack", "params"], sort=True)]
-    keys: list[str] = []
+
+    def order(*parts: str) -> int:
+        return derive_seed(seed, "annotate", kind, *parts)
+
+    attacks: list[list[list[str]]] = []
+    for attack, g in sorted(first.groupby("attack", sort=True), key=lambda ag: order("attack", str(ag[0]))):
+        configs = sorted(g.groupby("params", sort=True), key=lambda pg: order("config", str(attack), str(pg[0])))
+        attacks.append([sorted(map(str, c["example_id"]), key=lambda i: order(i)) for _, c in configs])
+    queues = [_round_robin(configs) for configs in attacks]
+    keys = _round_robin(queues, n)
+    return first.assign(example_id=first["example_id"].astype(str)).set_index("example_id").loc[keys].reset_index()
+
+
+def _round_robin(queues: Sequence[Sequence[str]], n: int | None = None) -> list[str]:
+    """The queues' items taken in turns (the first item of each, then the second of each, ...), up to ``n``."""
+    out: list[str] = []
     depth = 0
-    while len(keys) < n and any(depth < len(q) for q in queues):
-        keys.extend(q[depth] for q in queues if depth < len(q))
+    while (n is None or len(out) < n) and any(depth < len(q) for q in queues):
+        for q in queues:
+            if depth < len(q) and (n is None or len(out) < n):
+                out.append(q[depth])
         depth += 1
-    return first.set_index("example_id").loc[keys[:n]].reset_index()
+    return out
+
+
+def coverage(chosen: pd.DataFrame, examples: pd.DataFrame) -> str:
+    """What a sample covers, in one sentence: "20 items: 16 of 16 attacks, 20 of 159 configurations (1 or 2 per
+    attack)", naming the attacks left out when there are a few."""
+    first = examples.drop_duplicates("example_id")
+    all_attacks = sorted(set(map(str, first["attack"])))
+    got = sorted(set(map(str, chosen["attack"])))
+    configs = len(first.groupby(["attack", "params"]))
+    got_configs = len(chosen.groupby(["attack", "params"])) if len(chosen) else 0
+    per = chosen.groupby("attack").size() if len(chosen) else pd.Series(dtype=int)
+    spread = (f"{per.min()}" if per.min() == per.max() else f"{per.min()}-{per.max()}") if len(per) else "0"
+    text = (f"{len(chosen)} items: {len(got)} of {len(all_attacks)} attacks ({spread} item"
+            f"{'' if spread == '1' else 's'} each), {got_configs} of {configs} configurations")
+    missing = [a for a in all_attacks if a not in got]
+    if missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        text += f"; not in the sample: {shown} (a larger --n covers them)"
+    return text
 
 
 def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: int = 0) -> Exported:
@@ -207,7 +246,7 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
     html = out.with_suffix(".html")
     shown = {str(pid): prompts[str(pid)] for pid in chosen["prompt_id"].dropna().unique() if str(pid) in prompts}
     html.write_text(_form_html(kind, sheet, items, meta, shown), encoding="utf-8")
-    return Exported(sheet, out, html, key, len(items))
+    return Exported(sheet, out, html, key, len(items), coverage(chosen, examples))
 
 
 def _num(x: float) -> str:

@@ -619,6 +619,7 @@ def annotate_export(
     except AnnotationError as e:
         fail(str(e))
         raise
+    console.print(f"sheet {ex.sheet}: {ex.covers or f'{ex.n} items'}", highlight=False)
     console.print(f"sheet {ex.sheet}: {ex.n} items -> {ex.csv} and {ex.html}; key kept in {ex.key}. Send the CSV "
                   f"(or the printed form) to each annotator, then `callbluff annotate import {run_dir} FILLED.csv...`",
                   highlight=False)
