@@ -12,6 +12,7 @@ retrieved from a knowledge corpus (AddWiki*, see :mod:`callbluff.attacks.essay.k
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -275,29 +276,82 @@ class AddLies(_PoolAttack):
 
 # -- AddRC ------------------------------------------------------------------------------------------------
 
+_PARAGRAPHS = re.compile(r"\n[ \t]*\n")
+_OPENERS = "\"'\u201c\u2018([\u2014\u2013-\u2026. "
+
+
+def passage_sentences(source: str, res: Resources) -> list[str]:
+    """The sentences of a reading passage that AddRC draws from (Kumar et al. 2020, Sec. 3.3 AddRC).
+
+    The paper says "sentences from the corresponding reading comprehension passage" and nothing of how they were
+    split; the choices here: the passage is cut into paragraphs at blank lines first (spaCy's sentence splitter
+    does not treat a paragraph break as a boundary: on the ASAP-AES passages it ran a section heading into the
+    next paragraph's first sentence), a paragraph that ends with neither terminal punctuation nor a colon is left
+    out (the set 6 section headings "The Age of Dirigibles"..., the set 5 signature and hometown line), and the
+    spaCy sentences of the others are kept when they start with a capital letter (after opening quotes, brackets
+    or dashes), hold at least two words and do not end with a colon: a dialogue tag that spaCy cut off
+    (``she said.``), a stray ``.`` of a ``. . . .`` ellipsis and a line announcing a quotation ("John Tauranac
+    describes the plan:") are not sentences to add on their own; an opening bracket or quote that spaCy split
+    off as a sentence of its own (the set 6 block quote's ``[``) is put back in front of the next sentence. Each is
+    put on one line, the passage's words and punctuation unchanged (a period is added only where a sentence ends
+    without one, :func:`as_sentence`). Sentences keep the passage's order; duplicates are kept once."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for para in _PARAGRAPHS.split(source):
+        para = para.strip()
+        if not para or not para.endswith((*TERMINAL, ":")):
+            continue
+        start: int | None = None  # an opening bracket or quote spaCy made a sentence of its own
+        for u in units(para, "sentence", res):
+            text = para[start:u.end] if start is not None else u.text
+            if not any(c.isalpha() for c in u.text):
+                start = (start if start is not None else u.start) if u.text[-1:] in "[(\u201c\u2018\"'" else None
+                continue
+            start = None
+            head = text.lstrip(_OPENERS)
+            if (not head[:1].isupper() or text.endswith(":")
+                    or sum(any(c.isalpha() for c in w) for w in text.split()) < 2):
+                continue
+            sent = " ".join(text.split())
+            if not sent.rstrip(")]").endswith(TERMINAL):  # "... leave Cuba.)" is whole as it stands
+                sent = as_sentence(sent)
+            if sent not in seen:
+                seen.add(sent)
+                out.append(sent)
+    return out
+
+
 @register
 class AddRC(_AddSentences):
     """Add sentences of the prompt's reading passage (Kumar et al. 2020, Sec. 3.3 "AddRC", Table 1; Table 2's
     RC prompts, ASAP-AES 3-6).
 
     "For reading comprehension based prompts [...] we randomly pick up sentences from the corresponding
-    reading comprehension passage and add them in the responses." The passage is ``Prompt.source``; a
-    response whose prompt has none (or a blank one) gets no example (``applies_to``). Choices: passage
-    sentences are spaCy sentences of the source, drawn uniformly without replacement (with repetition only
-    when the passage has fewer sentences than are needed). The ASAP-AES loader does not carry the passages
-    (they are not in the released TSV); data sets with a ``prompt_source`` column do."""
+    reading comprehension passage and add them in the responses." The passage is ``Prompt.source`` (ASAP-AES:
+    from the prompts file, ``asap-aes:PATH?prompt_texts=FILE`` or ``prompts.json`` beside the TSV; other data:
+    a ``prompt_source`` column); a response whose prompt has none (or a blank one) gets no example
+    (``applies_to``). Size and position are Sec. 3.1's, as for every "add" adversary (``percent`` of the
+    response's sentences, the ``position`` third, ``bounded``). ``fit`` splits the passage once per prompt
+    (:func:`passage_sentences`, where the paper is silent on the splitting); the sentences are the fit state, so
+    every example's ``fit_state`` hash names the passage. Choice where the paper is silent: passage sentences
+    are drawn uniformly without replacement from the record's generator (with repetition only when the passage
+    has fewer sentences than are needed)."""
 
     name = "AddRC"
     description = "Add sentences of the prompt's reading passage to the response."
     Params = AddParams
+    needs_fit = True
 
     def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
         return prompt is not None and bool((prompt.source or "").strip())
 
+    def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> list[str]:
+        source = (prompt.source or "") if prompt is not None else ""
+        return passage_sentences(source, res) if source.strip() else []
+
     def candidates(self, record: ScoredResponse, prompt: Prompt | None, state: Any,
                    res: Resources) -> list[str]:
-        assert prompt is not None and prompt.source
-        return [as_sentence(u.text) for u in units(prompt.source, "sentence", res)]
+        return list(state)
 
 
 # -- AddWikiRelated / AddWikiUnrelated ----------------------------------------------------------------------
