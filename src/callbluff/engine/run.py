@@ -182,7 +182,7 @@ class Engine(RunDirectory, TargetWatch):
             raise
         finally:
             cache.close()
-        target_stats = {name: {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0}
+        target_stats = {name: _scrubbed(t, {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0})
                         for name, t in targets.items()}
         predictions = self._provenance(targets)
         manifest.finish(seconds=time.perf_counter() - t0, counters=counters, counts=result.counts, notes=self.notes,
@@ -217,6 +217,13 @@ class Engine(RunDirectory, TargetWatch):
                 self.progress("chunk", chunk.index + 1, None)
             elif not chunk.skipped:
                 self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+
+
+def _scrubbed(target: CachedTarget, stats: dict[str, Any]) -> dict[str, Any]:
+    """``stats`` with the target's secrets scrubbed from every string (a chat server may echo its key into the
+    ``model`` or ``finish_reason`` values its statistics keep), before they reach run.json."""
+    scrub = getattr(target.check, "scrub_value", None)
+    return scrub(stats) if callable(scrub) else stats
 
 
 def close_all(closers: list[Callable[[], None]]) -> None:

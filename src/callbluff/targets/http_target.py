@@ -21,8 +21,11 @@ Secrets
     each request only; the expanded values are kept out of ``repr``, :meth:`HttpTarget.to_config`, the
     fingerprint, pickles, log records and error messages (any occurrence in an error text, e.g. a server
     echoing a header back, is replaced by ``***``, in its raw, percent-encoded and base64 forms:
-    :func:`callbluff.targets.validate.secret_forms`). A value substituted into the URL's path or query is
-    percent-encoded as one component (``?key=${API_KEY}`` sends a key with ``#``, ``&`` or spaces whole).
+    :func:`callbluff.targets.validate.secret_forms`). A reply is scrubbed before any of it is quoted, cut or
+    read (an error text quotes at most 160 characters of it; ``model`` and the other fields a chat server
+    answers with reach run.json), so a cut can never leave part of a secret behind. A value substituted into
+    the URL's path or query is percent-encoded as one component (``?key=${API_KEY}`` sends a key with ``#``,
+    ``&`` or spaces whole).
 
 Faults
     5xx, 408, 429 (honouring the server's wait: ``retry-after-ms``, or ``Retry-After`` in seconds or as an
@@ -77,7 +80,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.config import HttpConfig, TargetConfigError
 from callbluff.targets.config import settings as target_settings
-from callbluff.targets.validate import secret_forms
+from callbluff.targets.validate import scrub_forms, scrub_text, scrub_value
 
 log = logging.getLogger("callbluff.targets.http")
 
@@ -349,10 +352,9 @@ class HttpTarget(TargetBase):
 
     @staticmethod
     def _scrub(text: str, secrets: Sequence[str]) -> str:
-        forms = {f for s in secrets if s for f in secret_forms(s)} | {s for s in secrets if s}
-        for s in sorted(forms, key=len, reverse=True):
-            text = text.replace(s, "***")
-        return text
+        """``text`` with every form of ``secrets`` (the values expanded for this request), whole or cut,
+        replaced by ``***`` (:func:`~callbluff.targets.validate.scrub_text`)."""
+        return scrub_text(text, scrub_forms(tuple(dict.fromkeys(secrets)))) if secrets else text
 
     # -- async machinery ----------------------------------------------------------------------------------
     async def _throttle(self) -> None:
@@ -389,8 +391,9 @@ class HttpTarget(TargetBase):
                 parts.append(part)
             return resp, b"".join(parts)
 
-    async def _attempt(self, body: Any, url: str, headers: dict[str, str]) -> Any:
-        """One request; returns the value at the response path or a :class:`_Failure`."""
+    async def _attempt(self, body: Any, url: str, headers: dict[str, str], secrets: Sequence[str] = ()) -> Any:
+        """One request; returns the value at the response path or a :class:`_Failure`. The reply is scrubbed of
+        ``secrets`` before any of it is quoted (and cut) in a failure's message or returned."""
         import httpx
 
         assert self._sem is not None
@@ -406,7 +409,8 @@ class HttpTarget(TargetBase):
             return _Failure("too-large", f"reply larger than max_response_bytes = {self.max_response_bytes:,} bytes "
                                          "(counted after decoding; raise max_response_bytes if the reply is "
                                          "legitimate)", retry=False)
-        text = content.decode(resp.encoding or "utf-8", "replace")
+        forms = scrub_forms(tuple(dict.fromkeys(secrets))) if secrets else ()
+        text = scrub_text(content.decode(resp.encoding or "utf-8", "replace"), forms)
         status = resp.status_code
         if status in _RETRY_STATUS:
             return _Failure("http", self._status_message(status, text), wait=retry_after(resp.headers))
@@ -417,7 +421,7 @@ class HttpTarget(TargetBase):
         if not 200 <= status < 300:
             return _Failure("http", f"HTTP {status} (not retried): {_snippet(text)}", retry=False)
         try:
-            data = json.loads(content)
+            data = scrub_value(json.loads(content), forms)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _Failure("malformed", f"malformed JSON ({exc}): {_snippet(text)}")
         try:
@@ -438,7 +442,7 @@ class HttpTarget(TargetBase):
                     self.stats.calls += 1
                 else:
                     self.stats.retries += 1
-            result = await self._attempt(body, url, headers)
+            result = await self._attempt(body, url, headers, secrets)
             if not isinstance(result, _Failure):
                 return result
             failures.append(result)

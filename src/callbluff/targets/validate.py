@@ -12,8 +12,11 @@ the run's tables or an attack's oracle:
   says ``out_of_range = "clip"`` explicitly;
 * secrets given through ``${VAR}`` in a target's settings are replaced by ``***`` in every string of the
   output (answers, candidates, errors), so a server that echoes a token cannot get it written anywhere: the raw
-  value and its percent-encoded and base64 forms (:func:`secret_forms`); other transformed forms a target
-  might echo (upper-cased, a prefix) cannot be recognised.
+  value and the forms callbluff itself makes of it (:func:`secret_forms`: percent-encoded, base64,
+  JSON-escaped, repr-escaped), and a form cut where callbluff cuts a quoted reply (a prefix of 8 characters or
+  more followed by ``...``, a suffix after it: :func:`scrub_text`); the adapters scrub a reply before they cut
+  it. Other transformed forms a target might echo (upper-cased, hashed, a prefix it cut itself) cannot be
+  recognised.
 
 The check is pure and cheap (microseconds); :class:`~callbluff.targets.wrappers.CachedTarget` applies it to
 fresh outputs before caching them (so only valid outputs are ever cached and an invalid one is asked again on
@@ -25,11 +28,13 @@ is the scrubbed output as the target gave it (a clipped score is stored unclippe
 from __future__ import annotations
 
 import base64
+import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from callbluff.records import Prompt
@@ -43,11 +48,22 @@ MIN_SECRET_LEN = 4  # shorter values cannot be scrubbed without mangling ordinar
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def _escaped(text: str) -> set[str]:
+    """``text`` as JSON and Python write it inside a string: JSON-escaped (ASCII-only and not, ``/`` escaped as
+    some servers do) and repr-escaped (either quote)."""
+    js = json.dumps(text)[1:-1]
+    single = repr(text + "'\"")[1:-4]  # inside a '...' repr: ' escaped (the repr of a text holding both quotes)
+    return {text, js, json.dumps(text, ensure_ascii=False)[1:-1], js.replace("/", "\\/"), single,
+            single.replace("\\'", "'")}  # inside a "..." repr: ' as is
+
+
 def secret_forms(secret: str) -> set[str]:
     """The forms of ``secret`` that are scrubbed: the raw value and the forms callbluff itself produces from it,
-    percent-encoded (``quote`` with and without ``/`` safe, ``quote_plus``: a ``${VAR}`` in a URL) and base64
-    (standard and URL-safe, with and without padding). Other transformations a target may apply before echoing
-    a secret (upper-casing, a prefix of it, another encoding) cannot be recognised and are not scrubbed."""
+    percent-encoded (``quote`` with and without ``/`` safe, ``quote_plus``: a ``${VAR}`` in a URL), base64
+    (standard and URL-safe, with and without padding), and each of those JSON-escaped and repr-escaped (a reply
+    quoted in an error text, an error text written as JSON: a secret holding ``"`` or ``\\`` is stored escaped),
+    twice over. Other transformations a target may apply before echoing a secret (upper-casing, a prefix of it,
+    another encoding) cannot be recognised and are not scrubbed."""
     from urllib.parse import quote, quote_plus
 
     raw = secret.encode("utf-8", "surrogatepass")
@@ -55,7 +71,87 @@ def secret_forms(secret: str) -> set[str]:
     b64u = base64.urlsafe_b64encode(raw).decode()
     forms = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), b64, b64u,
              b64.rstrip("="), b64u.rstrip("=")}
+    once = {e for f in forms for e in _escaped(f)}
+    forms = {e for f in once for e in _escaped(f)}
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
+
+
+@lru_cache(maxsize=256)
+def scrub_forms(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Every form of ``secrets`` (:func:`secret_forms`, values shorter than :data:`MIN_SECRET_LEN` left out),
+    longest first, so that a longer form is replaced before a shorter one inside it."""
+    forms = {f for s in secrets if len(s) >= MIN_SECRET_LEN for f in secret_forms(s)}
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+
+CUT_MARK = "..."
+"""What callbluff puts where it cuts a quoted reply or a stderr tail."""
+MIN_CUT = 8
+"""The shortest cut piece of a secret form that :func:`scrub_text` recognises (shorter ones would hit ordinary
+text)."""
+
+
+def scrub_text(text: str, forms: Sequence[str]) -> str:
+    """``text`` with every one of ``forms`` (:func:`scrub_forms`) replaced by ``***``, and every *cut* form: a
+    prefix of a form (``MIN_CUT`` characters or more) right before ``...``, or a suffix of one right after it (a
+    secret a cut of the text left in part). The adapters scrub a reply before they cut it; this catches a text
+    cut elsewhere (another adapter, a stderr tail, an older cache)."""
+    if not forms or not text:
+        return text
+    for f in forms:
+        if f in text:
+            text = text.replace(f, "***")
+    if CUT_MARK not in text:
+        return text
+    for f in forms:
+        if len(f) <= MIN_CUT:
+            continue
+        text = _cut_prefixes(text, f)
+        text = _cut_suffixes(text, f)
+    return text
+
+
+def _cut_prefixes(text: str, form: str) -> str:
+    head = form[:MIN_CUT]
+    i = text.find(head)
+    while i >= 0:
+        n = MIN_CUT
+        while n < len(form) and i + n < len(text) and text[i + n] == form[n]:
+            n += 1
+        if text.startswith(CUT_MARK, i + n):
+            text = text[:i] + "***" + text[i + n:]
+            i = text.find(head, i + 3)
+        else:
+            i = text.find(head, i + 1)
+    return text
+
+
+def _cut_suffixes(text: str, form: str) -> str:
+    j = text.find(CUT_MARK)
+    while j >= 0:
+        start = j + len(CUT_MARK)
+        for n in range(len(form) - 1, MIN_CUT - 1, -1):
+            if text.startswith(form[-n:], start):
+                text = text[:start] + "***" + text[start + n:]
+                break
+        j = text.find(CUT_MARK, start)
+    return text
+
+
+def scrub_value(value: Any, forms: Sequence[str]) -> Any:
+    """``value`` (JSON-like: strings, numbers, lists, dicts) with :func:`scrub_text` applied to every string in
+    it, dictionary keys included (a server's ``finish_reason`` becomes a key of the run's counts)."""
+    if not forms:
+        return value
+    if isinstance(value, str):
+        return scrub_text(value, forms)
+    if isinstance(value, Mapping):
+        return {scrub_value(k, forms): scrub_value(v, forms) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_value(v, forms) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return {scrub_value(v, forms) for v in value}
+    return value
 
 
 def needed_kind(kind: str, task_output: str) -> str:
@@ -100,15 +196,17 @@ class OutputCheck:
         if self.out_of_range not in ("error", "clip"):
             raise ValueError(f"out_of_range must be 'error' or 'clip', got {self.out_of_range!r}")
         self.need = needed_kind(self.kind, self.task_output)
-        forms = {f for s in self.secrets if len(s) >= MIN_SECRET_LEN for f in secret_forms(s)}
-        self.secrets = tuple(sorted(forms, key=len, reverse=True))
+        self.secrets = scrub_forms(tuple(self.secrets))
 
     # -- secrets ------------------------------------------------------------------------------------------
     def scrub(self, text: str) -> str:
-        for s in self.secrets:
-            if s in text:
-                text = text.replace(s, "***")
-        return text
+        """``text`` with every form of the secrets, whole or cut, replaced by ``***`` (:func:`scrub_text`)."""
+        return scrub_text(text, self.secrets)
+
+    def scrub_value(self, value: Any) -> Any:
+        """Every string in ``value`` (nested lists and dicts, keys included) scrubbed: a target's statistics
+        (a chat server's ``model``, ``system_fingerprint``, ``finish_reason``) before they reach run.json."""
+        return scrub_value(value, self.secrets)
 
     def scrub_output(self, out: Output) -> Output:
         """``out`` with every secret replaced by ``***`` in its strings (the form that may be stored)."""

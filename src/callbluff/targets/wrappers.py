@@ -167,7 +167,8 @@ class CachedTarget:
             return
         self._streak += 1
         self._streak_prompts.add(inp.prompt_id)
-        self._last_cause = raw.error
+        scrub = getattr(self.check, "scrub", None)  # the cause is quoted in the breaker's and pre-flight's messages
+        self._last_cause = scrub(raw.error) if callable(scrub) else raw.error
         n = self.max_consecutive_failures
         if not n or self._streak < n or self.stopped is not None:
             return

@@ -1,0 +1,276 @@
+"""Issue 39 (Hardening III): each finding reproduced first against real components (a real HTTP server on
+127.0.0.1, real runs into real directories, the real CLI in a subprocess where the terminal is part of the
+finding). Every test here failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from helpers import REPO, TESTS
+
+# two secrets holding `"` and `\` (the JSON-escaped and repr forms differ from the raw one)
+HTTP_TOKEN = 'tk-Z7q1W9e3"R5t8\\Y2u4I6o0P-a1'
+CHAT_KEY = 'sk-fake-qu"ote\\back-7Hd93kLq0Zx2Pw5'
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """This process's environment with the sources and the test helpers importable by a subprocess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(TESTS), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 240) -> tuple[int, str]:
+    """``callbluff ARGS`` in a subprocess, as a user runs it: exit code and the terminal (stdout + stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "callbluff.cli", *args], cwd=REPO, env=env, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc.returncode, proc.stdout
+
+
+# -- a leaky server: the HTTP scorer and the chat grader echo the Authorization header -------------------------
+class LeakyServer:
+    """A real HTTP server on 127.0.0.1 that echoes the request's Authorization header (``Bearer <secret>``) into
+    every place a target's reply reaches callbluff, chosen by a marker word in the input's text.
+
+    ``POST /score`` (an ``http`` target, ``response_path = "score"``): ``E400`` a plain-text 400 whose body
+    quotes the header after 130 characters; ``EJSON400`` the same as a JSON error object (the secret
+    JSON-escaped); ``EMAL`` a 200 that is not JSON; ``EPATH`` a 200 JSON object without ``score`` that quotes
+    it; anything else ``{"score": 1}``.
+
+    ``POST /v1/chat/completions`` (an ``openai`` target): every reply's ``model``, ``system_fingerprint`` and
+    ``finish_reason`` hold the header; ``EMAL`` a reply whose content is prose quoting it after 170
+    characters; ``ERETRY`` a 503 whose error message quotes it; anything else ``{"score": 1}``."""
+
+    def __init__(self) -> None:
+        outer = self
+        self.requests = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                auth = str(self.headers.get("Authorization"))
+                outer.requests += 1
+                if self.path == "/score":
+                    self._score(str(body.get("text", "")), auth)
+                else:
+                    user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+                    self._chat(user, auth)
+
+            def _score(self, text: str, auth: str) -> None:
+                if "EJSON400" in text:
+                    self._send(400, json.dumps({"error": "e" * 130 + " key=" + auth}).encode())
+                elif "E400" in text:
+                    self._send(400, ("x" * 130 + " token=" + auth).encode(), "text/plain")
+                elif "EMAL" in text:
+                    self._send(200, ("{" + "y" * 130 + " " + auth).encode())
+                elif "EPATH" in text:
+                    self._send(200, json.dumps({"note": "z" * 130 + auth, "echo": auth}).encode())
+                else:
+                    self._send(200, json.dumps({"score": 1}).encode())
+
+            def _chat(self, user: str, auth: str) -> None:
+                if "ERETRY" in user:
+                    self._send(503, json.dumps({"error": {"message": "o" * 100 + " overloaded for " + auth}}).encode())
+                    return
+                content = "w" * 170 + " " + auth if "EMAL" in user else json.dumps({"score": 1})
+                self._send(200, json.dumps({
+                    "id": "c1", "object": "chat.completion", "model": "fake-" + auth,
+                    "system_fingerprint": "fp_" + auth,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                 "finish_reason": "stop_" + auth}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 3}}).encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> LeakyServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+def _escapes(text: str) -> set[str]:
+    """``text`` as it may be stored: raw, JSON-escaped, repr-escaped, and each of those JSON-escaped again."""
+    once = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1],
+            repr(text.replace('"', "'"))[1:-1]}
+    return once | {json.dumps(t)[1:-1] for t in once} | {repr(t)[1:-1] for t in once}
+
+
+def leaked_prefixes(secret: str, blob: str) -> list[str]:
+    """The prefixes of ``secret`` of 8 characters or more that ``blob`` holds in any stored form."""
+    return [p for n in range(8, len(secret) + 1) for p in [secret[:n]] if any(f in blob for f in _escapes(p))]
+
+
+def stored_text(path: Path) -> str:
+    """Everything ``path`` holds as text: its bytes, and for a Parquet file every value of every column (a
+    compressed page need not hold a string's bytes as written)."""
+    text = path.read_bytes().decode("utf-8", "replace")
+    if path.suffix == ".parquet":
+        try:
+            table = pq.read_table(path)
+        except Exception:  # noqa: BLE001 - a part being written: its bytes were read above
+            return text
+        text += "\n".join(str(v) for col in table.columns for v in col.to_pylist())
+    return text
+
+
+def assert_nothing_leaked(places: dict[str, str]) -> None:
+    leaks = {where: {name: leaked_prefixes(secret, blob)[-1:]}
+             for where, blob in places.items()
+             for name, secret in (("http token", HTTP_TOKEN), ("chat key", CHAT_KEY))
+             if leaked_prefixes(secret, blob)}
+    assert not leaks, f"a prefix of a secret (8+ characters) was stored: {leaks}"
+
+
+def leak_suite(tmp_path: Path, url: str, texts: list[str], *, chat: bool = True, http: bool = True) -> Path:
+    data = tmp_path / "answers.jsonl"
+    with open(data, "w", encoding="utf-8") as fh:
+        for i, t in enumerate(texts):
+            fh.write(json.dumps({"id": f"a{i:03d}", "prompt_id": "p1", "text": t, "score": 1}) + "\n")
+    targets = ""
+    if http:
+        targets += f"""
+[[target]]
+name = "api"
+type = "http"
+url = "{url}/score"
+body_template = {{ text = "${{text}}" }}
+response_path = "score"
+headers = {{ Authorization = "Bearer ${{CB39_TOKEN}}" }}
+retries = 1
+backoff = 0.01
+"""
+    if chat:
+        targets += f"""
+[[target]]
+name = "grader"
+type = "openai"
+base_url = "{url}/v1"
+model = "stand-in"
+api_key_env = "CB39_KEY"
+response_format = "json_object"
+retries = 1
+backoff = 0.01
+"""
+    suite = tmp_path / "leak.toml"
+    suite.write_text(f"""
+name = "leak"
+seed = 1
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+{targets}
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+[output]
+chunk_size = 4
+""", encoding="utf-8")
+    return suite
+
+
+def run_dir_files(run: Path) -> Iterator[Path]:
+    return (p for p in run.rglob("*") if p.is_file())
+
+
+# -- 1 + 2: an echoed secret is never stored, cut or whole, in any form ----------------------------------------
+def test_an_echoed_secret_is_scrubbed_before_it_is_cut_everywhere(tmp_path: Path) -> None:
+    texts = ["a fine answer about pandas", "E400 bamboo is food", "EJSON400 koala eats leaves",
+             "EMAL eucalyptus risk", "EPATH forest habitat", "ERETRY the species needs food",
+             "another fine answer", "EMAL habitat loss"]
+    env = cli_env(CB39_TOKEN=HTTP_TOKEN, CB39_KEY=CHAT_KEY)
+    with LeakyServer() as srv:
+        code, out = run_cli(["run", str(leak_suite(tmp_path, srv.url, texts)), "--out", str(tmp_path / "run")], env)
+    run = tmp_path / "run"
+    assert (run / "report.html").exists() and (run / "errors.jsonl").exists(), out
+    errors = (run / "errors.jsonl").read_text(encoding="utf-8")
+    # the causes are still there, with the secret replaced
+    for cause in ("HTTP 400 (not retried)", "malformed JSON", "response path 'score' not found",
+                  "unparseable reply (not JSON)", "HTTP 503"):
+        assert cause in errors, cause
+    assert "***" in errors
+    usage = json.loads((run / "run.json").read_text())["target_stats"]["grader"]["usage"]
+    assert usage["models"] == ["fake-Bearer ***"] and usage["system_fingerprints"] == ["fp_Bearer ***"]
+    assert set(usage["finish_reasons"]) == {"stop_Bearer ***"}
+    places = {str(p): stored_text(p) for p in run_dir_files(run)}
+    places["terminal"] = out
+    assert any(p.endswith("predictions.sqlite") for p in places)
+    assert_nothing_leaked(places)
+
+
+def test_the_preflight_stop_message_never_holds_a_cut_secret(tmp_path: Path) -> None:
+    texts = [f"EMAL answer number {i}" for i in range(6)]
+    env = cli_env(CB39_TOKEN=HTTP_TOKEN, CB39_KEY=CHAT_KEY)
+    with LeakyServer() as srv:
+        code, out = run_cli(["run", str(leak_suite(tmp_path, srv.url, texts, http=False)),
+                             "--out", str(tmp_path / "run")], env)
+    assert code == 1 and "did not answer its first call" in out and "unparseable reply" in out, out
+    places = {str(p): stored_text(p) for p in run_dir_files(tmp_path / "run")}
+    places["terminal"] = out
+    assert_nothing_leaked(places)
+
+
+def test_a_chat_servers_model_fingerprint_and_finish_reason_are_scrubbed_in_run_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import load_suite
+
+    monkeypatch.setenv("CB39_KEY", CHAT_KEY)
+    with LeakyServer() as srv:
+        suite = leak_suite(tmp_path, srv.url, [f"a fine answer {i}" for i in range(4)], http=False)
+        result = run_suite(load_suite(suite), tmp_path / "run")
+    usage = result.target_stats["grader"]["usage"]
+    assert usage["replies"] >= 4 and usage["models"] == ["fake-Bearer ***"]
+    assert usage["system_fingerprints"] == ["fp_Bearer ***"] and set(usage["finish_reasons"]) == {"stop_Bearer ***"}
+    meta = (tmp_path / "run" / "run.json").read_text(encoding="utf-8")
+    assert '"stop_Bearer ***"' in meta
+    assert_nothing_leaked({str(p): stored_text(p) for p in run_dir_files(tmp_path / "run")})
+
+
+def test_the_output_check_scrubs_a_secret_cut_by_someone_else() -> None:
+    """A text cut before it reached the check (a stderr tail, another adapter's snippet): the piece of the
+    secret beside the cut mark is scrubbed as well as the whole secret in its escaped forms."""
+    from callbluff.targets.base import Input, Output
+    from callbluff.targets.validate import OutputCheck
+
+    check = OutputCheck("score", secrets=(HTTP_TOKEN,))
+    inp = Input("content", "x", None)
+    for text in (f"reply {HTTP_TOKEN[:14]}...", f"...{HTTP_TOKEN[9:]} | exit 1", json.dumps({"k": HTTP_TOKEN}),
+                 repr(f"say {HTTP_TOKEN}"), repr(json.dumps(HTTP_TOKEN))[:30] + "..."):
+        out = check(inp, Output(error=text))
+        assert out.error is not None and "***" in out.error, text
+        assert not leaked_prefixes(HTTP_TOKEN, out.error), (text, out.error)
+    assert check(inp, Output(error="a plain cause...")).error == "a plain cause..."
