@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from callbluff.datasets.base import parse_spec
 from callbluff.gates import ExpectConfig
 from callbluff.records import canonical_json
+from callbluff.resources.local_llm import identity_of
 from callbluff.targets.config import TargetConfig, validate_target_config
 from callbluff.tasks import all_tasks
 
@@ -145,6 +146,9 @@ class Suite(BaseModel):
         d = self.model_dump(exclude={"base_dir", "output", "expect"})  # gates do not change results
         for t in d["target"]:  # a target's identity is not the suite: a new version is asked again, not refused
             t.update(fingerprint=None)
+            if t.get("type") == "openai" and isinstance(t.get("base_url"), str):
+                # a LocalLLMServer restarted on another port is the same server (model file + settings)
+                t["base_url"] = identity_of(t["base_url"]) or t["base_url"]
             for key in IDENTITY_KEYS[1:]:
                 t.pop(key, None)
         d["dataset_spec"] = self.dataset_spec()

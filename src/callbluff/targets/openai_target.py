@@ -32,7 +32,9 @@ Accounting
     answered with; the caching wrapper shares this dict, so it reaches ``run.json``'s ``target_stats``.
 
 Cache identity
-    ``fingerprint`` = ``openai:`` + hash of (``base_url``, ``model``, how the reply is read); :meth:`cache_key`
+    ``fingerprint`` = ``openai:`` + hash of (``base_url``, or for a running
+    :class:`~callbluff.resources.local_llm.LocalLLMServer` its identity, model file and settings, not its port;
+    ``model``, how the reply is read); :meth:`cache_key`
     = hash of (``model``, the rendered messages, the sampling settings ``temperature``, ``seed``,
     ``max_tokens``, ``n``, and the structured-output fields), so a changed template, rubric or reference answer
     is asked again and an unchanged one is never asked twice.
@@ -47,6 +49,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from callbluff.records import Prompt
+from callbluff.resources.local_llm import death_of, identity_of
 from callbluff.targets._common import config_hash
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.chat import ChatSpec, ReplyError, aggregate, request_key, snippet
@@ -90,8 +93,9 @@ class OpenAITarget(HttpTarget):
         self.batch_size = 1
         self._transport(cfg, trust_env)
         self.name = cfg.name or f"{cfg.model}@{cfg.base_url}"
+        # a LocalLLMServer's identity is its model file and settings, not the port it got this time
         self.fingerprint = cfg.identity(lambda: "openai:" + config_hash(
-            [self.base_url, self.model, self.spec.identity()]))
+            [identity_of(self.base_url) or self.base_url, self.model, self.spec.identity()]))
         self.stats = TargetStats()
         self.prompts: dict[str, Prompt] = {}
         self._init_runtime()
@@ -141,6 +145,16 @@ class OpenAITarget(HttpTarget):
             return "unasked:" + inp.key()
         return request_key([self.model, messages, {"temperature": self.temperature, "seed": self.seed,
                                                    "max_tokens": self.max_tokens, "n": self.n}, fields, kind])
+
+    async def _attempt(self, body: Any, url: str, headers: dict[str, str], secrets: Any = ()) -> Any:
+        """One request (:meth:`HttpTarget._attempt`); a connection failure to a local LLM server callbluff started
+        that has died says so, with its exit status and the last lines of its log, and is not retried."""
+        result = await super()._attempt(body, url, headers, secrets)
+        if isinstance(result, _Failure) and result.kind == "connection":
+            died = await asyncio.to_thread(death_of, url)
+            if died is not None:
+                return _Failure("died", died, retry=False)
+        return result
 
     def _status_message(self, status: int, text: str) -> str:
         """``HTTP 500: <the server's error message>``, with a hint when the server refuses the structured-output
