@@ -27,6 +27,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 DEFAULT_MODEL = "my-grader"
 VARIANT_USER = ("Student answer: ${text}\n"
                 "Question: ${question}\n"
+                "Reading passage: ${context}\n"
                 "Rubric: ${rubric}\n"
                 "Reference answer: ${reference}")
 """The second target's user message: the same fields, the answer first and the rubric before the reference."""
@@ -46,6 +47,8 @@ SEED_BLUFFS: dict[str, list[dict[str, Any]]] = {
         {"attack": "DelRand", "params": {"percent": 25}, "comment": "Sec. 3.3: 25 % of the sentences deleted"},
         {"attack": "RepeatSent", "params": {}, "comment": "Sec. 3.3: sentences repeated"},
         {"attack": "AddSong", "params": {}, "comment": "Sec. 3.3: song lyrics added"},
+        {"attack": "AddRC", "params": {"percent": 25, "position": "end"},
+         "comment": "Sec. 3.3: sentences of the reading passage added (source-based prompts only: ASAP-AES 3-6)"},
     ],
 }
 """The seed papers' attacks per task that need no downloaded corpus (a generator's ``count`` is filled in)."""

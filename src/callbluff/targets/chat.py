@@ -5,14 +5,16 @@ targets.hf`, ``task = "text-generation"``), so both ask the same question and re
 Templates
     ``system`` and ``user`` are strings with placeholders ``${question}`` (the prompt's question, or the input's
     text for a QA task), ``${rubric}``, ``${reference}`` (the prompt's model answer), ``${text}`` (the response to
-    grade, or the question of a QA input), ``${context}`` (a QA input's paragraph), ``${score_min}``,
+    grade, or the question of a QA input), ``${context}`` (a QA input's paragraph, or the prompt's reading passage:
+    ``Prompt.source``), ``${score_min}``,
     ``${score_max}`` and ``${prompt_id}``. A *line* of a template that uses a placeholder whose value is missing
     (a prompt without a rubric, a dataset without reference answers) is dropped whole, so a grader is never shown
     "Rubric: " followed by nothing (the issue is silent on missing fields; this is the choice). Other text is
     kept as written (``$`` alone is literal).
 
     Built-in defaults: for a scorer, a grading instruction naming the scale and asking for ``{"score": N}``
-    (:data:`SCORE_SYSTEM`, :data:`SCORE_USER`); for a QA task, an instruction to answer from the context with a
+    (:data:`SCORE_SYSTEM`, :data:`SCORE_USER`: the question, the reading passage where the prompt has one, the
+    reference answer, the rubric, the answer); for a QA task, an instruction to answer from the context with a
     short span, as ``{"answer": "..."}`` (:data:`ANSWER_SYSTEM`, :data:`ANSWER_USER`). Without structured output
     (``response_format = "none"``, and the local causal LM) the system message asks for the bare number or
     answer instead (:data:`SCORE_SYSTEM_TEXT`, :data:`ANSWER_SYSTEM_TEXT`), which the default reading expects.
@@ -85,6 +87,7 @@ SCORE_SYSTEM = ("You are a strict grader. Grade the student's answer to the ques
                 "and the rubric, on a scale from ${score_min} (wrong or irrelevant) to ${score_max} (fully "
                 "correct). Reply with JSON only, in the form {\"score\": N}.")
 SCORE_USER = ("Question: ${question}\n"
+              "Reading passage: ${context}\n"
               "Reference answer: ${reference}\n"
               "Rubric: ${rubric}\n"
               "Student answer: ${text}")
@@ -205,15 +208,20 @@ class ChatSpec:
         return "score" if prompt is not None else "answer"
 
     def values(self, inp: Input, prompt: Prompt | None) -> dict[str, str | None]:
-        """The template fields for ``inp`` (``None`` where the data has nothing)."""
+        """The template fields for ``inp`` (``None`` where the data has nothing). ``context`` is the input's own
+        paragraph (QA), else the prompt's source passage (``Prompt.source``: an ASAP-AES source-dependent essay
+        set's reading passage), so an essay grader can be shown what the students read."""
+        context = inp.context
         if prompt is not None:
             question: str | None = prompt.text or None
             rubric, reference = prompt.rubric, prompt.reference
             lo, hi = _fmt(prompt.score_min), _fmt(prompt.score_max)
+            if context is None:
+                context = prompt.source or None
         else:
             question, rubric, reference, lo, hi = inp.text, None, None, None, None
         return {"question": question, "rubric": rubric, "reference": reference, "text": inp.text,
-                "context": inp.context, "score_min": lo, "score_max": hi, "prompt_id": inp.prompt_id}
+                "context": context, "score_min": lo, "score_max": hi, "prompt_id": inp.prompt_id}
 
     def messages(self, inp: Input, prompt: Prompt | None) -> list[dict[str, str]]:
         """The chat messages for ``inp`` (system first, when its rendering is not empty)."""
