@@ -34,6 +34,7 @@ from callbluff.targets.config import (
     resolve_path,
     validate_target_config,
 )
+from callbluff.targets.grader_defences import DefendedChatTarget
 from callbluff.targets.hf import HFTarget
 from callbluff.targets.http_target import HttpTarget
 from callbluff.targets.openai_target import OpenAITarget
@@ -61,7 +62,7 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
     if isinstance(c, HttpConfig):
         return HttpTarget(c)
     if isinstance(c, OpenAIConfig):
-        return OpenAITarget(c)
+        return DefendedChatTarget(c) if c.defence is not None else OpenAITarget(c)
     if isinstance(c, CommandConfig):
         cwd = resolve_path(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
         return CommandTarget(c.model_copy(update={"cwd": cwd}))

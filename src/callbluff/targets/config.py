@@ -20,7 +20,8 @@ http       ``url``, ``version_url`` (its reply is part of the identity), ``body_
 openai     ``base_url``, ``model``, ``api_key_env``, ``system``, ``user``, ``temperature``, ``seed``, ``max_tokens``,
            ``n``, ``response_format``, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``,
            ``concurrency``, ``retries``, ``timeout``, ``backoff``, ``backoff_max``, ``retry_after_max``,
-           ``rate_limit``, ``headers`` (:mod:`callbluff.targets.openai_target`)
+           ``rate_limit``, ``headers`` (:mod:`callbluff.targets.openai_target`), ``defence``
+           (:mod:`callbluff.targets.grader_defences`)
 command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
            ``output``
 hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
@@ -49,6 +50,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from callbluff.targets.defence_settings import GraderDefence
 from callbluff.targets.validate import OutOfRange, OutputKind
 
 TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "openai", "command", "hf", "model")
@@ -285,6 +287,8 @@ class OpenAIConfig(ChatReading, TargetSettings):
     retry_after_max: float = Field(60.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
     max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
+    defence: GraderDefence | None = Field(None, description="the grader's own defences (spotlight, sandwich, "
+                                          "known_answer, erase_budget): callbluff.targets.grader_defences")
 
     @field_validator("base_url")
     @classmethod

@@ -1,0 +1,85 @@
+"""The settings of a chat grader's own defences: the ``defence`` key of a ``type = "openai"`` target
+(:class:`~callbluff.targets.config.OpenAIConfig`), built into :class:`callbluff.targets.grader_defences.DefendedChatTarget`.
+
+```toml
+[[target]]
+type = "openai"
+...
+defence = { spotlight = "delimit", sandwich = true, known_answer = true, erase_budget = 3, seed = 7 }
+```
+
+Kept apart from :mod:`callbluff.targets.grader_defences` (which subclasses the chat target) so that the settings
+module (:mod:`callbluff.targets.config`) can validate the table without importing the adapter. What each key does,
+and the papers, are in :mod:`callbluff.targets.grader_defences`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Spotlight = Literal["none", "delimit", "datamark", "encode"]
+SPOTLIGHTS: tuple[str, ...] = ("none", "delimit", "datamark", "encode")
+
+
+class GraderDefence(BaseModel):
+    """One chat grader's defences (all off by default; see :mod:`callbluff.targets.grader_defences`).
+
+    * ``spotlight``: Hines et al. 2024's spotlighting of the student's answer: ``delimit`` (random markers around
+      it), ``datamark`` (a marker between its words), ``encode`` (base64), ``none``;
+    * ``sandwich``: the grading instruction repeated after the answer;
+    * ``known_answer``: Liu et al. 2024's known-answer detection, one extra call per answer; a failed check is
+      ``known_answer_action``: ``floor`` (the scale's minimum, the default) or ``withhold`` (an error row routed to
+      a human, no score);
+    * ``erase_budget``: erase-and-rescore (Kumar et al. 2023 read for graders), at most this many extra grading
+      calls per answer (0: off), spans whose MiniLM relevance to the question and reference is below
+      ``erase_relevance``, a drop of at least ``erase_margin`` points marking a bluff;
+    * ``seed`` / ``seed_env``: what the per-answer secrets (the known-answer key, the delimiters) are derived from;
+      ``seed_env`` names an environment variable holding the seed (read per run, never written) and overrides
+      ``seed`` (which is written to run.json: anyone holding it and an answer can compute that answer's key)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    spotlight: Spotlight = "none"
+    sandwich: bool = False
+    known_answer: bool = False
+    known_answer_action: Literal["floor", "withhold"] = "floor"
+    known_answer_tokens: int = Field(16, ge=4, le=256, description="max_tokens of the known-answer call")
+    erase_budget: int = Field(0, ge=0, le=32, description="the most extra grading calls per answer for "
+                              "erase-and-rescore (0: off); with n samples each erased version costs n calls")
+    erase_relevance: float = Field(0.3, ge=-1.0, le=1.0, description="a sentence whose MiniLM cosine to the "
+                                   "question and to the reference answer are both below this says little about "
+                                   "them and may be erased")
+    erase_margin: float = Field(1.0, gt=0, description="a score drop (points) without a span that marks it a bluff")
+    seed: int = 0
+    seed_env: str | None = None
+
+    @field_validator("seed_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError("must be the NAME of an environment variable holding the seed, not the seed")
+        return v
+
+    @model_validator(mode="after")
+    def _something(self) -> GraderDefence:
+        if not self.active():
+            raise ValueError("a defence table with every defence off; give spotlight, sandwich, known_answer or "
+                             "erase_budget (or drop the key)")
+        return self
+
+    def active(self) -> bool:
+        return self.spotlight != "none" or self.sandwich or self.known_answer or self.erase_budget > 0
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the defended grader's answers (its cache key and fingerprint): every setting, with the
+        name of ``seed_env`` (the seed it holds is hashed in by the target, never written)."""
+        return self.model_dump()
+
+    def label(self) -> str:
+        """``delimit+sandwich+known-answer+erase(3)``: the defences switched on."""
+        parts = [self.spotlight] if self.spotlight != "none" else []
+        parts += ["sandwich"] * self.sandwich + ["known-answer"] * self.known_answer
+        parts += [f"erase({self.erase_budget})"] if self.erase_budget else []
+        return "+".join(parts)
