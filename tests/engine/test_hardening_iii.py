@@ -274,3 +274,106 @@ def test_the_output_check_scrubs_a_secret_cut_by_someone_else() -> None:
         assert out.error is not None and "***" in out.error, text
         assert not leaked_prefixes(HTTP_TOKEN, out.error), (text, out.error)
     assert check(inp, Output(error="a plain cause...")).error == "a plain cause..."
+
+
+# -- 6: a command that fails its first inputs while warming up passes the pre-flight ------------------------------
+WARMING_SCORER = """
+import json, sys
+warm_up = int(sys.argv[1])
+for n, line in enumerate(sys.stdin):
+    req = json.loads(line)
+    out = {"id": req["id"], "error": "still loading the model"} if n < warm_up else {"id": req["id"], "score": 1}
+    print(json.dumps(out), flush=True)
+"""
+
+
+def warming_suite(tmp_path: Path, warm_up: int) -> Path:
+    data = tmp_path / "answers.jsonl"
+    data.write_text("".join(json.dumps({"id": f"a{i}", "prompt_id": "p1", "text": f"answer number {i}",
+                                        "score": 1}) + "\n" for i in range(8)), encoding="utf-8")
+    script = tmp_path / "warming.py"
+    script.write_text(WARMING_SCORER, encoding="utf-8")
+    suite = tmp_path / f"warm{warm_up}.toml"
+    suite.write_text(f"""
+name = "warming"
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "slow-start"
+type = "command"
+argv = ["{sys.executable}", "{script}", "{warm_up}"]
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+[output]
+report = false
+""", encoding="utf-8")
+    return suite
+
+
+def test_a_command_failing_its_first_three_inputs_while_warming_up_passes_the_preflight(tmp_path: Path) -> None:
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import load_suite
+
+    result = run_suite(load_suite(warming_suite(tmp_path, 3)), tmp_path / "run")
+    counts = result.counts["per_target"]["slow-start"]
+    assert counts["original_ok"] == 8 and counts["n_errors_original"] == 0  # the three were asked again
+
+
+def test_a_target_that_warms_up_longer_is_stopped_naming_the_switch(tmp_path: Path) -> None:
+    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.engine.suite import load_suite
+
+    with pytest.raises(TargetUnavailable) as e:
+        run_suite(load_suite(warming_suite(tmp_path, 6)), tmp_path / "run")
+    msg = str(e.value)
+    assert "still loading the model" in msg and "nor the same inputs asked again" in msg, msg
+    assert "preflight = false" in msg and "[output]" in msg, msg
+
+
+# -- 7: the same text three times does not let a dead target through -----------------------------------------------
+def test_the_preflight_stops_a_dead_target_whose_first_inputs_are_the_same_text(tmp_path: Path) -> None:
+    import socket
+
+    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.engine.suite import load_suite
+
+    with socket.socket() as s:  # a port nothing listens on: connections are refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp_path / "answers.jsonl"
+    texts = ["I don't know"] * 3 + [f"an answer with {i} words in it" for i in range(12)]
+    data.write_text("".join(json.dumps({"id": f"a{i:02d}", "prompt_id": "p1", "text": t, "score": 0}) + "\n"
+                            for i, t in enumerate(texts)), encoding="utf-8")
+    suite = tmp_path / "dead.toml"
+    suite.write_text(f"""
+name = "dead"
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "api"
+type = "http"
+url = "http://127.0.0.1:{port}/score"
+response_path = "score"
+retries = 0
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+[output]
+report = false
+""", encoding="utf-8")
+    with pytest.raises(TargetUnavailable, match="target api did not answer its first call"):
+        run_suite(load_suite(suite), tmp_path / "run")
+    assert not list((tmp_path / "run" / "parts").glob("*.examples.parquet"))  # stopped before the first chunk
+
+
+def test_the_cached_target_preflight_counts_answers_not_failures() -> None:
+    from callbluff.targets import CallableTarget
+    from callbluff.targets.base import Input, Output
+    from callbluff.targets.wrappers import CachedTarget
+
+    same = [Input("content", "I don't know", "p1")] * 3
+    dead = CachedTarget(CallableTarget(lambda s: Output(error="HTTP 503"), fingerprint="d"), None)
+    assert dead.preflight(same) == "HTTP 503"
+    alive = CachedTarget(CallableTarget(lambda s: 1.0, fingerprint="a"), None)
+    assert alive.preflight(same) is None

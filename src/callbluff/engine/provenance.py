@@ -52,9 +52,11 @@ class TargetWatch:
     def _preflight(self, dataset: Dataset, targets: dict[str, CachedTarget],
                    records: Iterable[Record] | None = None) -> None:
         """Each target answers one of ``PREFLIGHT`` inputs (:func:`preflight_records`: of the run, or of the first
-        chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them again), or the
-        run stops with the cause: a dead server, a wrong URL, an expired token or a crashing command is one
-        message, not thousands of error rows. Once per run; ``output.preflight = false`` turns it off."""
+        chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them
+        again), or, when it answers none, in a second call of the same inputs (a command that fails its first
+        inputs while it warms up answers that one), or the run stops with the cause: a dead server, a wrong URL,
+        an expired token or a crashing command is one message, not thousands of error rows. Once per run;
+        ``output.preflight = false`` turns it off (the stop message says so)."""
         if self._preflown or not self.suite.output.preflight:
             return
         self._preflown = True
@@ -65,12 +67,16 @@ class TargetWatch:
         inputs = [task.original_input(r) for r in first]
         for name, t in targets.items():
             cause = t.preflight(inputs)
+            if cause is not None:  # once more: a target warming up (a command loading its model) answers later
+                cause = t.preflight(inputs)
             if cause is not None:
                 ids = ", ".join(r.id for r in first)
                 raise TargetUnavailable(
-                    f"target {name} did not answer its first call (record{'s' if len(first) > 1 else ''} {ids}): "
-                    f"{cause}. The run stopped before any chunk; fix the target or its settings (url, headers, "
-                    "argv, model path) and run again")
+                    f"target {name} did not answer its first call (record{'s' if len(first) > 1 else ''} {ids}), "
+                    f"nor the same inputs asked again: {cause}. The run stopped before any chunk; fix the target "
+                    "or its settings (url, headers, argv, model path) and run again, or, for a target that needs "
+                    "more inputs than that to warm up, turn this check off with `preflight = false` under "
+                    "[output] in the suite")
 
     def _reused_chunk(self, idx: int) -> None:
         """A finished chunk skipped on resume: its valid predictions were made by an earlier run."""

@@ -116,6 +116,7 @@ class CachedTarget:
         self._streak = 0
         self._streak_prompts: set[str | None] = set()
         self._answered = False
+        self._answers = 0  # valid outputs the wrapped target returned (before the output check)
         self._last_cause = ""
         self.since = time.time()  # answers stored before this are reused from an earlier run
         self.reused = Reused()
@@ -164,6 +165,7 @@ class CachedTarget:
             self._streak = 0
             self._streak_prompts.clear()
             self._answered = True
+            self._answers += 1
             return
         self._streak += 1
         self._streak_prompts.add(inp.prompt_id)
@@ -309,9 +311,13 @@ class CachedTarget:
         """Ask ``inputs`` (a run's first few, in one call; valid answers are cached as any other): None when the
         target answered one of them, else the cause of its last failure. An answer the output check refuses (a
         score outside the prompt's scale) counts as an answer: the target is reachable, and that input's error
-        row says what was wrong with it. A few inputs, not one, so that one input a target cannot handle does
-        not stop a run."""
-        streak = self._streak
+        row says what was wrong with it, and so does one the cache held (the target answered it before). A few
+        inputs, not one, so that one input a target cannot handle does not stop a run. What counts is the
+        target's own answers, not a count of failures: the same text three times is asked once (the cache
+        sends a repeated input once), and its one failure is the whole call's."""
+        answers = self._answers
+        held = bool(self.cache.get_many_dated(self.fingerprint, [self._key(i) for i in inputs])) \
+            if self.cache is not None and inputs else False
         clipped = getattr(self.check, "clipped", None)
         reused = Reused(self.reused.n, self.reused.first, self.reused.last)
         outs = self.predict(list(inputs))
@@ -321,9 +327,9 @@ class CachedTarget:
             self.check.clipped = clipped  # type: ignore[union-attr]
         with self._lock:
             self.reused = reused
-        if any(o.error is None for o in outs) or self._streak - streak < len(outs):
+        if any(o.error is None for o in outs) or held or self._answers > answers:
             return None
-        return self._last_cause
+        return self._last_cause or (outs[0].error if outs else None)
 
     def _dated(self, keys: Sequence[str], cached: Mapping[str, tuple[Output, float]],
                checked: Mapping[str, Output]) -> None:
