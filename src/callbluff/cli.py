@@ -22,7 +22,7 @@ from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
 from callbluff.gates import check_gates, gates_of_run, junit_xml, junit_xml_suites
 from callbluff.report.load import ReportError
 from callbluff.suites.kumar2020 import write_kumar2020_suite
-from callbluff.terminal import RunProgress, StageProgress, counted, training_summary
+from callbluff.terminal import RunProgress, StageProgress, counted, progress_interval, training_summary
 
 app = typer.Typer(
     help="callbluff: call the bluff of NLP systems that grade or answer. "
@@ -459,7 +459,8 @@ def report(
     if tables is not None and tables != "kumar":
         fail(f"--tables {tables!r}: unknown table style; allowed: kumar")
     try:
-        path = write_report(run_dirs if len(run_dirs) > 1 else run_dirs[0], out=out_file)
+        with StageProgress(console, interval=progress_interval()) as progress:  # a log: timestamped lines
+            path = write_report(run_dirs if len(run_dirs) > 1 else run_dirs[0], out=out_file, progress=progress)
     except ReportError as e:
         fail(str(e))
         raise
@@ -717,6 +718,9 @@ def suite_llm_grader(
     count: Annotated[int, typer.Option(help="answers per prompt of each seed generator")] = 20,
     search_budget: Annotated[int, typer.Option(help="queries per answer of the universal-phrase search")] = 216,
     seed: Annotated[int, typer.Option(help="the suite's seed")] = 0,
+    defences: Annotated[bool, typer.Option(help="add the same grader behind each of its own defences (spotlighting, "
+                                                "sandwich, known-answer detection, erase-and-rescore, all of them)")]
+    = False,
 ) -> None:
     """An LLM grader behind a chat endpoint: the seed bluffs of the task and the LLM-grader family."""
     from callbluff.suites.llm_grader import write_llm_grader_suite
@@ -724,7 +728,8 @@ def suite_llm_grader(
     try:
         path = write_llm_grader_suite(out_file, task=task, data=data, base_url=base_url, model=model,
                                       api_key_env=api_key_env, response_format=response_format, variants=variants,
-                                      n=samples, count=count, search_budget=search_budget, seed=seed)
+                                      n=samples, count=count, search_budget=search_budget, seed=seed,
+                                      defences=defences)
     except ValueError as e:
         fail(str(e))
         raise

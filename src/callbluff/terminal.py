@@ -7,12 +7,15 @@ known, so the run never waits for the count. :class:`StageProgress` shows any ot
 (``callbluff train``: prompts, then each prompt's steps; the findings scripts: their outer loops): rich bars
 on a terminal, and timestamped plain lines with counts and an ETA when the output is a log file.
 :func:`elapsed` shows a spinner with the elapsed time for steps that report nothing. When stderr is not a
-terminal (CI logs) :class:`RunProgress` prints nothing live; the final summary lines still appear.
+terminal (CI logs, ``2> log``) :class:`RunProgress` prints timestamped lines as the run goes, as
+:class:`StageProgress` does: each stage's first and last report and at most one line per
+``$CALLBLUFF_PROGRESS_INTERVAL`` seconds (default 30) in between, each with counts, elapsed time and an ETA.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -39,23 +42,44 @@ def _progress(console: Console) -> Progress:
                     console=console, transient=False)
 
 
+DEFAULT_INTERVAL = 30.0
+"""Seconds between two progress lines of one stage in a log (``$CALLBLUFF_PROGRESS_INTERVAL`` overrides)."""
+
+
+def progress_interval() -> float:
+    """``$CALLBLUFF_PROGRESS_INTERVAL`` (seconds, >= 0) or :data:`DEFAULT_INTERVAL`."""
+    try:
+        return max(0.0, float(os.environ.get("CALLBLUFF_PROGRESS_INTERVAL", DEFAULT_INTERVAL)))
+    except ValueError:
+        return DEFAULT_INTERVAL
+
+
 class RunProgress:
-    """Bars for a run: records (chunks x chunk size, capped at the record count) and generator answers."""
+    """Bars for a run: records (chunks x chunk size, capped at the record count) and generator answers; when
+    ``plain`` (default: the console is not a terminal, e.g. a CI log) timestamped lines instead
+    (:class:`StageProgress`'s plain form), so a log shows the run going, not only its end."""
 
     def __init__(self, console: Console, chunk_size: int, count_records: Callable[[], int] | None,
-                 limit: int | None = None) -> None:
+                 limit: int | None = None, *, plain: bool | None = None, interval: float | None = None) -> None:
         self.console = console
         self.chunk_size = chunk_size
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self.lines = StageProgress(console, plain=True, interval=progress_interval() if interval is None
+                                   else interval) if self.plain else None
         self.progress = _progress(console)
         self.total: int | None = limit
         self.tasks: dict[str, TaskID] = {}
         self._count = count_records if limit is None else None
+        self._records = 0
 
     def __enter__(self) -> RunProgress:
-        self.progress.start()
-        self.tasks["records"] = self.progress.add_task("records", total=self.total)
+        if self.lines is None:
+            self.progress.start()
+            self.tasks["records"] = self.progress.add_task("records", total=self.total)
         if self._count is not None:
             threading.Thread(target=self._set_total, daemon=True, name="callbluff-count").start()
+        if self.lines is not None:
+            self.lines("records", 0, self.total)
         return self
 
     def _set_total(self) -> None:
@@ -65,15 +89,29 @@ class RunProgress:
             return
         if n is not None:
             self.total = n if self.total is None else min(self.total, n)
-            self.progress.update(self.tasks["records"], total=self.total)
+            if self.lines is None:
+                self.progress.update(self.tasks["records"], total=self.total)
 
     def __exit__(self, *exc: Any) -> None:
+        if self.lines is not None:
+            return
+        if exc and exc[0] is not None and not self._records:  # stopped before any record: no "records 0/300" line
+            self.progress.live.transient = True
         for bar in self.progress.tasks:  # bars without a total end as complete, not pulsing
             if bar.total is None:
                 self.progress.update(bar.id, total=bar.completed)
         self.progress.stop()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if stage == "chunk":
+            self._records = n = min(done * self.chunk_size, self.total) if self.total else done * self.chunk_size
+        if self.lines is not None:
+            label = {"chunk": "records", "generator chunk": "generator pieces", "fit": "fitted (attack, prompt)"}
+            if stage == "chunk":
+                self.lines("records", n, self.total)
+            elif stage in label:
+                self.lines(label[stage], done, total)
+            return
         if stage == "chunk":
             n = done * self.chunk_size
             self.progress.update(self.tasks["records"], completed=min(n, self.total) if self.total else n)

@@ -17,7 +17,7 @@ from callbluff.terminal import RunProgress, StageProgress, engine_stages, traini
 
 def test_run_progress_counts_records_and_learns_the_total() -> None:
     console = Console(file=io.StringIO(), force_terminal=False)
-    with RunProgress(console, chunk_size=100, count_records=lambda: 250) as p:
+    with RunProgress(console, chunk_size=100, count_records=lambda: 250, plain=False) as p:  # the bars
         for _ in range(100):  # the count runs on a thread
             if p.total is not None:
                 break
@@ -28,9 +28,21 @@ def test_run_progress_counts_records_and_learns_the_total() -> None:
         tasks = {t.description: t for t in p.progress.tasks}
     assert tasks["records"].total == 250 and tasks["records"].completed == 250  # 3 chunks x 100, capped
     assert tasks["generator pieces"].completed == 2 and tasks["generator pieces"].total == 5
-    with RunProgress(console, chunk_size=10, count_records=lambda: 1000, limit=25) as p:
+    with RunProgress(console, chunk_size=10, count_records=lambda: 1000, limit=25, plain=False) as p:
         p("chunk", 1, None)
         assert p.progress.tasks[0].total == 25 and p.progress.tasks[0].completed == 10
+
+
+def test_run_progress_in_a_log_prints_timestamped_lines() -> None:
+    buf = io.StringIO()
+    with RunProgress(Console(file=buf, force_terminal=False, width=200), chunk_size=10, count_records=None,
+                     limit=25, interval=3600) as p:
+        assert p.plain
+        p("chunk", 1, None)  # within the interval: no line
+        p("chunk", 3, None)  # the last: a line
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].endswith("records: 0/25 (0 %), elapsed 0:00:00")
+    assert "records: 25/25 (100 %)" in lines[1]
 
 
 def test_training_summary_is_short() -> None:

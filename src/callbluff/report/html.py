@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,10 +171,13 @@ def render_report(runs: Sequence[RunData], per_attack: int | None = None) -> str
 
 
 def write_report(run_dir: str | Path | Sequence[str | Path], out: str | Path | None = None,
-                 per_attack: int | None = None) -> Path:
+                 per_attack: int | None = None,
+                 progress: Callable[[str, int, int | None], None] | None = None) -> Path:
     """Render ``report.html`` from run.json, metrics.json, examples.parquet, errors.jsonl (and imported
     annotations). One run directory: written into it unless ``out`` is given; several: one combined report
-    at ``out`` (required). ``per_attack`` overrides the runs' ``output.examples_in_report``."""
+    at ``out`` (required). ``per_attack`` overrides the runs' ``output.examples_in_report``. ``progress``
+    (:mod:`callbluff.progress`'s hook) hears ``report: runs read`` after each run directory and ``report:
+    written`` at the end."""
     dirs = [Path(run_dir)] if isinstance(run_dir, str | Path) else [Path(d) for d in run_dir]
     if not dirs:
         raise ReportError("no run directory given")
@@ -182,10 +185,17 @@ def write_report(run_dir: str | Path | Sequence[str | Path], out: str | Path | N
         if len(dirs) > 1:
             raise ReportError("several run directories make one combined report: give an output file")
         out = dirs[0] / "report.html"
-    html = render_report([load_run(d) for d in dirs], per_attack)
+    report = progress or (lambda stage, done, total: None)
+    runs = []
+    report("report: runs read", 0, len(dirs))
+    for k, d in enumerate(dirs, 1):
+        runs.append(load_run(d))
+        report("report: runs read", k, len(dirs))
+    html = render_report(runs, per_attack)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(out)
+    report("report: written", 1, 1)
     return out
