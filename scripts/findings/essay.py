@@ -11,8 +11,10 @@ What it does (every stage skips what is already in ``.findings-cache/essay[-quic
 1. ``prepare``: a seeded held-out split of ASAP-AES per prompt (:func:`callbluff.models.essay.holdout_split`,
    fraction 0.3, seed 13). The first ``EVAL_PER_PROMPT`` essays of each prompt's held-out side (in the split's
    seeded order) are the essays attacked; the scorers train on the training side only. Both sides are written
-   as ASAP-AES TSV files (the original lines), so the ``asap-aes`` loader gives every prompt its real scale.
-2. ``train``: EssayScorer (the EASE-like model, Kumar et al. Sec. 2.2) and NeuralScorer (Riordan et al.'s
+   as ASAP-AES TSV files (the original lines), so the ``asap-aes`` loader gives every prompt its real scale;
+   every spec names the prompts file (``prompt_texts=``, :data:`PROMPT_TEXTS`): the prompt texts and passages.
+2. ``train``: EssayScorer (the EASE-like model, Kumar et al. Sec. 2.2; once more without the prompt texts, for
+   the held-out QWK they change) and NeuralScorer (Riordan et al.'s
    BiGRU over frozen MiniLM input embeddings, the repository's neural reference scorer), both on the
    training side; NeuralScorer on at most ``NEURAL_MAX_TRAIN`` essays per prompt (CPU budget, stated in the
    document).
@@ -52,6 +54,15 @@ from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
 SHARED_DATA = REPO.parent / "shared" / "data"
 DATA = SHARED_DATA / "asap-aes" / "training_set_rel3.tsv.gz"
+PROMPT_TEXTS = SHARED_DATA / "asap-aes" / "prompts.json"
+"""The prompt texts of all 8 sets and the reading passages of sets 3-6 (PROMPTS-SOURCE.md beside it): every
+dataset spec below names it (the split's TSV files live in the cache directory, where the loader would not find
+it beside them). EssayScorer's prompt-overlap statistics read them, AddRC adds the passages' sentences."""
+RC_PROMPTS = ("3", "4", "5", "6")
+"""Kumar et al. Table 2's reading-comprehension prompts, the ones with a passage (AddRC applies there only)."""
+BEFORE_PROMPT_TEXTS = "9d41324"
+"""The last commit whose docs/findings/essay.md was rendered without prompt texts (EssayScorer's prompt-overlap
+statistics empty, no AddRC example): the "before" of the section on what moved."""
 DOC = REPO / "docs" / "findings" / "essay.md"
 FIGURES = REPO / "docs" / "findings" / "essay"
 HOLDOUT_FRACTION = 0.3
@@ -236,7 +247,7 @@ def prepare(cache: Path, prompts: Sequence[str], per_prompt: int, log: Any) -> d
     if meta_file.exists():
         return json.loads(meta_file.read_text())
     out.mkdir(parents=True, exist_ok=True)
-    ds = load(f"asap-aes:{DATA}?prompts={','.join(prompts)}")
+    ds = load(_spec(DATA, prompts))
     records = list(ds)
     train, test = holdout_split(records, HOLDOUT_FRACTION, SPLIT_SEED)
     chosen: list[str] = []
@@ -262,6 +273,12 @@ def prepare(cache: Path, prompts: Sequence[str], per_prompt: int, log: Any) -> d
     return meta
 
 
+def _spec(tsv: Path, prompts: Sequence[str], texts: bool = True) -> str:
+    """The ``asap-aes`` spec of ``tsv`` for ``prompts``, with the prompts file (``texts``) or without any."""
+    return (f"asap-aes:{tsv}?prompts={','.join(prompts)}"
+            f"&prompt_texts={PROMPT_TEXTS if texts else 'none'}")
+
+
 def _sha(s: str) -> str:
     import hashlib
 
@@ -272,7 +289,10 @@ def _sha(s: str) -> str:
 
 def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any,
           progress: Progress | None = None) -> dict[str, Any]:
-    """Train (or reuse) both scorers on ``data/train.tsv``; returns their metadata (incl. clean QWK)."""
+    """Train (or reuse) both scorers on ``data/train.tsv``; returns their metadata (incl. clean QWK). A second
+    EssayScorer, the same but trained without the prompt texts (``prompt_texts=none``: its prompt-overlap
+    statistics are zero, as before the prompts file existed), is trained for its held-out QWK only (``before``):
+    the QWK the prompt texts gain or lose, on the same split."""
     import numpy as np
 
     from callbluff.datasets import load
@@ -285,16 +305,18 @@ def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any,
     info_file = cache / "models" / "training.json"
     if info_file.exists():
         return json.loads(info_file.read_text())
-    spec = f"asap-aes:{cache / 'data' / 'train.tsv'}?prompts={','.join(prompts)}"
-    ds = load(spec)
+    ds = load(_spec(cache / "data" / "train.tsv", prompts))
     records = list(ds)
+    plain = load(_spec(cache / "data" / "train.tsv", prompts, texts=False))
     info: dict[str, Any] = {}
     essay_params = dict(ESSAY_PARAMS, **({"pos": False, "spelling": False, "n_estimators": 50, "cv": 2}
                                         if quick else {}))
     neural_params = dict(NEURAL_PARAMS, **({"epochs": 1, "min_epochs": 1, "hidden": 16} if quick else {}))
     cap = 60 if quick else NEURAL_MAX_TRAIN
-    for key, make, params in (("essay", EssayScorer, essay_params), ("neural", NeuralScorer, neural_params)):
+    for key, make, params in (("essay", EssayScorer, essay_params), ("neural", NeuralScorer, neural_params),
+                              ("essay-no-texts", EssayScorer, essay_params)):
         out = cache / "models" / key
+        train_ds = plain if key == "essay-no-texts" else ds
         t0 = time.perf_counter()
         if (out / "model.json").exists():
             model = load_model(out)
@@ -307,14 +329,15 @@ def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any,
                     mine = sorted((r for r in records if r.prompt_id == pid), key=lambda r: int(r.id))
                     rng = np.random.default_rng(derive_seed(SPLIT_SEED, "neural-subsample", pid))
                     recs += [mine[i] for i in sorted(rng.permutation(len(mine))[:cap])]
-            log(f"training {TARGET_NAMES[key]} on {len(recs)} essays ...")
-            model = make(**params).fit(recs, ds.prompts, data_spec="asap-aes:train.tsv (findings split)",
-                                       progress=prefixed(progress, f"training {TARGET_NAMES[key]}"))
+            what = TARGET_NAMES.get(key, "EssayScorer without prompt texts")
+            log(f"training {what} on {len(recs)} essays ...")
+            model = make(**params).fit(recs, train_ds.prompts, data_spec="asap-aes:train.tsv (findings split)",
+                                       progress=prefixed(progress, f"training {what}"))
             model.save(out)
             seconds = round(time.perf_counter() - t0, 1)
-            log(f"{TARGET_NAMES[key]} trained in {seconds} s")
+            log(f"{what} trained in {seconds} s")
         # clean QWK on every held-out essay of the split (not only the attacked ones)
-        held = load(f"asap-aes:{DATA}?prompts={','.join(sorted(ds.prompts, key=int))}")
+        held = load(_spec(DATA, sorted(ds.prompts, key=int)))
         _, test = holdout_split(list(held), HOLDOUT_FRACTION, SPLIT_SEED)
         per = {}
         for pid in sorted(ds.prompts, key=int):
@@ -323,6 +346,9 @@ def train(cache: Path, quick: bool, prompts: Sequence[str], log: Any,
             pr = held.prompts[pid]
             per[pid] = {"qwk": round(float(qwk([r.gold for r in recs_t], pred, score_min=pr.score_min,
                                                  score_max=pr.score_max)), 4), "n": len(recs_t)}
+        if key == "essay-no-texts":
+            info["essay"]["heldout_qwk_without_prompt_texts"] = per
+            continue
         info[key] = {"params": params, "train_seconds": seconds, "heldout_qwk": per,
                      "n_train": len(recs) if seconds is not None else None,
                      "fingerprint": getattr(model, "fingerprint", None)}
@@ -339,7 +365,7 @@ def suite_for(cache: Path, name: str, tables: Sequence[Mapping[str, Any]], promp
     from callbluff.attacks.base import get_attack
 
     heldout = cache / "data" / "heldout.tsv"
-    spec = f"asap-aes:{heldout}?prompts={','.join(prompts)}"
+    spec = _spec(heldout, prompts)
     if limit_per_prompt is not None:
         sub = cache / "data" / f"{name}.tsv"
         if not sub.exists():
@@ -353,8 +379,8 @@ def suite_for(cache: Path, name: str, tables: Sequence[Mapping[str, Any]], promp
                     seen[pid] += 1
                     keep.append(ln)
             sub.write_text("\n".join(keep) + "\n", encoding="utf-8")
-        spec = f"asap-aes:{sub}?prompts={','.join(prompts)}"
-    fit_on = f"asap-aes:{cache / 'data' / 'train.tsv'}?prompts={','.join(prompts)}"
+        spec = _spec(sub, prompts)
+    fit_on = _spec(cache / "data" / "train.tsv", prompts)
     attacks = []
     for t in tables:
         a = {"name": t["name"], "params": dict(t.get("params") or {}), "grid": dict(t.get("grid") or {})}
@@ -472,6 +498,7 @@ def write(cache: Path, quick: bool, meta: Mapping[str, Any], info: Mapping[str, 
     L += _table4(head, targets, prompts)
     L += _table5(head, targets, prompts)
     L += _released(head, targets, prompts, cache)
+    L += _addrc(head, runs.get("full", {}).get("rows", []), targets, prompts, cache)
     L += ["## Every test case, all prompts (headline grid points)", "",
           "Cells `(neg, pos, mean diff, not lowered)`: % of essays whose score went down / up, mean score "
           "change as % of the prompt's score range, % of essays whose score did not go down (a human lowers "
@@ -486,6 +513,7 @@ def write(cache: Path, quick: bool, meta: Mapping[str, Any], info: Mapping[str, 
     figs = _figures(head, targets, prompts, figdir)
     L += ["## Figures", ""] + [f"![{t}]({os.path.relpath(p, doc.parent)})" for t, p in figs] + [""]
     L += _observed(head, targets)
+    L += _moved(head, targets, info, prompts)
     L += _differences()
     L += _blindness()
     doc.parent.mkdir(parents=True, exist_ok=True)
@@ -605,12 +633,15 @@ def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Seq
           "side only and never saw them. Attacks that learn something per prompt (pools, Wikipedia key phrases "
           "and sentences, BabelGen's keywords and length) fit on the training side (`fit_on`).", ""]
     body = []
+    before = info["essay"].get("heldout_qwk_without_prompt_texts") or {}
     for pid in prompts:
         p = meta["per_prompt"][pid]
         q = [info[k]["heldout_qwk"].get(pid, {}).get("qwk") for k in ("essay", "neural")]
+        b = before.get(pid, {}).get("qwk")
         body.append([pid, f"{PAPER_RANGES[pid][0]}-{PAPER_RANGES[pid][1]}", p["total"], p["train"], p["heldout"],
-                     p["attacked"], _fmt(q[0], 3), _fmt(q[1], 3)])
-    L += _md(["prompt", "scale", "essays", "train", "held out", "attacked", "EssayScorer QWK (held out)",
+                     p["attacked"], _fmt(b, 3), _fmt(q[0], 3), _fmt(q[1], 3)])
+    L += _md(["prompt", "scale", "essays", "train", "held out", "attacked",
+              "EssayScorer QWK without prompt texts (held out)", "EssayScorer QWK (held out)",
               "NeuralScorer QWK (held out)"], body) + [""]
     e, n = dict(info["essay"]), dict(info["neural"])
     for key, d in (("essay", e), ("neural", n)):  # a model reused from an earlier invocation: its own fit times
@@ -620,10 +651,13 @@ def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Seq
             if fits and all(f is not None for f in fits):
                 d["train_seconds"] = round(sum(fits), 1)
     L += [f"- **EssayScorer** (EASE-like, Kumar et al. Sec. 2.2's feature-engineering model re-implemented: "
-          "TF-IDF n-gram ridge + length, word, sentence and spelling statistics -> gradient boosting; the POS "
-          "proportions are off for cost and the prompt-overlap statistics are empty, ASAP-AES having no prompt "
-          "texts), "
-          f"trained on the whole training side in {_fmt(e.get('train_seconds'))} s.",
+          "TF-IDF n-gram ridge + length, word, sentence and spelling statistics + the prompt-overlap statistics "
+          "(EASE's \"prompt-word overlap\": the share of the essay's content words found in the prompt text and "
+          "the share of the prompt's content words the essay uses; the same against the reading passage of "
+          "prompts 3-6) -> gradient boosting; the POS proportions are off for cost), trained on the whole training "
+          f"side in {_fmt(e.get('train_seconds'))} s. The prompt texts and passages come from "
+          "`../shared/data/asap-aes/prompts.json` (the competition's Essay Set descriptions; see PROMPTS-SOURCE.md "
+          "beside it), read by the `asap-aes` loader (`prompt_texts=`).",
           f"- **NeuralScorer** (Riordan et al. 2019 BiGRU + char-CNN, the repository's neural reference; the "
           f"paper's neural models are LSTM-MoT, SkipFlow, memory networks, BERT), settings "
           f"`{json.dumps(n['params'], sort_keys=True)}`, trained on at most {NEURAL_MAX_TRAIN} essays per prompt "
@@ -631,6 +665,16 @@ def _data_section(meta: Mapping[str, Any], info: Mapping[str, Any], prompts: Seq
           f"first {n['params'].get('max_words')} words of an essay: changes beyond them are invisible to it.",
           "- Paper (Sec. 2.3): the attacked models have human-level QWK; the QWK above is on all held-out "
           "essays of the split."]
+    if before:
+        qb = [v["qwk"] for v in before.values()]
+        qa = [v["qwk"] for v in info["essay"]["heldout_qwk"].values()]
+        rc = [pid for pid in RC_PROMPTS if pid in before]
+        d_rc = [info["essay"]["heldout_qwk"][pid]["qwk"] - before[pid]["qwk"] for pid in rc]
+        L.append(f"- The prompt texts, measured: the same EssayScorer trained on the same split without them "
+                 f"(`prompt_texts=none`: its four prompt-overlap statistics are zero, as in every earlier rendering "
+                 f"of this document) has mean held-out QWK {sum(qb) / len(qb):.3f}; with them "
+                 f"{sum(qa) / len(qa):.3f} ({sum(qa) / len(qa) - sum(qb) / len(qb):+.3f}); on the passage prompts "
+                 f"{', '.join(rc)} the change is {', '.join(f'{d:+.3f}' for d in d_rc)}.")
     for key in ("essay", "neural"):
         q = [v["qwk"] for v in info[key]["heldout_qwk"].values()]
         mean = sum(q) / len(q)
@@ -775,6 +819,159 @@ def _released(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], prompts
     return L + added + [""]
 
 
+def _rc_mean(rows: Sequence[Mapping[str, Any]], target: str, attack: str, field: str,
+             **params: Any) -> float | None:
+    """``field`` averaged over the passage prompts (3-6) with a row; None when none has one. The prompts weigh
+    alike: each has the same number of attacked essays."""
+    vals = [r.get(field) for pid in RC_PROMPTS if (r := _find(rows, target, attack, pid, **params)) is not None]
+    vals = [float(v) for v in vals if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _addrc(rows: Sequence[Mapping[str, Any]], full: Sequence[Mapping[str, Any]], targets: Sequence[str],
+           prompts: Sequence[str], cache: Path) -> list[str]:
+    """AddRC on the passage prompts beside AddWikiRelated (and the other additions) at the same size and position,
+    the full grid's twelve AddRC configurations, and how much text each adds."""
+    import pandas as pd
+
+    rc = [p for p in RC_PROMPTS if p in prompts]
+    if not rc:
+        return []
+    L = ["## AddRC: sentences of the reading passage (prompts 3-6)", "",
+         "Kumar et al. (Sec. 3.3): \"For reading comprehension based prompts (refer Table 2), we randomly pick up "
+         "sentences from the corresponding reading comprehension passage and add them in the responses.\" Table 2 "
+         "marks prompts 3-6 as RC; ASAP-AES's TSV carries no passage, so AddRC runs on the passages of "
+         "`../shared/data/asap-aes/prompts.json` (`callbluff.attacks.essay.add.passage_sentences`: spaCy sentences "
+         "of each paragraph, section headings and signature lines left out) and makes no example on prompts 1, 2, "
+         "7 and 8. The paper prints no AddRC figure: its Tables 4-5 report BabelGen, AddLies, DelRand and AddSong, "
+         "the rest being in a supplementary we do not have, so there is no paper cell to set beside ours. The "
+         "nearest test cases are the other additions at the same size and place (25 % of the essay's sentences, "
+         "at the end, unbounded): AddWikiRelated (encyclopedia sentences on the prompt's key phrases: on topic, "
+         "but not the passage the students read), AddSpeech and AddTruth (off topic). Cells `(neg, pos, mean diff, "
+         "not lowered)` as in Table 5; `3-6` averages the four prompts (each has as many attacked essays).", ""]
+    at = {"percent": 25, "position": "end"}
+    cases = [("AddRC", dict(at)), ("AddWikiRelated", {**at, "bounded": False}), ("AddSpeech", dict(at)),
+             ("AddTruth", {**at, "bounded": False})]
+    body = []
+    for t in targets:
+        for attack, params in cases:
+            cells = [_cell(_find(rows, t, attack, p, **params)) for p in rc]
+            mean = "(" + ",".join(_fmt(_rc_mean(rows, t, attack, f, **params)) for f in
+                                  ("neg_pct", "pos_pct", "mean_diff_pct", "not_lowered_pct")) + ")"
+            body.append([f"{attack}: {t}", *cells, mean])
+    L += _md(["test case (25% end): model \\ prompt", *rc, "3-6"], body) + [""]
+    for t in targets:
+        a = _rc_mean(rows, t, "AddRC", "mean_diff_pct", **at)
+        w = _rc_mean(rows, t, "AddWikiRelated", "mean_diff_pct", **at, bounded=False)
+        na = _rc_mean(rows, t, "AddRC", "not_lowered_pct", **at)
+        if a is None or w is None or na is None:
+            continue
+        L.append(f"- {t}: AddRC moves the mean score by {a:+.1f}% of the range on prompts 3-6 (AddWikiRelated "
+                 f"{w:+.1f}%) and leaves {na:.0f}% of the essays not lowered, where a human lowers the score (Sec. "
+                 "3.1). " + ("The passage's own sentences raise it more than related encyclopedia text does."
+                            if a > w + 0.5 else
+                            "The passage's own sentences raise it less than related encyclopedia text does."
+                            if a < w - 0.5 else
+                            "The passage's own sentences and related encyclopedia text move it about alike."))
+    L += [""]
+    grid = [r for r in full if r.get("attack") == "AddRC" and str(r.get("prompt")) == "all"]
+    if grid:
+        L += ["The full grid's twelve AddRC configurations (Sec. 3.1: size 10-25 % x position), pooled over prompts "
+              f"3-6 ({', '.join(sorted({str(r.get('prompt')) for r in full if r.get('attack') == 'AddRC'} - {'all'}))} "
+              "had examples), first 20 attacked essays of each; mean score change % of the range / % not lowered:", ""]
+        keys = sorted({(float(_params(r)["percent"]), str(_params(r)["position"])) for r in grid},
+                      key=lambda k: (k[0], ("beginning", "middle", "end").index(k[1])
+                                     if k[1] in ("beginning", "middle", "end") else 3))
+        body = []
+        for pct, pos in keys:
+            cells = []
+            for t in targets:
+                r = _find(full, t, "AddRC", "all", percent=pct, position=pos)
+                cells.append("" if r is None else f"{_fmt(r.get('mean_diff_pct'), 1)} / {_fmt(r.get('not_lowered_pct'))}%")
+            body.append([f"{pct:g}% {pos}", *cells])
+        L += _md(["AddRC", *targets], body) + [""]
+    ex_path = cache / "runs" / "headline" / "examples.parquet"
+    if ex_path.exists():
+        ex = pd.read_parquet(ex_path, columns=["attack", "params", "prompt_id", "original_text", "adversarial_text",
+                                               "target"])
+        ex = ex[(ex["target"] == targets[0]) & ex["prompt_id"].astype(str).isin(rc)]
+        params = ex["params"].map(json.loads)
+        words = []
+        for attack, want in cases[:2]:
+            sel = ex[(ex["attack"] == attack) & params.map(lambda p, want=want: p.get("items") is None and all(
+                p.get(k) == v for k, v in want.items()))]
+            if len(sel):
+                added = sel["adversarial_text"].str.split().str.len() - sel["original_text"].str.split().str.len()
+                words.append(f"{attack} {added.mean():.0f} words ({len(sel)} essays)")
+        if words:
+            L += ["Text added on prompts 3-6, on average: " + "; ".join(words) + ". Both add the same number of "
+                  "sentences; a passage sentence and a retrieved one differ in length only.", ""]
+    return L
+
+
+def _before_rows(commit: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The "Answers" table of docs/findings/essay.md at ``commit`` (git): (test case, params) -> its cells."""
+    import subprocess
+
+    try:
+        old = subprocess.run(["git", "show", f"{commit}:docs/findings/essay.md"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    table = old.split("## Answers", 1)[-1].split("\n\n", 3)[2] if "## Answers" in old else ""
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4:
+            out[(cells[0], cells[1])] = tuple(cells[2:])
+    return out
+
+
+def _moved(rows: Sequence[Mapping[str, Any]], targets: Sequence[str], info: Mapping[str, Any],
+           prompts: Sequence[str]) -> list[str]:
+    """What changed against the last rendering without prompt texts, and why."""
+    before = _before_rows(BEFORE_PROMPT_TEXTS)
+    L = ["## What moved with the prompt texts", "",
+         f"Until commit {BEFORE_PROMPT_TEXTS} this document was rendered without prompt texts or passages. With "
+         "them three things changed, and the figures above moved for these reasons:",
+         "- **EssayScorer was retrained** with its four prompt-overlap statistics filled in (they were zero for "
+         "every essay). Its trees split differently on every prompt, so every EssayScorer figure can move, even for "
+         "test cases that do not touch the prompt's words; its held-out QWK with and without them is in the data "
+         "section (same split, same seed).",
+         "- **AddWikiRelated / AddWikiUnrelated take their key phrases from the prompt text and the passage too** "
+         "(noun chunks of the prompt's texts and of up to 50 training essays), so they retrieve other encyclopedia "
+         "sentences, for both scorers.",
+         "- **BabelGen takes its keywords from the prompt text** when it names enough nouns (before: from the "
+         "training essays), so its essays change, for both scorers.",
+         "- **AddRC has examples** on prompts 3-6 (before: none anywhere).", "",
+         "NeuralScorer reads no prompt text and was trained as before (same subsample, settings and seeds), so its "
+         "figures for the other test cases should not move; a move there comes from the test case's texts: the "
+         "three above, or a change to an attack's code since that commit (`git log "
+         f"{BEFORE_PROMPT_TEXTS}.. -- src/callbluff/attacks/essay`).", ""]
+    if not before:
+        L += [f"(The rendering at {BEFORE_PROMPT_TEXTS} could not be read with git here, so the before / after "
+              "table is left out.)", ""]
+        return L
+    attack_rows = [r for r in rows if r.get("attack") not in (None, "clean", "BabelGen")
+                   and str(r.get("prompt")) == "all" and r.get("neg_pct") is not None]
+    body = []
+    for r in _dedup(attack_rows, targets):
+        key = (r["attack"], _short(_params(r), r["attack"]))
+        now = []
+        for t in targets:
+            m = next((x for x in attack_rows if x["target"] == t and x["attack"] == r["attack"]
+                      and _params(x) == _params(r)), None)
+            now.append("" if m is None else f"{_fmt(m.get('mean_diff_pct'), 1)} / {_fmt(m.get('neg_pct'))}% / "
+                       f"{_fmt(m.get('pos_pct'))}%")
+        old = before.get(key, ("(no row)",) * len(targets))
+        body.append([*key, *(x for t in range(len(targets)) for x in (old[t] if t < len(old) else "", now[t]))])
+    head = ["test case", "params"] + [f"{t} {w}" for t in targets for w in ("before", "now")]
+    L += ["Pooled over the prompts, mean diff / down / up as in the first table; `before` is the rendering at "
+          f"{BEFORE_PROMPT_TEXTS}:", ""]
+    L += _md(head, body) + [""]
+    return L
+
+
 def _full_grid(run_info: Mapping[str, Any]) -> list[str]:
     from callbluff.render.tables import kumar_tables
 
@@ -893,11 +1090,11 @@ def _differences() -> list[str]:
             "Wikipedia sentences come from the SQuAD v1.1 paragraphs retrieved by TF-IDF, not full articles; "
             "BabelGen is our own generator in the spirit of Perelman's BABEL (BABEL itself is a web service), "
             "its keywords come from the training essays, not the authors' hand-made keyword list.",
-            "- **AddRC has no examples.** ASAP-AES's released TSV carries no prompt texts or reading passages; "
-            "`../shared/data/asap-aes/SOURCE.md` says the passages of prompts 3-6 were not found in a data-file "
-            "form (only embedded in the authors' code), and none are available offline here. We did not "
-            "reconstruct them; AddRC is not applicable (no example) on every prompt. EssayScorer's "
-            "prompt-overlap statistics are likewise empty.",
+            "- **Prompt texts and passages.** ASAP-AES's released TSV carries neither; they come from the "
+            "competition's Essay Set description documents (`../shared/data/asap-aes/prompts.json`, its "
+            "PROMPTS-SOURCE.md says how they were extracted and checked against the students' essays). The "
+            "authors' own copy of the passages is not available to us, so AddRC's sentences may differ from theirs "
+            "in splitting (the paper does not say how it split them).",
             "- **Table 5's legend is lost** in the text copy (see above), so only shapes are compared.",
             "- **Sizes.** The paper's Table 5 size is not legible; we give the smallest and largest (10, 25 %). Our size unit is "
             "sentences (the authors' notebook: ceil(mean sentences / 4) ~ 25 %); spaCy's sentence splitter "
