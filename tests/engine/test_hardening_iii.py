@@ -377,3 +377,124 @@ def test_the_cached_target_preflight_counts_answers_not_failures() -> None:
     assert dead.preflight(same) == "HTTP 503"
     alive = CachedTarget(CallableTarget(lambda s: 1.0, fingerprint="a"), None)
     assert alive.preflight(same) is None
+
+
+# -- 8, 9: version_url is asked as any call: capped, retried, a server that stays down is a target failure ---------
+class VersionServer:
+    """A real HTTP server on 127.0.0.1: ``GET /version`` answers by ``mode``: ``"bomb"`` a gzip body that
+    inflates to ``bomb_mb`` MB of zeros, ``"flaky"`` a 500 on the first request and ``deploy-7`` after,
+    ``"down"`` always a 500; ``POST /score`` answers ``{"score": 1}``. ``version_requests`` counts the GETs."""
+
+    def __init__(self, mode: str, bomb_mb: int = 256) -> None:
+        import gzip
+
+        outer = self
+        self.mode = mode
+        self.version_requests = 0
+        self.bomb = gzip.compress(b"\0" * (bomb_mb << 20), compresslevel=9) if mode == "bomb" else b""
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                outer.version_requests += 1
+                if outer.mode == "bomb":
+                    self._send(200, outer.bomb, {"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+                elif outer.mode == "flaky" and outer.version_requests > 1:
+                    self._send(200, b"deploy-7")
+                else:
+                    self._send(500, b'{"error": "version service restarting"}')
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._send(200, b'{"score": 1}', {"Content-Type": "application/json"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *a: None  # type: ignore[method-assign]  # a client that stops reading
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> VersionServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+def test_a_version_url_gzip_bomb_stops_at_max_response_bytes() -> None:
+    import resource
+
+    from callbluff.targets import HttpTarget
+    from callbluff.targets.config import TargetConfigError
+
+    with VersionServer("bomb", bomb_mb=256) as srv:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with pytest.raises(TargetConfigError, match="max_response_bytes = 1,048,576 bytes") as e:
+            HttpTarget(srv.url + "/score", version_url=srv.url + "/version", max_response_bytes=1 << 20)
+        grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert f"version_url {srv.url}/version" in str(e.value) and srv.version_requests == 1  # not retried
+    assert grown_mb < 64, f"peak RSS grew by {grown_mb:.0f} MB reading a capped reply"
+
+
+def test_a_version_url_500_is_retried_like_any_call() -> None:
+    from callbluff.targets import HttpTarget
+
+    with VersionServer("flaky") as srv:
+        t = HttpTarget(srv.url + "/score", version_url=srv.url + "/version", backoff=0.01)
+        assert srv.version_requests == 2
+    import hashlib
+
+    assert t.fingerprint.endswith("|served=" + hashlib.sha256(b"deploy-7").hexdigest()[:16])
+
+
+def test_a_version_url_that_stays_down_is_a_target_failure_exit_1(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    data = tmp_path / "answers.jsonl"
+    data.write_text("".join(json.dumps({"id": f"a{i}", "prompt_id": "p1", "text": f"answer {i}", "score": 1})
+                            + "\n" for i in range(4)), encoding="utf-8")
+    with VersionServer("down") as srv:
+        suite = tmp_path / "down.toml"
+        suite.write_text(f"""
+name = "down"
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "api"
+type = "http"
+url = "{srv.url}/score"
+response_path = "score"
+version_url = "{srv.url}/version"
+retries = 2
+backoff = 0.01
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+""", encoding="utf-8")
+        r = CliRunner().invoke(app, ["run", str(suite), "--out", str(tmp_path / "run"), "--quiet"])
+        asked = srv.version_requests
+    assert r.exit_code == 1, r.output
+    assert asked == 3, asked  # the first request and its two retries
+    text = " ".join(r.output.split())
+    assert f"version_url {srv.url}/version: HTTP 500 after 3 attempts" in text, text

@@ -190,11 +190,12 @@ def test_a_redeploy_the_server_names_is_asked_again_without_editing_the_suite(tm
     assert "target api changed since this directory's last run" in out and "(none reused)" in out, out
     v2 = scores(run)
     assert all(v2[k] == 3 - v1[k] for k in v1)
-    # a version_url that does not answer: the run does not start (exit 2, naming the URL)
+    # a version_url that does not answer (asked as any call, with its retries): the run does not start, a target
+    # failure (exit 1, naming the URL and the cause; issue 39 item 9)
     code, out = cli(["run", str(suite_file(tmp_path, data, f"http://127.0.0.1:{dead_port()}/score",
                                            extra=f'version_url = "http://127.0.0.1:{dead_port()}/version"')),
                      "--out", str(tmp_path / "run2"), "--quiet"])
-    assert code == 2 and "version_url http://127.0.0.1:" in out and "no answer" in out, out
+    assert code == 1 and "version_url http://127.0.0.1:" in out and "connection error" in out, out
 
 
 def test_a_rerun_with_nothing_changed_says_what_it_reused_and_from_when(tmp_path: Path) -> None:

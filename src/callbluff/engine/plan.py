@@ -13,7 +13,7 @@ from callbluff.datasets.base import Dataset
 from callbluff.engine.suite import Suite, SuiteError
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.resources.paths import hashing_once
-from callbluff.targets.base import Target
+from callbluff.targets.base import Target, TargetUnavailable
 from callbluff.targets.cache import PredictionCache
 from callbluff.targets.callables import CallableTarget
 from callbluff.engine.target_factory import bind_prompts, from_config
@@ -101,6 +101,8 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
         for i, cfg in enumerate(suite.target):
             try:
                 inner = from_config(cfg, base_dir=suite.base_dir, where=f"target[{i}]")
+            except TargetUnavailable as e:  # a server that stays down (its version_url): a target failure
+                raise TargetUnavailable(f"key `target[{i}]` ({cfg.name}): {e}") from None
             except Exception as e:
                 raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
             check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range,

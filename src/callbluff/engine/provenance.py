@@ -16,6 +16,7 @@ from callbluff.engine.suite import Suite
 from callbluff.records import Record, canonical_json
 from callbluff.tasks import get_task
 from callbluff.terminal import reuse_sentence
+from callbluff.targets.base import TargetUnavailable
 from callbluff.targets.wrappers import CachedTarget, Reused
 
 
@@ -121,8 +122,3 @@ def preflight_records(records: Iterable[Record]) -> list[Record]:
     picked = list(chosen.values())
     picked += [r for r in head if all(r is not p for p in picked)][:PREFLIGHT - len(picked)]
     return picked
-
-
-class TargetUnavailable(RuntimeError):
-    """A target did not answer the pre-flight call (the run's first input): the run stops before any chunk, with
-    the cause (exit 1, a target failure)."""

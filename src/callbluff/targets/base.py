@@ -119,6 +119,12 @@ class Target(Protocol):
         ...
 
 
+class TargetUnavailable(RuntimeError):
+    """A target that did not answer what a run needs before it starts (the pre-flight call, or its
+    ``version_url`` after the retries): the run stops before any chunk, with the cause (exit 1, a target
+    failure, not bad input)."""
+
+
 @dataclass
 class TargetStats:
     """Query accounting kept by every target wrapper: calls made, inputs sent, seconds inside the target."""

@@ -77,7 +77,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
     config_hash,
     exception_cause,
 )
-from callbluff.targets.base import Input, Output, TargetStats
+from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable
 from callbluff.targets.config import HttpConfig, TargetConfigError
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.validate import scrub_forms, scrub_text, scrub_value
@@ -272,9 +272,13 @@ class HttpTarget(TargetBase):
         self.trust_env = trust_env
 
     def _served(self) -> str:
-        """``|served=HASH`` of what ``version_url`` answers (its status and body; empty without one): the deployed
-        model as the server names it, read once, when the target is built. A server that does not answer it is a
-        :class:`~callbluff.targets.config.TargetConfigError` naming the URL and the cause (secrets scrubbed)."""
+        """``|served=HASH`` of what ``version_url`` answers (its body; empty without one): the deployed model as
+        the server names it, read once, when the target is built, as any call is: the reply read as a stream up
+        to ``max_response_bytes`` (counted after decoding: a gzip bomb stops there), a 5xx / 408 / 429, a
+        timeout or a dropped connection retried ``retries`` times with the same backoff. A server that stays
+        down is :class:`~callbluff.targets.base.TargetUnavailable` (a target failure, exit 1); a 4xx, a reply
+        over the cap or an unset ``${VAR}`` is :class:`~callbluff.targets.config.TargetConfigError` (the
+        settings, exit 2); both name the URL and the cause, secrets scrubbed."""
         if not self.version_url:
             return ""
         import httpx
@@ -283,16 +287,55 @@ class HttpTarget(TargetBase):
         try:
             url = self._expand(self.version_url, "version_url", secrets, url=True)
             headers = {k: self._expand(v, f"header {k!r}", secrets) for k, v in self.header_templates.items()}
-            with httpx.Client(timeout=self.timeout, trust_env=self.trust_env) as client:
-                reply = client.get(url, headers=headers)
-        except (LookupError, httpx.HTTPError) as exc:
-            raise TargetConfigError(self._scrub(f"version_url {self.version_url}: no answer ({exception_cause(exc)})"
-                                                "; the target's identity is read from it before the run", secrets)
-                                    ) from None
-        if reply.status_code >= 400:
-            raise TargetConfigError(f"version_url {self.version_url}: HTTP {reply.status_code}; it must answer "
-                                    "what model is deployed (e.g. a /version endpoint)")
-        return "|served=" + hashlib.sha256(reply.content).hexdigest()[:16]
+        except LookupError as exc:
+            raise TargetConfigError(str(exc.args[0])) from None
+        rng = random.Random(self.seed)
+        failures: list[_Failure] = []
+        with httpx.Client(timeout=self.timeout, trust_env=self.trust_env) as client:
+            for attempt in range(self.retries + 1):
+                result = self._version_attempt(client, url, headers, secrets)
+                if isinstance(result, bytes):
+                    return "|served=" + hashlib.sha256(result).hexdigest()[:16]
+                failures.append(result)
+                if not result.retry or attempt == self.retries:
+                    break
+                time.sleep(self._delay(attempt, result, rng))
+        cause = self._scrub(describe_failures(failures), secrets)
+        where = self._scrub(f"version_url {self.version_url}", secrets)
+        if failures[-1].retry:
+            raise TargetUnavailable(f"{where}: {cause}; the target's identity is read from it before the run: "
+                                    "bring the version endpoint up, or remove version_url and declare "
+                                    "`version` instead")
+        raise TargetConfigError(f"{where}: {cause}; it must answer what model is deployed (e.g. a /version "
+                                "endpoint)")
+
+    def _version_attempt(self, client: Any, url: str, headers: dict[str, str],
+                         secrets: Sequence[str]) -> bytes | _Failure:
+        """One GET of ``version_url``: the decoded body, or a :class:`_Failure` (see :meth:`_served`)."""
+        import httpx
+
+        try:
+            with client.stream("GET", url, headers=headers) as resp:
+                parts: list[bytes] = []
+                size = 0
+                for part in resp.iter_bytes():
+                    size += len(part)
+                    if size > self.max_response_bytes:
+                        return _Failure("too-large", f"reply larger than max_response_bytes = "
+                                                     f"{self.max_response_bytes:,} bytes (counted after decoding)",
+                                        retry=False)
+                    parts.append(part)
+        except httpx.TimeoutException:
+            return _Failure("timeout", f"timeout after {self.timeout:g}s")
+        except httpx.TransportError as exc:
+            return _Failure("connection", f"connection error ({exception_cause(exc)})")
+        body = b"".join(parts)
+        if resp.status_code in _RETRY_STATUS:
+            return _Failure("http", f"HTTP {resp.status_code}", wait=retry_after(resp.headers))
+        if resp.status_code >= 400:
+            text = self._scrub(body.decode(resp.encoding or "utf-8", "replace"), secrets)
+            return _Failure("http", f"HTTP {resp.status_code} (not retried): {_snippet(text)}", retry=False)
+        return body
 
     # -- runtime state (never pickled) ------------------------------------------------------------------
     def _init_runtime(self) -> None:
@@ -369,10 +412,11 @@ class HttpTarget(TargetBase):
                 await asyncio.sleep(wait)
             self._next_slot = max(now, self._next_slot) + 1.0 / self.rate_limit
 
-    def _delay(self, attempt: int, failure: _Failure) -> float:
-        """The pause before retry ``attempt + 1``: the jittered exponential backoff, or the server's own wait
-        (``Retry-After``, capped at ``retry_after_max``) when that is longer."""
-        base = min(self.backoff_max, self.backoff * (2 ** attempt)) * self._rng.uniform(0.5, 1.0)
+    def _delay(self, attempt: int, failure: _Failure, rng: random.Random | None = None) -> float:
+        """The pause before retry ``attempt + 1``: the jittered exponential backoff (jitter from ``rng``, default
+        the target's stream), or the server's own wait (``Retry-After``, capped at ``retry_after_max``) when
+        that is longer."""
+        base = min(self.backoff_max, self.backoff * (2 ** attempt)) * (rng or self._rng).uniform(0.5, 1.0)
         if failure.wait is not None:
             return max(base, min(self.retry_after_max, failure.wait))
         return base
