@@ -219,3 +219,19 @@ def test_known_answer_against_the_local_grader(local_llm: LocalLLMServer) -> Non
     u = t.stats.usage["defence"]
     assert u["known_answer_calls"] == 2 and u["known_answer_flagged"] == 1
     assert outs[1].score == 0.0
+
+
+def test_the_llm_grader_suite_with_defences_has_one_defended_grader_per_defence(tmp_path: Path) -> None:
+    from callbluff.engine.suite import load_suite
+    from callbluff.suites.llm_grader import GRADER_DEFENCES, write_llm_grader_suite
+
+    path = write_llm_grader_suite(tmp_path / "g.toml", data="demo:content", defences=True, seed=4)
+    suite = load_suite(path)
+    names = [t["name"] if isinstance(t, dict) else t.name for t in suite.target]
+    assert names == ["llm-grader"] + [f"llm-grader+{label}" for label, _ in GRADER_DEFENCES]
+    for t in suite.target[1:]:
+        table = t if isinstance(t, dict) else t.model_dump()
+        built = from_config({k: v for k, v in table.items() if v is not None})
+        assert isinstance(built, DefendedChatTarget) and built.defence.seed == 4
+    first = suite.target[0] if isinstance(suite.target[0], dict) else suite.target[0].model_dump()
+    assert type(from_config({k: v for k, v in first.items() if v is not None})) is OpenAITarget

@@ -5,7 +5,8 @@ The file holds: the dataset (default: the Mohler short-answer set, questions wit
 ``[[target]]`` with every key of the ``openai`` target written out (templates, sampling, structured output, how
 the score is read) so it can be edited in place, optionally a second target that differs only in where the
 rubric and reference stand in the message (a prompt variant: the spread of the two graders' scores per answer is
-``variant_spread_pct``), the seed bluffs of the task (Ding et al. 2020's content generators and Shuffle for short
+``variant_spread_pct``), optionally the same grader behind each of its own defences (``defences``: spotlighting, the
+sandwich, known-answer detection, erase-and-rescore and all of them, :data:`GRADER_DEFENCES`), the seed bluffs of the task (Ding et al. 2020's content generators and Shuffle for short
 answers; Kumar et al. 2020's essay edits for essays), which run against a chat grader unchanged, and the whole
 LLM-grader family (:func:`callbluff.attacks.llm.llm_configurations`).
 """
@@ -69,11 +70,33 @@ def chat_target(name: str, base_url: str, model: str, *, api_key_env: str | None
             "timeout": 60.0}
 
 
+GRADER_DEFENCES: list[tuple[str, dict[str, Any]]] = [
+    ("delimit", {"spotlight": "delimit"}),
+    ("datamark", {"spotlight": "datamark"}),
+    ("encode", {"spotlight": "encode"}),
+    ("sandwich", {"sandwich": True}),
+    ("known-answer", {"known_answer": True}),
+    ("erase", {"erase_budget": 3}),
+    ("full", {"spotlight": "delimit", "sandwich": True, "known_answer": True, "erase_budget": 3}),
+]
+"""The grader-side defences ``--defences`` adds, one target each (:mod:`callbluff.targets.grader_defences`): Hines et
+al. 2024's three spotlighting modes, the sandwich, Liu et al. 2024's known-answer detection, erase-and-rescore with
+at most 3 extra calls per answer, and all of them together (``full``: delimiting, the spotlighting mode a small
+model can still read, chosen before any measurement; datamarking changes every token it reads and encoding needs a
+model that decodes base64)."""
+
+
+def defence_targets(base: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    """One copy of the chat target table ``base`` per :data:`GRADER_DEFENCES` entry, named ``NAME+DEFENCE``."""
+    return [{**base, "name": f"{base['name']}+{label}", "defence": {**d, "seed": int(seed)}}
+            for label, d in GRADER_DEFENCES]
+
+
 def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url: str = DEFAULT_BASE_URL,
                      model: str = DEFAULT_MODEL, api_key_env: str | None = None,
                      response_format: str = "json_schema", variants: bool = False, n: int = 1, count: int = 20,
                      search_budget: int = 216, seed: int = 0, limit: int | None = None, suite_dir: Path | str = ".",
-                     name: str = "llm-grader", concurrency: int = 2) -> str:
+                     name: str = "llm-grader", concurrency: int = 2, defences: bool = False) -> str:
     """The suite TOML text (module docstring)."""
     if task not in DEFAULT_DATA:
         raise ValueError(f"task {task!r}: an LLM grader suite grades content (short answers) or essay")
@@ -100,6 +123,8 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
     ]
     targets = [chat_target("llm-grader", base_url, model, api_key_env=api_key_env, response_format=response_format,
                            n=n, concurrency=concurrency)]
+    if defences:
+        targets += defence_targets(targets[0], seed)
     if variants:
         targets.append(chat_target("llm-grader-answer-first", base_url, model, api_key_env=api_key_env,
                                    response_format=response_format, user=VARIANT_USER, n=n, concurrency=concurrency))
@@ -110,6 +135,9 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
                          "structured_outputs (vLLM), none")
             if api_key_env is None:
                 lines.append('# api_key_env = "OPENAI_API_KEY"   # the variable holding the key, if the endpoint needs one')
+        elif "defence" in t:
+            lines.append(f"# The same grader behind its own defence ({t['name'].split('+', 1)[1]}: "
+                         "callbluff.targets.grader_defences); extra calls per answer in run.json's target_stats")
         else:
             lines.append("# The same grader with the answer first and the rubric before the reference (a prompt "
                          "variant: variant_spread_pct)")
@@ -137,4 +165,4 @@ def write_llm_grader_suite(out: Path | str, **options: Any) -> Path:
     return p
 
 
-__all__: Sequence[str] = ("DEFAULT_DATA", "chat_target", "llm_grader_suite", "seed_bluffs", "write_llm_grader_suite")
+__all__: Sequence[str] = ("DEFAULT_DATA", "GRADER_DEFENCES", "chat_target", "defence_targets", "llm_grader_suite", "seed_bluffs", "write_llm_grader_suite")
