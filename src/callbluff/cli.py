@@ -529,7 +529,8 @@ def compare(
     top: Annotated[int, typer.Option(help="difference rows printed on the terminal")] = 25,
     fail_on_regression: Annotated[bool, typer.Option(
         "--fail-on-regression", help=f"exit {REGRESSION_EXIT} when a run is worse than the baseline on an attack "
-                                     "(beyond noise: the verdicts' test)")] = False,
+                                     "(beyond noise: the verdicts' test) or its clean QWK dropped beyond its "
+                                     "bootstrap interval")] = False,
     json_file: Annotated[Path | None, typer.Option("--json", help="also write the verdicts and differences as "
                                                                   "JSON")] = None,
     csv_file: Annotated[Path | None, typer.Option("--csv", help="also write the verdicts and differences as "
@@ -538,8 +539,8 @@ def compare(
 ) -> None:
     """Is v2 better? Per target and attack: better / worse / unchanged beyond noise (McNemar's exact test on the
     paired per-example verdicts), then every figure with its signed difference to the baseline."""
-    from callbluff.compare import (as_csv, as_json, difference_columns, row_differences, signed, test_sentence,
-                                   value, verdict_counts, verdict_line, write_text)
+    from callbluff.compare import (as_csv, as_json, clean_line, difference_columns, row_differences, signed,
+                                   test_sentence, value, verdict_counts, verdict_line, write_text)
 
     try:
         c = compare_runs(run_dirs, alpha=alpha)
@@ -578,6 +579,8 @@ def compare(
         write_text(as_json(c), json_file)
     if csv_file is not None:
         write_text(as_csv(c), csv_file)
+    for v in c.clean:
+        say(("clean quality:", {"worse": "bold red", "better": "green"}.get(v.verdict, "")), f" {clean_line(v)}")
     counts = verdict_counts(c)
     say(("worse: " + str(counts["worse"]), "bold red" if counts["worse"] else ""), " · ",
         ("better: " + str(counts["better"]), "green" if counts["better"] else ""),
@@ -588,9 +591,12 @@ def compare(
     console.print(f"{len(c.differences)} aligned figures, {sum(1 for d in c.differences if d.spread)} differ; "
                   f"comparison: {path}" + "".join(f"; {f}" for f in (json_file, csv_file) if f is not None),
                   highlight=False)
-    if fail_on_regression and c.regressions:
-        say(("error:", "bold red"), f" {len(c.regressions)} regression(s) beyond noise (--fail-on-regression): "
-            + "; ".join(f"{v.column}: {v.attack} ({c.label(v.attack, v.params)})" for v in c.regressions))
+    if fail_on_regression and (c.regressions or c.clean_regressions):
+        found = ([f"{v.column}: {v.attack} ({c.label(v.attack, v.params)})" for v in c.regressions]
+                 + [f"{v.column}: clean QWK {signed(v.difference, 'qwk')} (interval {signed(v.low, 'qwk')} to "
+                    f"{signed(v.high, 'qwk')})" for v in c.clean_regressions])
+        say(("error:", "bold red"), f" {len(found)} regression(s) beyond noise (--fail-on-regression): "
+            + "; ".join(found))
         raise typer.Exit(REGRESSION_EXIT)
 
 

@@ -35,6 +35,14 @@ improvement, for colour only: the verdicts are the test). A robust field that re
 common scale; QWK, MRR and MAP (0-1) are multiplied by 100 for the sort so that 0.1 QWK weighs like 10 points
 of a percentage. Rows a column lacks are shown as missing and sorted after the rest.
 
+**Clean quality** (:func:`clean_verdicts`, scoring tasks): a v2 that scores everything lower is not fooled more
+often, so the attack verdicts alone would pass it. Per compared column, the clean QWK (per prompt on the prompt's
+scale, averaged over prompts, as the run reports it) and the mean absolute error (as % of each prompt's score
+range) against its baseline, on the records both predicted (paired) or on each column's own (unpaired), with a 95 %
+bootstrap interval of the difference (records resampled within each prompt, :data:`CLEAN_BOOTSTRAP` draws, seeded):
+*worse* when the whole interval is on the losing side (QWK lower, MAE higher), *better* when on the winning side,
+*unchanged* otherwise. A clean QWK drop beyond its interval is a regression for ``--fail-on-regression``.
+
 Unrelated runs are not compared (a choice): runs of different tasks are refused, and so are runs of which no
 row lines up with another column's ("nothing comparable", naming what each column has), since "0 differ"
 would read as agreement. Runs on different data are compared with a note saying so (a held-out split is a
@@ -128,6 +136,39 @@ class Verdict:
         return self.failure_pct - self.baseline_failure_pct
 
 
+CLEAN_BOOTSTRAP = 1000
+"""Bootstrap draws of the clean-quality interval."""
+CLEAN_LEVEL = 0.95
+"""Coverage of the clean-quality interval."""
+CLEAN_METRICS = {"qwk": "clean QWK", "mae_pct": "clean MAE (% of the score range)"}
+
+
+@dataclass(frozen=True)
+class CleanVerdict:
+    """One compared column against its baseline on clean data: a clean-quality figure, its difference and the
+    difference's bootstrap interval (module docstring)."""
+
+    column: str
+    baseline: str
+    metric: str
+    """``qwk`` (higher is better) or ``mae_pct`` (lower is better)."""
+    baseline_value: float | None
+    value: float | None
+    low: float | None
+    high: float | None
+    """The :data:`CLEAN_LEVEL` bootstrap interval of ``value - baseline_value``."""
+    n: int
+    """Records in the figure (paired: predicted in both columns)."""
+    paired: bool
+    verdict: Outcome
+
+    @property
+    def difference(self) -> float | None:
+        if self.value is None or self.baseline_value is None:
+            return None
+        return self.value - self.baseline_value
+
+
 @dataclass(frozen=True)
 class Comparison:
     columns: list[str]
@@ -142,6 +183,8 @@ class Comparison:
     labels: dict[tuple[str, str], str] = field(default_factory=dict)
     """(attack, params) -> the configuration's label among the attack's others
     (:func:`~callbluff.render.text.config_labels`: the parameters that vary, written out)."""
+    clean: list[CleanVerdict] = field(default_factory=list)
+    """The clean-quality verdicts (scoring tasks; :func:`clean_verdicts`)."""
 
     def label(self, attack: str, params: str) -> str:
         return self.labels.get((attack, params)) or short_params(params, attack)
@@ -149,6 +192,11 @@ class Comparison:
     @property
     def regressions(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict == "worse"]
+
+    @property
+    def clean_regressions(self) -> list[CleanVerdict]:
+        """Clean QWK drops beyond their interval (what ``--fail-on-regression`` fails on, with the attacks')."""
+        return [v for v in self.clean if v.verdict == "worse" and v.metric == "qwk"]
 
 
 def _columns(runs: Sequence[RunData]) -> list[tuple[RunData, str, str]]:
@@ -216,8 +264,152 @@ def compare_runs(run_dirs: Sequence[str | Path], alpha: float = ALPHA) -> Compar
         if d.attack != "clean":
             by_attack.setdefault(d.attack, set()).add(d.params)
     labels = {(a, p): lab for a, ps in by_attack.items() for p, lab in config_labels(a, sorted(ps)).items()}
+    clean = clean_verdicts(cols, baselines) if get_task(runs[0].task).scoring else []
     return Comparison([c[2] for c in cols], runs, diffs, notes, verdicts(cols, baselines, alpha), baselines, alpha,
-                      labels)
+                      labels, clean)
+
+
+# -- clean quality ----------------------------------------------------------------------------------------------
+
+def _scales(runs: Sequence[RunData], originals: Mapping[int, Any]) -> dict[str, tuple[int, int]]:
+    """Per prompt, its integer scale: from the dataset where it loads here, else the range of the gold scores and
+    predictions seen in the runs."""
+    import math
+
+    from callbluff.datasets import load
+
+    out: dict[str, tuple[int, int]] = {}
+    for run in runs:
+        cfg = (run.meta.get("suite") or {}).get("dataset") or {}
+        spec = cfg.get("spec") or (run.meta.get("dataset") or {}).get("spec")
+        try:
+            prompts = load(spec, **(cfg.get("options") or {})).prompts if spec else {}
+        except Exception:  # noqa: BLE001 - data that moved: the scale is inferred from the scores below
+            prompts = {}
+        for pid, p in prompts.items():
+            if p.score_min is not None and p.score_max is not None:
+                out.setdefault(str(pid), (math.ceil(p.score_min), math.floor(p.score_max)))
+    for df in originals.values():
+        for pid, g in df.groupby("prompt_id"):
+            if str(pid) not in out:
+                vals = [float(x) for x in list(g["gold"]) + list(g["score"]) if x is not None and x == x]
+                if vals:
+                    out[str(pid)] = (math.floor(min(vals) + 0.5), math.floor(max(vals) + 0.5))
+    return out
+
+
+def fast_qwk(gold: Any, pred: Any, lo: int, hi: int) -> float:
+    """Quadratic weighted kappa of integer-rounded scores on the scale ``lo..hi`` (:func:`callbluff.metrics.qwk`
+    with the prompt's scale and clipping: round half up, clip, 1.0 when both sides agree on one constant score),
+    from a confusion matrix: fast enough to bootstrap."""
+    import numpy as np
+
+    k = hi - lo + 1
+    if k < 2 or len(gold) == 0:
+        return float("nan")
+    t = np.clip(np.floor(np.asarray(gold, dtype=float) + 0.5), lo, hi).astype(int) - lo
+    p = np.clip(np.floor(np.asarray(pred, dtype=float) + 0.5), lo, hi).astype(int) - lo
+    observed = np.bincount(t * k + p, minlength=k * k).reshape(k, k).astype(float)
+    idx = np.arange(k)
+    weights = (idx[:, None] - idx[None, :]) ** 2 / (k - 1) ** 2
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    denom = float((weights * expected).sum())
+    if denom == 0.0:
+        return 1.0 if float((weights * observed).sum()) == 0.0 else 0.0
+    return 1.0 - float((weights * observed).sum()) / denom
+
+
+def _clean_table(run: RunData, target: str) -> Any:
+    import pandas as pd
+
+    path = run.path / "originals.parquet"
+    if not path.exists():
+        return pd.DataFrame(columns=["source_id", "prompt_id", "gold", "score"])
+    df = pd.read_parquet(path, columns=["source_id", "prompt_id", "gold", "score", "error", "target"],
+                         filters=[("target", "==", target)])
+    df = df[df["error"].isna() & df["score"].notna() & df["gold"].notna()]
+    return df[["source_id", "prompt_id", "gold", "score"]].assign(source_id=df["source_id"].astype(str),
+                                                                prompt_id=df["prompt_id"].astype(str))
+
+
+def _clean_figures(groups: Sequence[tuple[Any, Any, Any, tuple[int, int]]]) -> tuple[float | None, float | None]:
+    """(QWK averaged over prompts, MAE as % of each prompt's range over all records) of (gold, prediction) groups."""
+    import numpy as np
+
+    qwks = [fast_qwk(g, p, lo, hi) for g, p, _, (lo, hi) in groups if len(g) >= 2]
+    qwks = [q for q in qwks if q == q]
+    errs = [np.abs(np.asarray(p, float) - np.asarray(g, float)) / max(hi - lo, 1) * 100 for g, p, _, (lo, hi) in groups]
+    n = sum(len(e) for e in errs)
+    return (float(np.mean(qwks)) if qwks else None, float(sum(e.sum() for e in errs) / n) if n else None)
+
+
+def clean_verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],
+                   draws: int = CLEAN_BOOTSTRAP, level: float = CLEAN_LEVEL, seed: int = 0) -> list[CleanVerdict]:
+    """Clean QWK and MAE of every non-baseline column against its baseline, with a bootstrap interval of the
+    difference (module docstring). Paired on the records both predicted when there are any (the same source ids:
+    the same data), else each column resampled on its own records."""
+    import numpy as np
+
+    tables = {k: _clean_table(cols[k][0], cols[k][1]) for k in set(range(len(cols)))}
+    scales = _scales(list({id(c[0]): c[0] for c in cols}.values()), tables)
+    rng = np.random.default_rng(seed)
+    out: list[CleanVerdict] = []
+    tail = (1 - level) / 2 * 100
+    for k, b in enumerate(baselines):
+        if k == b:
+            continue
+        base, col = tables[b], tables[k]
+        common = set(base["source_id"]) & set(col["source_id"])
+        paired = bool(common)
+        groups_b, groups_c = [], []
+        for pid in sorted(set(base["prompt_id"]) | set(col["prompt_id"])):
+            if pid not in scales:
+                continue
+            xb, xc = base[base["prompt_id"] == pid], col[col["prompt_id"] == pid]
+            if paired:
+                xb = xb[xb["source_id"].isin(common)].sort_values("source_id")
+                xc = xc[xc["source_id"].isin(common)].sort_values("source_id")
+            groups_b.append((xb["gold"].to_numpy(float), xb["score"].to_numpy(float), len(xb), scales[pid]))
+            groups_c.append((xc["gold"].to_numpy(float), xc["score"].to_numpy(float), len(xc), scales[pid]))
+        point_b, point_c = _clean_figures(groups_b), _clean_figures(groups_c)
+        diffs: list[tuple[float, float]] = []
+        for _ in range(draws):
+            rb, rc = [], []
+            for gb, gc in zip(groups_b, groups_c):
+                ib = rng.integers(0, gb[2], gb[2]) if gb[2] else np.zeros(0, int)
+                ic = ib if paired else (rng.integers(0, gc[2], gc[2]) if gc[2] else np.zeros(0, int))
+                rb.append((gb[0][ib], gb[1][ib], gb[2], gb[3]))
+                rc.append((gc[0][ic], gc[1][ic], gc[2], gc[3]))
+            fb, fc = _clean_figures(rb), _clean_figures(rc)
+            diffs.append(tuple(np.nan if x is None or y is None else y - x for x, y in zip(fb, fc)))  # type: ignore[arg-type]
+        n = sum(g[2] for g in groups_c)
+        for m, (metric, higher_better) in enumerate((("qwk", True), ("mae_pct", False))):
+            vb, vc = point_b[m], point_c[m]
+            ds = np.array([d[m] for d in diffs], dtype=float)
+            ds = ds[~np.isnan(ds)]
+            if vb is None or vc is None or len(ds) < draws // 2:
+                out.append(CleanVerdict(cols[k][2], cols[b][2], metric, vb, vc, None, None, n, paired, "n/a"))
+                continue
+            low, high = float(np.percentile(ds, tail)), float(np.percentile(ds, 100 - tail))
+            if high < 0:
+                outcome: Outcome = "worse" if higher_better else "better"
+            elif low > 0:
+                outcome = "better" if higher_better else "worse"
+            else:
+                outcome = "unchanged"
+            out.append(CleanVerdict(cols[k][2], cols[b][2], metric, vb, vc, low, high, n, paired, outcome))
+    return out
+
+
+def clean_line(v: CleanVerdict) -> str:
+    """One clean-quality verdict as a sentence: "v2 vs v1: clean QWK 0.981 -> 0.612 (-0.369, 95 % interval -0.41
+    to -0.33, 120 records paired): worse"."""
+    unit = "" if v.metric == "qwk" else " points"
+    interval = (f", {CLEAN_LEVEL:.0%} interval {signed(v.low, v.metric)} to {signed(v.high, v.metric)}"
+                if v.low is not None and v.high is not None else "")
+    return (f"{v.column} vs {v.baseline}: {CLEAN_METRICS[v.metric]} {value(v.baseline_value, v.metric)} -> "
+            f"{value(v.value, v.metric)} ({signed(v.difference, v.metric)}{unit}{interval}, {v.n} records "
+            f"{'paired' if v.paired else 'unpaired'}): {v.verdict}")
 
 
 def _drop_restated(table: dict[tuple[str, str, str, str, str], dict[int, float | None]],
@@ -471,6 +663,8 @@ def as_dict(c: Comparison) -> dict[str, Any]:
         "baselines": {c.columns[k]: c.columns[b] for k, b in enumerate(c.baselines) if k != b},
         "alpha": c.alpha, "test": test_sentence(c), "counts": verdict_counts(c),
         "regressions": [f"{v.column}: {v.attack} {c.label(v.attack, v.params)}" for v in c.regressions],
+        "clean_regressions": [f"{v.column}: {CLEAN_METRICS[v.metric]}" for v in c.clean_regressions],
+        "clean": [{**asdict(v), "difference": v.difference, "line": clean_line(v)} for v in c.clean],
         "verdicts": [{**asdict(v), "difference": v.difference, "label": c.label(v.attack, v.params)}
                      for v in c.verdicts],
         "differences": [
@@ -544,6 +738,7 @@ def write_compare_html(c: Comparison, out: str | Path) -> Path:
         changed=[v for v in verdict_rows if v["verdict"] != "unchanged"],
         unchanged=[v for v in verdict_rows if v["verdict"] == "unchanged"], pairs=pairs,
         one_pair=len(pairs) == 1, one_test=len({v.test for v in c.verdicts}) <= 1,
+        clean=[{"line": clean_line(v), "verdict": v.verdict, "metric": CLEAN_METRICS[v.metric]} for v in c.clean],
         counts=verdict_counts(c), test=test_sentence(c), notes=c.notes,
         n_changed=sum(1 for d in c.differences if d.spread), n=len(c.differences))
     return write_text(html, out)

@@ -61,7 +61,9 @@ def test_fail_on_regression_exits_non_zero_naming_it(runs: dict[str, Path], tmp_
     assert "+100" in r.output  # signed difference
     r = CliRunner().invoke(app, [*args, "--fail-on-regression"], env={"COLUMNS": "250"})
     assert r.exit_code == REGRESSION_EXIT, r.output
-    assert "1 regression(s) beyond noise" in r.output and "v2 / scorer: DelRand (percent=30" in r.output
+    # the constant scorer also lost its clean QWK beyond the bootstrap interval: a second regression
+    assert "2 regression(s) beyond noise" in r.output and "v2 / scorer: DelRand (percent=30" in r.output
+    assert "v2 / scorer: clean QWK -" in r.output
     assert "McNemar exact" in r.output  # the test is named
     html = (tmp_path / "c.html").read_text(encoding="utf-8")
     assert '<td class="l worse">worse</td>' in html and '<td class="worse">+100</td>' in html
