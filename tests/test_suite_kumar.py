@@ -106,3 +106,20 @@ def test_cli_rewrites_model_paths_relative_to_the_suite(tmp_path: Path, monkeypa
     r = CliRunner().invoke(app, ["suite", "kumar2020", "--out", str(out), "--target", "model:models/aes"])
     assert r.exit_code == 0, r.output
     assert tomllib.loads(out.read_text())["target"][0]["path"] == "../models/aes"
+
+
+def test_suite_on_the_shared_data_gives_addrc_its_passages(tmp_path: Path) -> None:
+    """The written suite's dataset, loaded as a run loads it, has the passages of prompts 3-6 (prompts.json beside
+    the shared TSV), and the suite says where they come from."""
+    from callbluff.datasets import load
+    from helpers import shared_path
+
+    tsv = shared_path("data", "asap-aes", "training_set_rel3.tsv.gz")
+    shared_path("data", "asap-aes", "prompts.json")
+    path = write_kumar2020_suite(tmp_path / "suites" / "k.toml", f"asap-aes:{tsv}?prompts=1,3,5,6")
+    assert "prompt_texts=FILE" in path.read_text()
+    suite = load_suite(path)
+    prompts = load(suite.dataset_spec(), lazy=True).prompts
+    assert [p for p, pr in prompts.items() if pr.source] == ["3", "5", "6"]
+    assert all(pr.text for pr in prompts.values())
+

@@ -32,6 +32,10 @@ PLACEHOLDER_TARGET: dict[str, Any] = {
     "body_template": {"text": "${text}", "prompt_id": "${prompt_id}"}, "response_path": "score",
 }
 """Placeholder target (an HTTP scorer on localhost); ``--target`` replaces it."""
+PASSAGES_NOTE = ("# The prompt texts and the reading passages of prompts 3-6 (AddRC adds the passage's sentences): "
+                 "prompts.json beside\n# the TSV is read when present (../shared/data/asap-aes/prompts.json), or give "
+                 "the option prompt_texts=FILE (relative to the TSV).")
+"""The comment under an ASAP-AES ``[dataset]``: where AddRC's passages come from."""
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,8 @@ def kumar2020_tables() -> list[Table]:
               grid=bounded),
         Table("AddSong", "Sec. 3.3: song lyrics", grid=SIZE_POSITION),
         Table("AddSpeech", "Sec. 3.3: excerpts of speeches of popular leaders", grid=SIZE_POSITION),
-        Table("AddRC", "Sec. 3.3: sentences of the prompt's reading passage (source-based prompts 3-6 only; "
-              "no example elsewhere)", grid=SIZE_POSITION),
+        Table("AddRC", "Sec. 3.3: sentences of the prompt's reading passage (source-based prompts 3-6 only, "
+              "their passages from the ASAP-AES prompts file; no example elsewhere)", grid=SIZE_POSITION),
         Table("AddTruth", "Sec. 3.3: true facts", grid=bounded),
         Table("AddLies", "Sec. 3.3: universally false statements (Table 5, first sub-table)", grid=bounded),
         Table("RepeatSent", "Sec. 3.3: one or two introduction sentences repeated at the end",
@@ -144,6 +148,8 @@ def kumar2020_suite(data: str | None = None, targets: Sequence[Mapping[str, Any]
         f"spec = {toml_value(spec)}",
         "",
     ]
+    if parse_spec(spec)[0] == "asap-aes":
+        lines[-1:-1] = [PASSAGES_NOTE]
     given = list(targets) or [PLACEHOLDER_TARGET]
     for t in given:
         lines.append("[[target]]")
