@@ -332,6 +332,7 @@ def run(
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.engine.run import TargetUnavailable, run_suite
     from callbluff.engine.store import RunDirError, local_io_error
+    suite = None
     try:
         suite = load_suite(suite_file)
         with _run_progress(suite, limit, quiet) as progress:
@@ -342,12 +343,29 @@ def run(
         fail(str(e), code=1)
         raise
     except (SuiteError, DataError, RunDirError, FileNotFoundError, ValueError) as e:
-        fail(str(e))
+        fail(str(e) + (_suite_path_note(suite, suite_file) if isinstance(e, DataError) and "not found" in str(e) else ""))
         raise
     except OSError as e:  # the machine's own I/O (the engine names the file where it knows it)
         fail(str(local_io_error(e, out_dir)))
         raise
     _finish_run(result, out_dir, max_error_rate, f"{suite.name}: metrics", junit, suite.name)
+
+
+def _suite_path_note(suite: Any, suite_file: Path) -> str:
+    """For a data error of a suite whose dataset path is relative: where that path was resolved (the suite's
+    folder, not the current directory), so the user fixes the right thing."""
+    from callbluff.datasets.base import parse_spec
+
+    if suite is None:
+        return ""
+    try:
+        _, path, _ = parse_spec(suite.dataset.spec)
+    except ValueError:
+        return ""
+    if not path or Path(path).expanduser().is_absolute():
+        return ""
+    return (f" (the suite {suite_file} gives the relative path {path}: a suite's relative paths are resolved "
+            f"against the suite's folder {Path(suite.base_dir).resolve()}, not the current directory)")
 
 
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:

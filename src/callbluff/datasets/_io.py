@@ -45,7 +45,7 @@ def resolve_file(path: str | Path, what: str = "data file") -> Path:
     """``path`` as an existing, non-empty regular file, or a DataError saying what is there instead."""
     p = Path(path).expanduser()
     if not p.exists():
-        hint = f"check the path (relative paths are resolved against {Path.cwd()})"
+        hint = _where_hint(p)
         for alt in _near_names(p):
             if alt.exists():
                 hint = f"did you mean {alt}?"
@@ -62,11 +62,24 @@ def resolve_file(path: str | Path, what: str = "data file") -> Path:
 def resolve_dir(path: str | Path, what: str = "data directory") -> Path:
     p = Path(path).expanduser()
     if not p.exists():
-        raise fail(path, None, f"{what} not found",
-                   f"check the path (relative paths are resolved against {Path.cwd()})")
+        raise fail(path, None, f"{what} not found", _where_hint(p))
     if not p.is_dir():
         raise fail(path, None, f"is a file, expected a {what}", "give the directory that holds the files")
     return p
+
+
+def _where_hint(p: Path) -> str:
+    """The fix for a missing path, naming the folder actually looked in: a relative path was resolved against the
+    current directory; for an absolute one (e.g. a suite's relative path, resolved against the suite's folder),
+    the nearest folder on the way that exists."""
+    if not p.is_absolute():
+        return f"check the path (relative paths are resolved against the current directory {Path.cwd()})"
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder == p.parent:
+        return f"check the path (looked in {folder}, which has no {p.name})"
+    return f"check the path (looked for it under {folder}: {p.parent.relative_to(folder)} is not there)"
 
 
 def _near_names(p: Path) -> list[Path]:
