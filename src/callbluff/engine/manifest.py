@@ -31,6 +31,15 @@ def cfg_type(suite: Suite, name: str) -> str:
     return "python"
 
 
+def version_of(target: Any) -> str | None:
+    """The version a target names, for people: what its server's ``version_url`` answered (as text), else its
+    declared ``version``; None when it names none (its identity is then a hash alone)."""
+    inner = getattr(target, "target", target)  # a CachedTarget wraps the adapter
+    served = getattr(inner, "served", None)
+    declared = getattr(getattr(inner, "config", None), "version", None)
+    return str(served) if served else (str(declared) if declared else None)
+
+
 class Manifest:
     """The run.json of one execution: written at the start (``running``) and at the end (``finished``, or
     ``failed`` / ``interrupted`` with the cause)."""
@@ -52,7 +61,8 @@ class Manifest:
             "dataset": {"spec": suite.dataset.spec, "task": task, "prompts": prompts},
             "attacks": [{"name": s.name, "params": instantiate(s).params_dict, "kind": instantiate(s).kind,
                          "expect": instantiate(s).expect} for s in specs],
-            "targets": {name: {"fingerprint": t.fingerprint, "type": cfg_type(suite, name)}
+            "targets": {name: {"fingerprint": t.fingerprint, "type": cfg_type(suite, name),
+                               **({"version": v} if (v := version_of(t)) else {})}
                         for name, t in targets.items()},
             "versions": versions(),
             "started": (previous or {}).get("started", now()),

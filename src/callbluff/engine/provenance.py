@@ -11,6 +11,7 @@ from itertools import islice
 from typing import Any
 
 from callbluff.datasets.base import Dataset
+from callbluff.engine.manifest import version_of
 from callbluff.engine.store import RunDir
 from callbluff.engine.suite import Suite
 from callbluff.records import Record, canonical_json
@@ -41,12 +42,15 @@ class TargetWatch:
         fps = {name: t.fingerprint for name, t in sorted(targets.items())}
         self.run.fingerprint = hashlib.sha256(
             canonical_json([self.fingerprint(), fps]).encode()).hexdigest()[:16]
-        before = {n: t.get("fingerprint") for n, t in ((previous or {}).get("targets") or {}).items()
-                  if isinstance(t, dict)}
+        old = {n: t for n, t in ((previous or {}).get("targets") or {}).items() if isinstance(t, dict)}
+        before = {n: t.get("fingerprint") for n, t in old.items()}
         for name, fp in fps.items():
             if name in before and before[name] != fp:
+                was, now = old[name].get("version"), version_of(targets[name])
+                named = (f"; version {was} -> {now}" if was and now and was != now else
+                         f"; now version {now}" if now else "")
                 self.notes.append(f"target {name} changed since this directory's last run (identity {before[name]} "
-                                  f"-> {fp}): its predictions are asked again, none is reused from the old one")
+                                  f"-> {fp}{named}): its predictions are asked again, none is reused from the old one")
         self._reused: dict[str, Reused] = {name: Reused() for name in targets}
         self._preflown = False
 

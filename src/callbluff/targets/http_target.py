@@ -168,6 +168,27 @@ class _Failure:
         self.kind, self.msg, self.retry, self.wait = kind, msg, retry, wait
 
 
+VERSION_KEYS = ("version", "model_version", "model", "name", "id")
+"""Keys of a JSON version reply whose value names the deployed model, first found first."""
+
+
+def version_text(body: str, width: int = 60) -> str:
+    """What a ``version_url`` reply names, for people: the value of its first :data:`VERSION_KEYS` key when it is a
+    JSON object with one (``{"version": "v2.1", ...}`` -> ``v2.1``), else the reply with its whitespace collapsed;
+    cut to ``width`` characters."""
+    text = " ".join(body.split())
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        found = next((data[k] for k in VERSION_KEYS if isinstance(data.get(k), str | int | float)
+                      and not isinstance(data.get(k), bool)), None)
+        if found is not None:
+            text = str(found)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def describe_failures(failures: Sequence[_Failure]) -> str:
     """The final cause stored for inputs whose request failed on every attempt."""
     n = len(failures)
@@ -251,6 +272,7 @@ class HttpTarget(TargetBase):
         self._transport(cfg, trust_env)
         self.name = cfg.name or cfg.url
         self.version_url = cfg.version_url
+        self.served: str | None = None  # what version_url names, as text (run.json, notes, the report)
         self.fingerprint = cfg.identity(lambda: "http:" + config_hash(
             [self.method, self.url, body_template, self.response_path, cfg.output]) + self._served())
         self.stats = TargetStats()
@@ -295,6 +317,7 @@ class HttpTarget(TargetBase):
             for attempt in range(self.retries + 1):
                 result = self._version_attempt(client, url, headers, secrets)
                 if isinstance(result, bytes):
+                    self.served = version_text(self._scrub(result.decode("utf-8", "replace"), secrets))
                     return "|served=" + hashlib.sha256(result).hexdigest()[:16]
                 failures.append(result)
                 if not result.retry or attempt == self.retries:
