@@ -498,3 +498,53 @@ params = {{ tokenizer = "whitespace" }}
     assert asked == 3, asked  # the first request and its two retries
     text = " ".join(r.output.split())
     assert f"version_url {srv.url}/version: HTTP 500 after 3 attempts" in text, text
+
+
+# -- 10: a lone part of another run is recomputed, not merged -----------------------------------------------------
+def test_a_lone_part_copied_in_from_another_run_is_recomputed(tmp_path: Path) -> None:
+    """Another suite's originals part copied over one of this run's (this run's own status.json and examples
+    part left beside it): the copied part carries its own run's fingerprint, so the chunk is recomputed."""
+    import shutil
+
+    import pandas as pd
+
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import load_suite
+    from helpers.data import write_answers
+
+    data = write_answers(tmp_path / "answers.jsonl", n=30)
+
+    def suite(name: str) -> Path:
+        p = tmp_path / f"{name}.toml"
+        p.write_text(f"""
+name = "{name}"
+seed = 3
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "{name}"
+type = "callable"
+function = "helpers.scorers:keyword_scorer"
+pass_input = true
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+[output]
+chunk_size = 10
+report = false
+""", encoding="utf-8")
+        return p
+
+    run_suite(load_suite(suite("alpha")), tmp_path / "mine")
+    run_suite(load_suite(suite("beta")), tmp_path / "other")
+    lone = tmp_path / "other" / "parts" / "000001.originals.parquet"
+    assert set(pd.read_parquet(lone)["target"]) == {"beta"}
+    shutil.copy(lone, tmp_path / "mine" / "parts" / lone.name)
+    result = run_suite(load_suite(suite("alpha")), tmp_path / "mine")
+    originals = pd.read_parquet(tmp_path / "mine" / "originals.parquet")
+    assert set(originals["target"]) == {"alpha"} and len(originals) == 30
+    assert any(n.startswith("chunk 1: 000001.originals.parquet belongs to another run") for n in result.notes), \
+        result.notes
+    assert pq.read_metadata(tmp_path / "mine" / "parts" / "000001.originals.parquet").metadata[
+        b"callbluff.fingerprint"] == json.loads((tmp_path / "mine" / "parts" / "000001.status.json").read_text()
+                                                )["fingerprint"].encode()

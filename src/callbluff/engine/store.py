@@ -39,9 +39,14 @@ from callbluff.engine.runlock import (  # noqa: F401  (re-exported: the run dire
 RESTART_HINT = "re-run with --restart (starts over; a readable prediction cache is kept, so no target call is repeated)"
 
 
+FINGERPRINT_KEY = b"callbluff.fingerprint"
+"""The Parquet key-value metadata of a chunk part that holds the fingerprint of the run that wrote it."""
+
+
 class RunDir:
     """``path`` as a run directory; ``fingerprint`` (the run's, when known) is written into every chunk's status
-    so that a part of another run (copied in, or left by another suite) is told apart and recomputed."""
+    and into each of its Parquet parts (their key-value metadata, :data:`FINGERPRINT_KEY`), so that a part of
+    another run (copied in alone or with its siblings, or left by another suite) is told apart and recomputed."""
 
     def __init__(self, path: str | Path, fingerprint: str | None = None) -> None:
         self.path = Path(path)
@@ -124,11 +129,15 @@ class RunDir:
 
     def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
                     status: dict[str, Any]) -> None:
+        mark: dict[bytes, bytes] = {}
         if self.fingerprint is not None:
             status = {**status, "fingerprint": self.fingerprint}
-        write_table_atomic(self.part_path(chunk, "originals"), rows_table(originals, "originals"))
+            mark = {FINGERPRINT_KEY: self.fingerprint.encode()}
+        write_table_atomic(self.part_path(chunk, "originals"),
+                           rows_table(originals, "originals").replace_schema_metadata(mark or None))
         write_atomic(self.status_path(chunk), json.dumps(status, sort_keys=True))
-        write_table_atomic(self.part_path(chunk, "examples"), rows_table(examples, "examples"))
+        write_table_atomic(self.part_path(chunk, "examples"),
+                           rows_table(examples, "examples").replace_schema_metadata(mark or None))
 
     def chunk_status(self, chunk: int) -> dict[str, Any]:
         """The error counts of a finished chunk (``prediction_errors``, ``generate_errors``)."""
@@ -141,9 +150,10 @@ class RunDir:
                     "generate_errors": 0}
 
     def damaged_chunks(self) -> dict[int, str]:
-        """Finished chunks whose parts are missing or unreadable, or whose status names another run's fingerprint
-        (a part copied in from another suite's run), with the reason (they are recomputed). A status without a
-        fingerprint (written before parts carried one) is taken as this run's."""
+        """Finished chunks whose parts are missing or unreadable, or whose status or one of whose Parquet parts
+        names another run's fingerprint, or none (a part copied in from another run, alone or with its
+        siblings), with the reason (they are recomputed: the cache answers an unchanged target's predictions). A
+        status without a fingerprint (written before statuses carried one) is judged by its parts."""
         bad: dict[int, str] = {}
         for chunk in self.done_chunks():
             theirs = self._status_fingerprint(chunk)
@@ -154,12 +164,18 @@ class RunDir:
             for kind in ("originals", "examples"):
                 path = self.part_path(chunk, kind)
                 try:
-                    pq.read_metadata(path)
+                    meta = pq.read_metadata(path)
                 except FileNotFoundError:
                     bad[chunk] = f"{path.name} is missing"
                     break
                 except (OSError, pa.ArrowException) as e:
                     bad[chunk] = f"{path.name} is unreadable ({e})"
+                    break
+                mark = (meta.metadata or {}).get(FINGERPRINT_KEY)
+                if self.fingerprint is not None and mark != self.fingerprint.encode():
+                    bad[chunk] = (f"{path.name} belongs to another run (fingerprint "
+                                  f"{mark.decode(errors='replace') if mark else 'none'}; this run's is "
+                                  f"{self.fingerprint})")
                     break
         return bad
 
