@@ -54,6 +54,11 @@ def progress_interval() -> float:
         return DEFAULT_INTERVAL
 
 
+START_LINE_AFTER = 2.0
+"""Seconds into a run (in a log) before its first line, ``records: 0/N``: a run that stops at once on a wrong path
+or setting prints its error alone."""
+
+
 class RunProgress:
     """Bars for a run: records (chunks x chunk size, capped at the record count) and generator answers; when
     ``plain`` (default: the console is not a terminal, e.g. a CI log) timestamped lines instead
@@ -71,6 +76,7 @@ class RunProgress:
         self.tasks: dict[str, TaskID] = {}
         self._count = count_records if limit is None else None
         self._records = 0
+        self._start_line: threading.Timer | None = None
 
     def __enter__(self) -> RunProgress:
         if self.lines is None:
@@ -78,9 +84,15 @@ class RunProgress:
             self.tasks["records"] = self.progress.add_task("records", total=self.total)
         if self._count is not None:
             threading.Thread(target=self._set_total, daemon=True, name="callbluff-count").start()
-        if self.lines is not None:
-            self.lines("records", 0, self.total)
+        if self.lines is not None:  # the first line once the run is under way (an early error prints none)
+            self._start_line = threading.Timer(START_LINE_AFTER, self._first_line)
+            self._start_line.daemon = True
+            self._start_line.start()
         return self
+
+    def _first_line(self) -> None:
+        if self.lines is not None and "records" not in self.lines.seen:
+            self.lines("records", 0, self.total)
 
     def _set_total(self) -> None:
         try:
@@ -94,6 +106,8 @@ class RunProgress:
 
     def __exit__(self, *exc: Any) -> None:
         if self.lines is not None:
+            if self._start_line is not None:
+                self._start_line.cancel()
             return
         if exc and exc[0] is not None and not self._records:  # stopped before any record: no "records 0/300" line
             self.progress.live.transient = True
@@ -107,6 +121,7 @@ class RunProgress:
             self._records = n = min(done * self.chunk_size, self.total) if self.total else done * self.chunk_size
         if self.lines is not None:
             label = {"chunk": "records", "generator chunk": "generator pieces", "fit": "fitted (attack, prompt)"}
+            self._first_line()
             if stage == "chunk":
                 self.lines("records", n, self.total)
             elif stage in label:

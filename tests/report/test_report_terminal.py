@@ -12,7 +12,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.terminal import RunProgress, StageProgress, engine_stages, training_summary
+from callbluff.terminal import START_LINE_AFTER, RunProgress, StageProgress, engine_stages, training_summary
 
 
 def test_run_progress_counts_records_and_learns_the_total() -> None:
@@ -43,6 +43,12 @@ def test_run_progress_in_a_log_prints_timestamped_lines() -> None:
     lines = buf.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].endswith("records: 0/25 (0 %), elapsed 0:00:00")
     assert "records: 25/25 (100 %)" in lines[1]
+    buf = io.StringIO()  # a run that stops at once (a wrong path): its error alone, no "records: 0" line
+    with pytest.raises(ValueError), RunProgress(Console(file=buf, force_terminal=False), chunk_size=10,
+                                                count_records=None, limit=25):
+        raise ValueError("no such file")
+    time.sleep(START_LINE_AFTER + 0.3)
+    assert buf.getvalue() == ""
 
 
 def test_training_summary_is_short() -> None:
