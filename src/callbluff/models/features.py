@@ -419,7 +419,13 @@ def essay_statistics(texts: Sequence[str], *, prompt_text: str = "", source: str
       words written with a capital letter inside a sentence, i.e. names, are not counted), count and rate;
     * prompt / source overlap: share of the essay's content words found in the prompt text (``overlap``)
       and share of the prompt's content words the essay uses (``coverage``); the same for the source
-      passage. Zero when the prompt has no text (ASAP-AES prompts ship without their texts).
+      passage. EASE's prompt features are the count and share of the essay's tokens found in the prompt's
+      tokens, and the same with the prompt's WordNet synonyms added; ``overlap`` is that share over content-word
+      types (stop words, numbers and words under 3 letters left out, so that "the" and "a" do not count as
+      prompt words), ``coverage`` the other direction, and the passage gets the same pair (EASE has no
+      passage). Zero when the prompt has no text: ASAP-AES's TSV has none, the loader's prompts file
+      (``asap-aes:PATH?prompt_texts=FILE``, or ``prompts.json`` beside the TSV) gives the texts of all 8 sets
+      and the passages of sets 3-6.
 
     ``progress`` hears stage ``statistics`` per essay, then ``spaCy tags`` (:func:`spacy_analyses`).
     """
