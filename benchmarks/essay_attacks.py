@@ -335,7 +335,8 @@ def render(r: Mapping[str, Any]) -> str:
         (f"Sum of the {len(r['attacks'])} separate runs: {r['total_separate_seconds']:.1f} s (each pays its own "
          "start-up and parses)." if r["total_separate_seconds"] is not None else
          f"Only {len(r['attacks'])} of the attacks were measured alone (the run was interrupted)."), "",
-        "AddRC makes no text: ASAP-AES as released carries no reading passages (see docs/findings/essay.md). "
+        "AddRC adds text on prompts 3-6 only, the prompts with a reading passage (from "
+        "../shared/data/asap-aes/prompts.json, read beside the TSV; without that file it makes none). "
         "Times are wall-clock on a shared machine: an upper bound of what the code needs.", "",
         SPEEDUPS])
 
