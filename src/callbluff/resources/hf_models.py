@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,28 @@ def check_model_dir(model_dir: str | os.PathLike[str]) -> Path:
     path = Path(model_dir)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"no Hugging Face model at {path} (expected config.json, weights and tokenizer "
-                                "files saved with save_pretrained)")
+                                "files saved with save_pretrained)" + hub_hint(model_dir))
     return path
+
+
+def hub_hint(model_dir: str | os.PathLike[str]) -> str:
+    """For a missing model directory that looks like a Hub id (``owner/name``, its owner folder absent): that hub
+    ids are not fetched (runs are offline) and how to point at a downloaded copy, naming the copy already in the
+    Hugging Face cache when there is one. "" otherwise."""
+    path = Path(model_dir)
+    if path.exists() or path.parent.exists() or not re.fullmatch(r"[\w.-]+", path.parent.name or "") \
+            or not re.fullmatch(r"[\w.-]+", path.name):
+        return ""
+    hub_id = f"{path.parent.name}/{path.name}"
+    hint = (f"; {hub_id!r} looks like a Hugging Face Hub id: callbluff does not download models (targets load "
+            f"offline, HF_HUB_OFFLINE=1). Download it once, e.g. `huggingface-cli download {hub_id} --local-dir "
+            f"models/{path.name}`, then give that directory: hf:models/{path.name}")
+    cache = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" /
+                                                       "huggingface") / "hub")
+    snapshots = sorted((cache / f"models--{path.parent.name}--{path.name}" / "snapshots").glob("*/config.json"))
+    if snapshots:
+        hint += f" (a downloaded copy is in the Hugging Face cache: hf:{snapshots[-1].parent})"
+    return hint
 
 
 def model_dir_hash(model_dir: str | os.PathLike[str]) -> str:
