@@ -1,31 +1,45 @@
 # callbluff: `make demo` and `make test` work on a fresh machine (they install what they need).
+# `make demo` waits only for the core set-up (scripts/setup.sh); `make test` adds the extras (`setup.sh --full`:
+# Chromium, the test tools, Ray, the local LLM grader with its llama-cpp-python build).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.callbluff-setup-stamp
+STAMP_FULL := $(VENV)/.callbluff-setup-full-stamp
 
-.PHONY: setup demo test test-fast mutation bench clean
+.PHONY: setup setup-full demo test test-fast mutation bench wheel-check clean
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
 	touch $(STAMP)
 
+$(STAMP_FULL): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh $(VENV) --full
+	touch $(STAMP) $(STAMP_FULL)
+
 setup: $(STAMP)
+
+setup-full: $(STAMP_FULL)
 
 demo: setup
 	$(VENV)/bin/callbluff demo
 
-test: setup
+test: setup-full
 	$(PY) -m pytest -q
 
+# The path of a user without this Makefile: build callbluff's wheel, install it into a new virtualenv, then
+# `callbluff prepare` and `callbluff demo --limit 5` there (scripts/wheel_check.sh).
+wheel-check: setup
+	bash scripts/wheel_check.sh
+
 # Unit tests only: no real-data (`shared`, marked automatically by tests/conftest.py) or `slow` tests.
-test-fast: setup
+test-fast: setup-full
 	$(PY) -m pytest -q -m "not slow and not shared"
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): mutates metrics/, engine/metrics_rows.py,
 # seeding.py, targets/base.py and targets/cache.py and runs the fast tests that pin them, niced, 2 children.
 # Not part of `make test`. Results are kept in mutants/ (a re-run only redoes what changed); list the
 # survivors with `.venv/bin/mutmut results`, inspect one with `.venv/bin/mutmut show NAME`.
-mutation: setup
+mutation: setup-full
 	nice -n 10 $(VENV)/bin/mutmut run --max-children 2
 	$(VENV)/bin/mutmut export-cicd-stats
 	@$(PY) -c 'import json; s = json.load(open("mutants/mutmut-cicd-stats.json")); \
@@ -35,7 +49,7 @@ mutation: setup
 # Every figure of benchmarks/RESULTS.md, one benchmark at a time (~60 min on 2 idle CPUs), then the results
 # file. The peers (nlpaug, TextAttack, CheckList) run in their own environment, benchmarks/.peers-venv, which
 # benchmarks/peers/setup.sh makes (idempotent; never a callbluff dependency); a failure there leaves the rest.
-bench: setup
+bench: setup-full
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/attack_throughput.py
 	$(PY) benchmarks/essay_attacks.py

@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from callbluff.engine.manifest import json_default
 from callbluff.engine.metrics_rows import accumulated_metrics, qa_metrics, verdict_tallies
@@ -66,6 +67,7 @@ class RunTally:
         self.per_target: dict[str, dict[str, int]] = {}
         self.targets: set[str] = set()
         self.causes: Counter[tuple[str, str]] = Counter()  # (target, cause) of the failed predictions
+        self.degraded: dict[str, set[str]] = {}  # why an attack fell back (meta "degraded") -> example ids
 
     def _count(self, target: pd.Series, failed: pd.Series, inputs: str, ok: str, errors: str) -> None:
         """Add one part's rows, valid predictions and failed ones per target to the ``inputs`` / ``ok`` /
@@ -89,6 +91,25 @@ class RunTally:
         rows += [{"target": None, "cause": c, "n": k} for c, k in gen.most_common()]
         return sorted(rows, key=lambda r: -r["n"])[:n]
 
+    def _degraded(self, table: pa.Table) -> None:
+        """Examples an attack made by a documented fallback carry ``meta["degraded"]`` (why; e.g. AddSent ranked
+        structurally because its language model's process died): remembered per cause for run.json's notes.
+        Only the rows whose meta names the key are parsed."""
+        if "meta" not in table.column_names:
+            return
+        hit = pc.match_substring(table.column("meta"), '"degraded"')
+        if not pc.any(hit).as_py():
+            return
+        rows = table.filter(hit).select(["example_id", "meta"]).to_pylist()
+        for row in rows:
+            why = json.loads(row["meta"]).get("degraded")
+            if why:
+                self.degraded.setdefault(str(why), set()).add(row["example_id"])
+
+    def degraded_notes(self) -> list[str]:
+        """One note per cause of a fallback, with the number of examples it made."""
+        return [f"{len(ids)} example(s): {why}" for why, ids in sorted(self.degraded.items())]
+
     def add_originals(self, table: pa.Table) -> None:
         if not table.num_rows:  # e.g. a chunk whose records all lacked a prompt: nothing to count
             return
@@ -108,6 +129,7 @@ class RunTally:
             return
         x = table.select(EXAMPLE_TALLY_COLUMNS).to_pandas()
         self.examples += int(x["example_id"].nunique())
+        self._degraded(table)
         failed = x["adv_error"].notna()
         self._count(x["target"], failed, "adversarial_inputs", "adversarial_ok", "n_errors_adversarial")
         for row in x[failed].itertuples() if failed.any() else ():
@@ -189,7 +211,7 @@ def finalize(run: RunDir, task: Task, prompts: Mapping[str, Prompt], expectation
     counts = tally.counts(gen_errors, len(run.done_chunks()))
     counts["errors"] = len(gen_errors) + tally.n_error_lines
     counts["error_causes"] = tally.top_causes(gen_errors)
-    return RunResult(run.path, metrics, counts)
+    return RunResult(run.path, metrics, counts, notes=tally.degraded_notes())
 
 
 def write_timings(run: RunDir) -> None:

@@ -177,6 +177,7 @@ class Engine(RunDirectory, TargetWatch):
             if counters["retried"]:
                 self.notes.append(f"retried the failed predictions of {counters['retried']} finished chunk(s)")
             result = finalize(self.run, dataset.task, dataset.prompts, self.plan.expectations())
+            self.notes.extend(result.notes)  # examples made by a documented fallback, per cause
         except BaseException as e:
             manifest.stop(e, self.notes)
             raise

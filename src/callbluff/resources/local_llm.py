@@ -69,8 +69,12 @@ def gguf_path() -> Path:
 def missing() -> str | None:
     """Why the local grader cannot run here, or ``None`` when it can."""
     if importlib.util.find_spec("llama_cpp") is None:
-        return (f"llama_cpp is not installed: `pip install '{SERVER_PACKAGE}'` (compiles once; `make setup` does "
-                "it)")
+        return ("llama_cpp is not installed: `python -m callbluff.resources.llama_runtime` builds it for any x86-64 "
+                "CPU and smoke-tests it (compiles once per machine; `make setup-full` does it)")
+    from callbluff.resources.llama_runtime import runtime_problem
+
+    if (problem := runtime_problem()) is not None:
+        return problem
     if not gguf_path().is_file():
         return f"no GGUF model at {gguf_path()}: run `python -m callbluff.resources.local_llm` (`make setup` does it)"
     return None

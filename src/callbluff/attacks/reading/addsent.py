@@ -55,7 +55,8 @@ from spacy.tokens import Doc
 from callbluff.attacks.base import AttackParams, SearchAttack, SearchParams, StaticAttack, register
 from callbluff.attacks.reading.alterations import alterations, nearby_lookups, perturbed_words
 from callbluff.attacks.reading.declarative import CONVERSIONS, convert, wh_phrase
-from callbluff.attacks.reading.fluency import STRUCTURAL, fluency_scorer, scorer_label
+from callbluff.attacks.reading.fluency import (STRUCTURAL, ModelDied, died_reason, fluency_scorer, scorer_label,
+                                              warn_fallback)
 from callbluff.attacks.reading.grammar import grammar_problems
 from callbluff.attacks.reading.fake_answers import AnswerToken, answer_tokens_many, fake_answers, overlaps_gold
 from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
@@ -101,6 +102,8 @@ class Candidate:
     problems: tuple[str, ...] = ()
     fluency: float | None = None
     scorer: str = STRUCTURAL
+    degraded: str | None = None
+    """Why the language model that should have ranked it could not (its process died), else None."""
 
 
 @dataclass(frozen=True)
@@ -182,9 +185,10 @@ def pools_many(records: Sequence[QAExample], res: Any, params: CandidateParams) 
     sentences = list(dict.fromkeys(r.candidate.sentence for rs, _ in raws.values() for r in rs))
     docs = dict(zip(sentences, res.nlp.pipe(sentences, batch_size=64), strict=True)) if sentences else {}
     scorer = None if params.fluency == "structural" else fluency_scorer(required=params.fluency == "lm")
+    died = died_reason() if params.fluency != "structural" and scorer is None else None
     label = scorer_label(scorer)
     for i, (rs, reason) in raws.items():
-        out[i] = _rank(rs, reason, docs, res, scorer, label, params)
+        out[i] = _rank(rs, reason, docs, res, scorer, label, params, died)
     return out
 
 
@@ -249,18 +253,29 @@ def _survives(i: int, ph: Any, rule: str) -> bool:
 
 
 def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, scorer: Any, label: str,
-          params: CandidateParams) -> Pool:
+          params: CandidateParams, died: str | None = None) -> Pool:
     """Step 4 without a crowd: the structural check on every raw candidate, the fluency of those passing, the
     ``candidates`` most fluent kept (generation order without a scorer; ties keep generation order)."""
     problems = [tuple(grammar_problems(r.candidate.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
                                        doc=docs.get(r.candidate.sentence))) for r in raws]
     n_pass = sum(not p for p in problems)
     rank = scorer is not None and n_pass > params.candidates  # the model decides only what is left out
+    fluent: dict[str, float] = {}
+    degraded = f"AddSent ranked by the structural check: {died}" if died and n_pass > params.candidates else None
+    if rank:
+        passing_sentences = [r.candidate.sentence for r, pr in zip(raws, problems) if not pr]
+        try:
+            fluent = dict(zip(passing_sentences, scorer.scores(passing_sentences), strict=True))
+        except ModelDied as e:  # the documented fallback (.fluency): the structural ranking, said in the meta
+            if params.fluency == "lm":
+                raise RuntimeError(f"AddSent fluency='lm': {e}") from e
+            warn_fallback(str(e))
+            rank, degraded = False, f"AddSent ranked by the structural check: {e}"
     checked: list[Candidate] = []
     for r, pr in zip(raws, problems):
-        flu = scorer.score(r.candidate.sentence) if rank and not pr else None
+        flu = fluent.get(r.candidate.sentence) if rank and not pr else None
         checked.append(replace(r.candidate, problems=pr, fluency=None if flu is None else round(flu, 6),
-                               scorer=label if rank else STRUCTURAL))
+                               scorer=label if rank else STRUCTURAL, degraded=degraded))
     passing = [(k, c) for k, c in enumerate(checked) if not c.problems]
     if rank:
         passing.sort(key=lambda kc: (-(kc[1].fluency if kc[1].fluency is not None else float("-inf")), kc[0]))
@@ -329,7 +344,8 @@ def _example(attack: Any, record: QAExample, c: Candidate, n: int, index_in: int
                             perturbed_question=c.question, fake_answer=c.fake_answer, answer_rule=c.answer_rule,
                             question_variant=c.variant, alterations=[dict(a) for a in c.alterations],
                             conversion=c.conversion, grammar_problems=list(c.problems), fluency=c.fluency,
-                            fluency_scorer=c.scorer, candidate=index_in, n_candidates=n, **extra)
+                            fluency_scorer=c.scorer, candidate=index_in, n_candidates=n,
+                            **({"degraded": c.degraded} if c.degraded else {}), **extra)
 
 
 @register
