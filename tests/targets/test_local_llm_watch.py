@@ -10,7 +10,6 @@ restarted server (a new port) resumes and repeats no call.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +17,7 @@ import pytest
 
 from callbluff.engine.run import run_suite
 from callbluff.resources.local_llm import LocalLLMServer, death_of, identity_of, model_identity
-
-FAKE = Path(__file__).resolve().parents[1] / "helpers" / "fake_llm_server.py"
-
-
-class FakeLLMServer(LocalLLMServer):
-    """:class:`LocalLLMServer` with the stand-in server as its process (everything else is LocalLLMServer's)."""
-
-    def __init__(self, model_path: Path, calls: Path, crash_after: int = 0, **kw: Any) -> None:
-        super().__init__(model_path, startup_timeout=30, stop_timeout=5, **kw)
-        self.calls, self.crash_after = calls, crash_after
-
-    def argv(self, port: int) -> list[str]:
-        return [sys.executable, str(FAKE), str(port), str(self.crash_after), str(self.calls)]
+from helpers.fake_llm import FakeLLMServer
 
 
 def suite(srv: LocalLLMServer, **target: Any) -> dict[str, Any]:

@@ -293,8 +293,8 @@ class ScoringAccumulator:
                         row.update(graded)
                     row.update(grp.common_fields())
                     if pid == ALL:
-                        row.update(qwk=float(np.nanmean(list(qwks.values()))) if qwks else math.nan,
-                                   qwk_mean_over_prompts=True)
+                        defined = [q for q in qwks.values() if not math.isnan(q)]  # no numpy "Mean of empty slice"
+                        row.update(qwk=float(np.mean(defined)) if defined else math.nan, qwk_mean_over_prompts=True)
                     else:
                         row["qwk"] = qwks.get(pid, math.nan)
                     if pid != ALL and grp.any_queries:

@@ -24,9 +24,9 @@ from jinja2 import Environment, PackageLoader
 
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
-from callbluff.report.scorecard import EXPECT_TEXT, MIN_N, headlines, scorecards, too_few
-from callbluff.render.text import fmt, num, short_params
-from callbluff.render.views import failure_chart
+from callbluff.report.scorecard import EXPECT_TEXT, MIN_N, headlines, llm_graders, scorecards, too_few
+from callbluff.render.text import fmt, num, pct, pooled_rows, short_params
+from callbluff.render.views import View, failure_chart
 from callbluff.tasks import get_task
 
 __all__ = ["ReportError", "headlines", "short_params", "write_report", "render_report", "fmt", "_fmt"]
@@ -83,6 +83,10 @@ def without_examples(run: RunData) -> list[tuple[str, int, int]]:
     return [(name, len(seen.get(name, ())), n) for name, n in suite.items() if len(seen.get(name, ())) < n]
 
 
+GRADER_CLEAN_VS_ROBUST = ("QWK on the clean answers next to what each bluff did to the grader's score: the share of "
+                         "answers it raised, weak answers lifted to full marks, and replies it gave that could not be "
+                         "read")
+"""The Findings' lead for a run whose targets are all LLM graders."""
 FAILED_SHARE_WARN = 0.1
 """A target that failed at least this share of its predictions gets a banner at the top of its run."""
 FAILED_SHARE_RED = 0.5
@@ -136,19 +140,51 @@ def _chart_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "failure_pct": None} if too_few(r) else r for r in rows]
 
 
+def grader_view(rows: Sequence[dict[str, Any]], graders: Sequence[str]) -> View | None:
+    """The LLM grader's own table: per attack configuration and grader, the share of answers raised with its
+    bootstrap interval, the mean change, weak answers lifted to full marks, answers already at the maximum and
+    unreadable replies (the grader statistics of :mod:`callbluff.metrics.grading`, otherwise only in
+    metrics.json). None without a grader row."""
+    out = []
+    for r in pooled_rows([r for r in rows if str(r.get("target")) in graders]):
+        def cell(f: str, ci: str | None = None) -> str:
+            v = pct(r.get(f))
+            lo, hi = (num(r.get(f"{ci}_ci_low")), num(r.get(f"{ci}_ci_high"))) if ci else (None, None)
+            return v + (f" [{pct(lo)}, {pct(hi)}]" if lo is not None and hi is not None else "")
+        weak = f"{pct(r.get('max_out_pct'))} of {r.get('n_low')}" if r.get("n_low") else "–"
+        out.append([str(r["attack"]), short_params(r["params"], str(r["attack"])), str(r["target"]),
+                    fmt(r.get("n")), cell("pos_pct", "pos_pct"), cell("mean_diff_pct", "mean_diff_pct"), weak,
+                    pct(r.get("ceiling_pct")), pct(r.get("mean_score_pct")), pct(r.get("parse_fail_pct")),
+                    pct(r.get("failure_pct"))])
+    if not out:
+        return None
+    out.sort(key=lambda row: (row[0], row[1], row[2]))
+    return View("The LLM grader, per attack",
+                "Per attack configuration (prompts pooled): answers scored, % scored higher than their clean version "
+                "[95% bootstrap interval], mean score change as % of the scale [interval], weak answers (gold at most "
+                "the scale's midpoint) that reached full marks, % already at the maximum when clean (they cannot be "
+                "raised), the mean score of content-free answers, % of replies the grader gave that could not be read "
+                "(error rows, never zeros), and the failure % by the attack's expectation.",
+                ["attack", "params", "grader", "n", "raised %", "mean change %", "weak → max", "at max %",
+                 "content-free score %", "unreadable %", "failure %"], out)
+
+
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
     targets = run.targets
+    graders = llm_graders(run.meta) if get_task(run.task).scoring else set()
     configured = per_attack
     items, totals, per_attack = sample_examples(run.path, per_attack, int(run.meta.get("seed") or 0))
     suite = run.meta.get("suite") or {}
     return {
         "run": run, "id": f"run{index}", "task": run.task, "meta": run.meta,
-        "cards": scorecards(run.task, run.metrics, targets),
+        "cards": scorecards(run.task, run.metrics, targets, graders),
         "failure_svg": failure_chart(run.task, _chart_rows(run.metrics), targets),
         "failed_targets": failed_targets(run), "min_n": MIN_N,
         "without_examples": without_examples(run),
-        "views": get_task(run.task).views(run.metrics, targets),
-        "clean_vs_robust": get_task(run.task).clean_vs_robust,
+        "views": ([v] if (v := grader_view(run.metrics, sorted(graders))) else [])
+        + get_task(run.task).views(run.metrics, targets),
+        "clean_vs_robust": (GRADER_CLEAN_VS_ROBUST if graders and set(graders) >= set(targets)
+                            else get_task(run.task).clean_vs_robust),
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,
         "headlines": headlines(run.task, run.metrics),
         "examples": {"items": items, "totals": totals, "per_attack": per_attack, "configured": configured},

@@ -26,6 +26,12 @@ GRADER_REPORT_FIELDS: tuple[str, ...] = (
 shows: max-out rate, ceiling share, bootstrap intervals, parse failures, spreads across samples and variants."""
 
 
+GENERATED_NOUN: dict[str, str] = {"OffTopic": "answers written for other prompts",
+                                  "OffTopicEssay": "essays written for other prompts"}
+"""What a prompt-level generator's answers are, where "generated answers" would be wrong (OffTopic's are real
+answers to other prompts)."""
+
+
 class ScoringTask(Task):
     """A task whose records are :class:`~callbluff.records.ScoredResponse` and whose targets return scores."""
 
@@ -53,7 +59,8 @@ class ScoringTask(Task):
     def sentence(self, row: Mapping[str, Any]) -> str | None:
         n = row.get("n")
         if row.get("neg_pct") is None and row.get("mean_score_pct") is not None:  # prompt-level generator
-            text = f"{n} generated answers got on average {pct(row.get('mean_score_pct'))}% of the score range"
+            noun = GENERATED_NOUN.get(str(row.get("attack")), "generated answers")
+            text = f"{n} {noun} got on average {pct(row.get('mean_score_pct'))}% of the score range"
             if row.get("arr") is not None:
                 text += f"; {pct(row['arr'])}% were rejected (ARR; 100% is ideal)"
             return text + "."
@@ -94,7 +101,7 @@ class ScoringTask(Task):
                     ("QWK", "undefined: every gold score is the minimum (a set of bluffs)")]
         figures = self.clean_quality(clean)
         if n0:
-            figures.append((f"ARR on the {n0} answers whose gold is the minimum", arr_text))
+            figures.append((f"ARR on the {n0} answer{'s' if n0 != 1 else ''} whose gold is the minimum", arr_text))
         return figures
 
     def views(self, rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[View]:
