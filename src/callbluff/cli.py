@@ -482,6 +482,9 @@ def report(
     except ReportError as e:
         fail(str(e))
         raise
+    except OSError as e:  # a read-only run directory (an archived CI artefact), a full disk: exit 2 with the path
+        fail(_report_io_error(e, out_file or run_dirs[0] / "report.html"))
+        raise
     gates_ok = True
     for run_dir in run_dirs:
         if (run_dir / "metrics.json").exists():
@@ -509,6 +512,14 @@ def report(
         _open_in_browser(path)
     if not gates_ok:
         raise typer.Exit(GATE_FAILED)
+
+
+def _report_io_error(e: OSError, where: Path) -> str:
+    """The message for a report that cannot be written: the path, the cause and the fix (``--out``)."""
+    path = e.filename if getattr(e, "filename", None) else where
+    cause = e.strerror or str(e) or type(e).__name__
+    return (f"{path}: {cause}. The report cannot be written there (a read-only run directory, e.g. an archived CI "
+            "artefact, or a full disk); write it elsewhere with --out FILE.html (the run directory is only read)")
 
 
 def _junit_many(run_dirs: list[Path], junit: Path) -> None:
@@ -616,6 +627,10 @@ def compare(
         say(("error:", "bold red"), f" {len(found)} regression(s) beyond noise (--fail-on-regression): "
             + "; ".join(found))
         raise typer.Exit(REGRESSION_EXIT)
+    if fail_on_regression and c.untestable:  # a gate that could not test is not a pass
+        fail(f"--fail-on-regression: {len(c.untestable)} attack configuration(s) could not be tested: "
+             + "; ".join(f"{v.column}: {v.attack} ({c.label(v.attack, v.params)}): {v.untestable}"
+                         for v in c.untestable[:5]) + ("; ..." if len(c.untestable) > 5 else ""))
 
 
 annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar Table 6 / DPAEG comprehension / "

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from callbluff.metrics.expectations import failure_unit
-from callbluff.report.load import RunData, load_run
+from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.tasks import get_task
 from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
 
@@ -128,6 +128,10 @@ class Verdict:
     p_value: float | None
     p_adjusted: float | None
     verdict: Outcome
+    untestable: str | None = None
+    """Why no test was run where the figures say there is something to test (a run's examples.parquet missing
+    and its metric rows without counts, or judged cases in one column only); ``--fail-on-regression`` exits 2
+    on it rather than pass a gate it could not check."""
 
     @property
     def difference(self) -> float | None:
@@ -192,6 +196,11 @@ class Comparison:
     @property
     def regressions(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict == "worse"]
+
+    @property
+    def untestable(self) -> list[Verdict]:
+        """Verdicts that could not be tested though one should have been (:attr:`Verdict.untestable`)."""
+        return [v for v in self.verdicts if v.untestable]
 
     @property
     def clean_regressions(self) -> list[CleanVerdict]:
@@ -443,13 +452,9 @@ def _cases(run: RunData, target: str) -> dict[tuple[str, str], dict[str, bool]]:
     text(s) as well as the id, so two runs pair a case only when it is the same input (another seed keeps an
     example's id but changes its text)."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     path = run.path / "examples.parquet"
-    if not path.exists():
-        return {}
-    present = set(pq.read_schema(path).names)
-    if not set(_CASE_COLUMNS) <= present:
+    if _cases_missing(run) is not None:
         return {}
     df = pd.read_parquet(path, columns=_CASE_COLUMNS, filters=[("target", "==", target)])
     df = df[df["verdict"].notna()]
@@ -469,6 +474,37 @@ def _cases(run: RunData, target: str) -> dict[tuple[str, str], dict[str, bool]]:
                         for sid, xs in by_source.items()}
         else:
             out[key] = {f"{e}/{t}": f for e, t, f in zip(g["example_id"].astype(str), texts, fooled)}
+    return out
+
+
+def _cases_missing(run: RunData) -> str | None:
+    """Why ``run`` has no per-example verdicts to pair (its examples.parquet is missing, or lacks the columns),
+    or None."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = run.path / "examples.parquet"
+    if not path.exists():
+        return f"{path} is missing"
+    try:
+        lacking = sorted(set(_CASE_COLUMNS) - set(pq.read_schema(path).names))
+    except (OSError, pa.ArrowException) as e:
+        raise ReportError(f"{path}: not a readable Parquet file ({e}); copy the run directory's examples.parquet "
+                          "again, or re-run the suite into it (`callbluff run SUITE.toml --out DIR`)") from None
+    return f"{path} lacks the column(s) {', '.join(lacking)}" if lacking else None
+
+
+def _pooled_counts(run: RunData, target: str) -> dict[tuple[str, str], tuple[int, int] | None]:
+    """(attack, params) -> (fooled, judged) of the configuration's pooled metric row, from its ``n_judged`` and
+    ``failure_pct`` (None when the row lacks them: written before rows carried ``n_judged``)."""
+    rows = [r for r in run.metrics if str(r.get("target")) == target]
+    out: dict[tuple[str, str], tuple[int, int] | None] = {}
+    for r in pooled_rows(rows):
+        key = (str(r["attack"]), str(r["params"]))
+        judged, failure = num(r.get("n_judged")), num(r.get("failure_pct"))
+        counts = None if judged is None or (failure is None and judged) else \
+            (round((failure or 0.0) * judged / 100.0), int(judged))
+        out[key] = counts if key not in out else None
     return out
 
 
@@ -522,6 +558,8 @@ def verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],
             cache[k] = _cases(cols[k][0], cols[k][1])
         return cache[k]
 
+    missing = [_cases_missing(run) for run, _, _ in cols]
+
     raw: list[dict[str, Any]] = []
     for k, b in enumerate(baselines):
         if k == b:
@@ -543,9 +581,14 @@ def verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],
                 row.update(n_pairs=len(a) + len(c), fooled_only_baseline=fa, fooled_only_column=fc,
                            test=UNPAIRED_TEST, p_value=fisher_exact(fa, len(a), fc, len(c)),
                            _sign=fc / len(c) - fa / len(a))
+            elif missing[b] or missing[k]:  # no per-example file: the metric rows' counts, or no test at all
+                row.update(_counts_test(cols, b, k, key, "; ".join(m for m in (missing[b], missing[k]) if m)))
             else:
                 row.update(n_pairs=0, fooled_only_baseline=0, fooled_only_column=0,
                            test="no judged cases in one of the columns", p_value=None, _sign=0)
+                if bool(a) != bool(c):
+                    row["untestable"] = (f"judged cases in {cols[b][2] if a else cols[k][2]} only (every "
+                                         f"prediction of the other failed, or it made no examples)")
             raw.append(row)
     tested = [i for i, r in enumerate(raw) if r["p_value"] is not None]
     adjusted = dict(zip(tested, holm([raw[i]["p_value"] for i in tested])))
@@ -566,6 +609,26 @@ def verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],
     out.sort(key=lambda v: (order[v.verdict], v.p_adjusted if v.p_adjusted is not None else 2.0,
                             -abs(v.difference or 0.0), v.column, v.attack, v.params))
     return out
+
+
+def _counts_test(cols: Sequence[tuple[RunData, str, str]], b: int, k: int, key: tuple[str, str],
+                 why: str) -> dict[str, Any]:
+    """Fisher's exact test on the two pooled metric rows' (fooled, judged) counts, for a column without
+    per-example verdicts (``why``: its examples.parquet is missing); untestable when a row lacks the counts."""
+    counts_b = _pooled_counts(cols[b][0], cols[b][1]).get(key)
+    counts_k = _pooled_counts(cols[k][0], cols[k][1]).get(key)
+    if counts_b is None or counts_k is None:
+        return {"n_pairs": 0, "fooled_only_baseline": 0, "fooled_only_column": 0, "p_value": None, "_sign": 0,
+                "test": f"not testable: {why}", "untestable": f"{why}, and the metric rows carry no n_judged "
+                f"count to test instead (restore the file, or re-run the suite with this callbluff)"}
+    (fa, na), (fc, nc) = counts_b, counts_k
+    if not na or not nc:
+        return {"n_pairs": na + nc, "fooled_only_baseline": fa, "fooled_only_column": fc, "p_value": None,
+                "_sign": 0, "test": f"no judged cases in one of the columns ({why})",
+                **({"untestable": f"{why}; judged cases in one column only"} if na or nc else {})}
+    return {"n_pairs": na + nc, "fooled_only_baseline": fa, "fooled_only_column": fc,
+            "test": f"Fisher exact on the metric rows' counts ({why}), Holm-adjusted",
+            "p_value": fisher_exact(fa, na, fc, nc), "_sign": fc / nc - fa / na}
 
 
 def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],

@@ -548,3 +548,121 @@ report = false
     assert pq.read_metadata(tmp_path / "mine" / "parts" / "000001.originals.parquet").metadata[
         b"callbluff.fingerprint"] == json.loads((tmp_path / "mine" / "parts" / "000001.status.json").read_text()
                                                 )["fingerprint"].encode()
+
+
+# -- 3: compare --fail-on-regression never passes without a test ------------------------------------------------
+@pytest.fixture(scope="module")
+def two_versions(small_run: Any) -> dict[str, Path]:
+    """v1 scores essays by length (a deletion lowers the score), v2 gives every essay 4 (never lowered: worse on
+    DelRand); twelve demo essays each (:func:`helpers.runs.versions_suite`)."""
+    from helpers.runs import versions_suite
+
+    return {v: small_run(versions_suite(f, name=v, target="scorer", seed=1, limit=12)).run_dir
+            for v, f in (("v1", "essay_length_scorer"), ("v2", "constant_scorer"))}
+
+
+def _candidate_without(src: Path, dst: Path, *names: str) -> Path:
+    """A copy of the run directory ``src`` without ``names`` (what a CI job that keeps the small files has)."""
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("parts", "predictions.sqlite*", *names))
+    return dst
+
+
+def test_compare_fail_on_regression_tests_the_counts_when_examples_parquet_is_missing(
+        two_versions: dict[str, Path], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import REGRESSION_EXIT, app
+
+    cand = _candidate_without(two_versions["v2"], tmp_path / "v2", "examples.parquet", "originals.parquet")
+    r = CliRunner().invoke(app, ["compare", str(two_versions["v1"]), str(cand), "--fail-on-regression",
+                                 "--out", str(tmp_path / "c.html")], env={"COLUMNS": "250"})
+    assert r.exit_code == REGRESSION_EXIT, r.output  # was 0: "not testable", no test run
+    text = " ".join(r.output.split())
+    assert "regression: v2 / scorer vs v1 / scorer: DelRand (percent=30" in text, text
+    assert "1 regression(s) beyond noise" in text and "clean QWK" not in text.split("error:")[-1], text
+    assert "Fisher exact on the metric rows' counts" in text, text
+    assert "examples.parquet is missing" in text, text
+
+
+def test_compare_fail_on_regression_exits_2_when_nothing_can_be_tested(
+        two_versions: dict[str, Path], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    cand = _candidate_without(two_versions["v2"], tmp_path / "v2", "examples.parquet", "originals.parquet")
+    rows = json.loads((cand / "metrics.json").read_text())
+    (cand / "metrics.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "n_judged"} for r in rows]))
+    r = CliRunner().invoke(app, ["compare", str(two_versions["v1"]), str(cand), "--fail-on-regression",
+                                 "--out", str(tmp_path / "c.html")], env={"COLUMNS": "250"})
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    assert "could not be tested" in text and f"{cand / 'examples.parquet'} is missing" in text, text
+    # without the flag the comparison is still shown, with the figures and "not testable"
+    r = CliRunner().invoke(app, ["compare", str(two_versions["v1"]), str(cand), "--out", str(tmp_path / "c.html")],
+                           env={"COLUMNS": "250"})
+    assert r.exit_code == 0 and "not testable: 2" in " ".join(r.output.split()), r.output
+
+
+# -- 5: compare on a malformed run names the file ----------------------------------------------------------------
+@pytest.mark.parametrize("damage", ["run.json is a list", "a metrics row without attack", "not parquet"])
+def test_compare_on_a_malformed_run_exits_2_naming_the_file(two_versions: dict[str, Path], tmp_path: Path,
+                                                           damage: str) -> None:
+    from typer.testing import CliRunner
+
+    from callbluff.cli import app
+
+    cand = _candidate_without(two_versions["v2"], tmp_path / "v2")
+    if damage == "run.json is a list":
+        (cand / "run.json").write_text("[]")
+        named = cand / "run.json"
+    elif damage == "a metrics row without attack":
+        rows = json.loads((cand / "metrics.json").read_text())
+        del rows[1]["attack"]
+        (cand / "metrics.json").write_text(json.dumps(rows))
+        named = cand / "metrics.json"
+    else:
+        (cand / "examples.parquet").write_text("not a parquet file\n")
+        named = cand / "examples.parquet"
+    r = CliRunner().invoke(app, ["compare", str(two_versions["v1"]), str(cand), "--out", str(tmp_path / "c.html")],
+                           env={"COLUMNS": "250"})
+    assert r.exit_code == 2 and r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and str(named) in text and "Traceback" not in text, (r.exit_code, text)
+
+
+# -- 4: report on a read-only run directory ----------------------------------------------------------------------
+def _read_only(run: Path, args: list[str]) -> tuple[int, str]:
+    """``callbluff ARGS`` in a subprocess that sees ``run`` on a read-only bind mount (a private mount
+    namespace: a real EROFS, as for an archived CI artefact); skips where namespaces are not allowed."""
+    import shlex
+    import shutil
+
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) for a read-only mount in a private namespace")
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -rm is not allowed here: {probe.stderr.decode(errors='replace').strip()}")
+    r = shlex.quote(str(run))
+    cmd = (f"mount --bind {r} {r} && mount -o remount,ro,bind {r} {r} && exec "
+           + shlex.join([sys.executable, "-m", "callbluff.cli", *args]))
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], cwd=REPO, env=cli_env(COLUMNS="250"),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    return proc.returncode, proc.stdout
+
+
+def test_report_on_a_read_only_run_directory_exits_2_naming_the_path_and_out(
+        two_versions: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    run = tmp_path / "archived"
+    shutil.copytree(two_versions["v1"], run)
+    code, out = _read_only(run, ["report", str(run)])
+    text = " ".join(out.split())
+    assert code == 2, out
+    assert "Traceback" not in out and "Read-only file system" in text and str(run) in text, out
+    assert "--out" in text, out
+    code, out = _read_only(run, ["report", str(run), "--out", str(tmp_path / "elsewhere.html")])
+    assert code == 0 and (tmp_path / "elsewhere.html").exists(), out

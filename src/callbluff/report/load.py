@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from callbluff.gates import check_gates, gates_of_run
+from callbluff.metrics.rows import ROW_KEYS
 
 
 class ReportError(ValueError):
@@ -50,6 +51,11 @@ class RunData:
         return names or sorted({str(r["target"]) for r in self.metrics})
 
 
+RERUN = ("re-run the suite into this directory (`callbluff run SUITE.toml --out DIR`) to rewrite it, or copy the run "
+         "directory again")
+"""The fix named for a run directory's damaged file."""
+
+
 def _json(path: Path, what: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -64,9 +70,19 @@ def load_run(run_dir: str | Path, max_errors: int = 50) -> RunData:
     if not (path / "run.json").exists():
         raise ReportError(f"{path}: not a run directory (no run.json); run `callbluff run SUITE.toml --out {path}`")
     meta = _json(path / "run.json", "run.json")
+    if not isinstance(meta, dict):
+        raise ReportError(f"{path / 'run.json'}: expected a JSON object (a callbluff run.json), got a "
+                          f"{type(meta).__name__}; {RERUN}")
     metrics = _json(path / "metrics.json", "metrics.json") if (path / "metrics.json").exists() else []
     if not isinstance(metrics, list):
-        raise ReportError(f"{path / 'metrics.json'}: expected a JSON list of metric rows")
+        raise ReportError(f"{path / 'metrics.json'}: expected a JSON list of metric rows; {RERUN}")
+    for i, row in enumerate(metrics):
+        lacking = [k for k in ROW_KEYS if k != "task"] if not isinstance(row, dict) else \
+            [k for k in ROW_KEYS if k != "task" and k not in row]
+        if lacking:
+            what = "is not a JSON object" if not isinstance(row, dict) else f"lacks the key(s) {', '.join(lacking)}"
+            raise ReportError(f"{path / 'metrics.json'}: metric row {i} {what} (every row names its attack, params, "
+                              f"prompt and target); {RERUN}")
     errors: list[dict[str, Any]] = []
     causes: dict[str, Counter[str]] = {}
     n_errors = 0
