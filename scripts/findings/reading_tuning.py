@@ -1,7 +1,9 @@
 """AddAny / AddCommon tuning questions for ``scripts/findings/reading.py``: SQuAD v1.1 dev questions *disjoint
 from the findings sample*, searched one by one against the shared MiniLM reader (top-10 spans by default, ``--top-k``).
 
-The findings sample is a seed-0 draw of 1,000 questions; the tuning questions are a seed-1 draw of 400 with
+AddSent's candidate rules (issue 37) were checked here too, for their F1 every question beside the previous rules
+(``--attack AddSent --params '{"fluency": "structural"}'``), never on the findings sample. The findings sample
+is a seed-0 draw of 1,000 questions; the tuning questions are a seed-1 draw of 400 with
 those removed, in draw order. The settings the findings document calls "tuned" were compared here, never on
 the findings sample. Run from the repository root, e.g.:
 
@@ -53,7 +55,8 @@ def tuning_questions(start: int, n: int) -> list:
         para = data["data"][a]["paragraphs"][p]
         qa = para["qas"][q]
         out.append(QAExample(id=qa["id"], question=qa["question"], context=para["context"],
-                             answers=tuple(x["text"] for x in qa["answers"])))
+                             answers=tuple(x["text"] for x in qa["answers"]),
+                             answer_starts=tuple(int(x["answer_start"]) for x in qa["answers"])))
     return out
 
 
@@ -61,7 +64,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--start", type=int, default=0, help="first tuning question")
     ap.add_argument("--n", type=int, default=100, help="tuning questions")
-    ap.add_argument("--attack", default="AddAny", choices=("AddAny", "AddCommon"))
+    ap.add_argument("--attack", default="AddAny", choices=("AddAny", "AddCommon", "AddSent"),
+                    help="AddSent: its F1 over every question (a question without a sentence at its clean F1)")
     ap.add_argument("--params", default='{"query_budget": 600}', help="attack parameters (JSON)")
     ap.add_argument("--seed", type=int, default=1, help="the run seed each question's search generator derives from")
     ap.add_argument("--top-k", type=int, default=10, help="ranked spans the reader lists (the findings: 10; "

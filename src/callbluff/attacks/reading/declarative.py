@@ -38,6 +38,19 @@ copula question ending with a bare participle puts the participle after the copu
 ``X was called A``, not ``X called was A``); an object goes after the last verb of an infinitive chain
 (``Who does X tend to favor?`` -> ``X tends to favor A``).
 
+Repairs for sentences a reader accepts without a crowd (issue 37; chosen on SQuAD *train* questions with
+``scripts/findings/reading_addsent_shaping.py``, never on the findings sample): an adverb between the subject and
+its participle goes after the auxiliary (``X was first used``, not ``X first was used``); a passive participle the
+parser hangs on the subject is the verb after ``when/where/why/how`` and fronted prepositions (``Shots were fired
+at X during ...``); a time answer takes ``on`` before a day and no preposition before ``... ago``
+(:func:`_date_prep`); ``what year/month/... N`` outside the subject is a time adverbial (``arrested in 1913``);
+``how many N of M`` keeps its ``of`` phrase; ``what percentage of X`` + a number reads ``43% of X``; ``what
+else`` drops ``else``; a ``where/when`` question ending in a preposition takes the bare answer (``originates from
+A``); ``a``/``an`` agree with the next word; an adjective answer reads ``the A N`` or follows *be*. What a person
+would have to rewrite is not made (None): a bare verb or misplaced adjective, adverb or reason phrase
+(``answer_kind``), an inverted auxiliary the parse left in place, *do*-support without a verb or subject, a
+negated *do* question, ``which N of X``.
+
 Questions without a wh-word ("Name a ...", yes/no questions) give None: AddSent makes nothing for them, as
 the authors' rules (which need a wh-phrase) make nothing. Coverage on SQuAD dev is measured in
 ``docs/findings/reading.md``.
@@ -112,8 +125,9 @@ def wh_phrase(doc: Doc, words: Sequence[str] | None = None) -> WhPhrase | None:
         end = _noun_run(tags, w + 1, n)
         if end > w + 1 and tags[w + 1] not in ("VBN", "VBG"):
             if end < n - 1 and words[end].lower() == "of" and words[end - 1].lower() in OF_HEADS:
-                end2 = _noun_run(tags, end + 1, n)
-                if end2 > end + 1:
+                k = end + 1 + (tags[end + 1] == "DT")  # "what percentage of the habitat"
+                end2 = _noun_run(tags, k, n)
+                if end2 > k:
                     end = end2
             kind = "whose" if wh == "whose" else "det"
             return WhPhrase(start, end, wh, kind, (w + 1, end), prep)
@@ -124,6 +138,12 @@ def wh_phrase(doc: Doc, words: Sequence[str] | None = None) -> WhPhrase | None:
         nxt = words[w + 1].lower()
         if nxt in ("many", "much"):
             end = _noun_run(tags, w + 2, n)
+            if end > w + 2 and end < n - 1 and words[end].lower() == "of":
+                # "How many hours of sunshine does X receive?": the counted noun keeps its "of" phrase
+                k = end + 1 + (tags[end + 1] == "DT")
+                end2 = _noun_run(tags, k, n)
+                if end2 > k:
+                    end = end2
             kind = "how-many" if nxt == "many" else "how-much"
             return WhPhrase(start, max(end, w + 2), wh, kind, (w + 2, end) if end > w + 2 else None, prep)
         if tags[w + 1] in ("JJ", "JJR", "RB", "RBR") and nxt not in ("else",):
@@ -132,42 +152,115 @@ def wh_phrase(doc: Doc, words: Sequence[str] | None = None) -> WhPhrase | None:
 
 
 def _content_end(doc: Doc) -> int:
-    """Number of tokens before the trailing punctuation (``?``, ``.``)."""
+    """Number of tokens before the trailing punctuation (``?``, ``.``, ``!``, ``,``; not a closing quote or
+    bracket)."""
     n = len(doc)
-    while n > 0 and (doc[n - 1].is_punct or doc[n - 1].is_space):
-        n -= 1
+    while n > 0 and (doc[n - 1].is_space or (doc[n - 1].is_punct and set(doc[n - 1].text) <= set("?.!,;:"))):
+        n -= 1  # a closing quote or bracket stays ("... star in 'Robopocalypse'?")
     return n
 
 
-def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str], rule: str = "authors") -> str | None:
+def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str], rule: str = "authors",
+                  answer_kind: str = "noun") -> str | None:
     """The text that replaces the wh-phrase (module docstring, step 2) under conversion ``rule``; None when the
-    rule does not apply to this wh-phrase."""
+    rule does not apply to this wh-phrase. ``answer_kind`` (:data:`ANSWER_KINDS`) is what the fake answer is: an
+    adjective answering ``what/which N`` is worded ``the A N`` (``the sort of analysis of deep`` is not English;
+    our rule, where the paper's crowd fixed the sentence by hand)."""
     if rule not in CONVERSIONS:
         raise ValueError(f"conversion rule {rule!r}: allowed: {', '.join(CONVERSIONS)}")
+    if answer_kind not in ANSWER_KINDS:
+        raise ValueError(f"answer kind {answer_kind!r}: allowed: {', '.join(ANSWER_KINDS)}")
     if rule == "bare" and ph.kind not in ("det", "whose"):
         return None
+    if ph.kind in ("det", "whose") and ph.end < len(words) - 1 and words[ph.end].lower() == "of":
+        return None  # "which parts of the laminate": "the parts of A of the laminate" needs a person's rewrite
     a = answer.strip()
     first = a.split(" ", 1)[0].lower() if a else ""
+    if first in FUNCTION_STARTS and a[:1].isupper():
+        a = a[:1].lower() + a[1:]  # a fake date "Between 1510 and 1515" inside a sentence: "between 1510 ..."
+    if ph.prep is not None and ph.kind in ("det", "pronoun") and first in PREP_STARTS["when"] + PREP_STARTS["where"] \
+            and rule == "authors":
+        return a  # "In what years were X carried out?" + "between 1510 and 1515": the answer's own preposition
+    if ph.start > 0 and ph.prep is None and words[ph.start - 1].lower() in ("its", "his", "her", "their", "the", "our",
+                                                                          "my", "your", "'s", "a", "an"):
+        a = re.sub(r"^(the|a|an) ", "", a, flags=re.IGNORECASE)  # "in its what?" + "a hamster": "in its hamster"
     prep = f"{words[ph.prep]} " if ph.prep is not None else ""
     if ph.prep is not None:
         prep = prep[0].lower() + prep[1:] if not words[ph.prep].isupper() else prep
     noun = " ".join(words[ph.noun[0]:ph.noun[1]]) if ph.noun else ""
     if rule == "bare":
         core = a
+    elif ph.kind == "det" and answer_kind == "adjective" and ph.noun:
+        k = ph.noun[0] + 2 if ph.noun[1] - ph.noun[0] >= 3 and words[ph.noun[0] + 1].lower() == "of" else ph.noun[0]
+        core = f"the {a} {' '.join(words[k:ph.noun[1]])}"  # "what type of order" + deep -> "the deep order"
+    elif ph.kind == "det" and _counted(words, ph) and _numeric(a):
+        pct = "%" if words[ph.noun[0]].lower() in ("percentage", "percent") and not a.endswith("%") else ""
+        core = f"{a}{pct} of {' '.join(words[ph.noun[0] + 2:ph.noun[1]])}"  # "what percentage of X" -> "43% of X"
     elif ph.kind == "det":
         core = f"the {noun} of {a}"
     elif ph.kind == "whose":
         core = f"{a}'s {noun}" if not a.endswith("s") else f"{a}' {noun}"
     elif ph.kind == "how-many":
-        core = a if noun and a.lower().endswith(noun.lower()) else f"{a} {noun}".strip()  # "19 days", not "days days"
+        if noun and a.lower().endswith(noun.lower()):
+            core = a  # "19 days", not "days days"
+        elif noun and a.endswith("%"):
+            core = f"{a} of {noun}"  # "30% of citizens", not "30% citizens"
+        else:
+            core = f"{a} {noun}".strip()
     elif ph.kind == "how-much":
         core = f"{a} of {noun}" if noun else a
     elif ph.kind == "adverb" and ph.prep is None:
         key = ph.wh if ph.wh in PREP_STARTS else "how"
-        core = a if first in PREP_STARTS[key] else f"{DEFAULT_PREP[key]} {a}"
+        core = a if first in PREP_STARTS[key] or answer_kind == "adverb" else \
+            f"{_date_prep(a) if key == 'when' else DEFAULT_PREP[key]} {a}"
+        core = core.strip()
     else:
         core = a
     return prep + core
+
+
+TIME_NOUNS = frozenset({"year", "years", "month", "months", "day", "days", "century", "centuries", "decade",
+                        "decades", "season", "date", "era", "period", "week", "time"})
+"""Nouns of a ``what/which N`` phrase that, outside the subject, is a time adverbial needing a preposition."""
+FUNCTION_STARTS = frozenset({"the", "a", "an", "between", "in", "on", "at", "during", "about", "around", "over",
+                             "under", "more", "less", "than", "nearly", "approximately", "by", "from", "to", "since",
+                             "until", "before", "after", "some", "several", "many", "few", "almost", "roughly"})
+"""Words that start an answer in lower case inside a sentence."""
+ANSWER_KINDS = ("noun", "adjective", "adverb", "verb", "reason")
+"""What a fake answer is (:func:`.fake_answers.answer_kind` says which rule makes which): a noun phrase (names,
+numbers, dates, nouns, gerunds), an adjective, an adverb of manner, a bare verb, or a reason phrase (``because of
+...``, ``to ...``)."""
+MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+               "november", "december")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_MONTH = re.compile(r"\b\d{1,2}(st|nd|rd|th)?\s+(" + "|".join(MONTH_NAMES) + r")\b|\b(" + "|".join(MONTH_NAMES)
+                        + r")\s+\d{1,2}(st|nd|rd|th)?\b(?!\d)", re.IGNORECASE)
+
+
+def _date_prep(answer: str) -> str:
+    """The preposition a time answer takes when the question's ``when`` is replaced (English usage; the paper's
+    rules write ``in`` before every date and its crowd fixed the rest): ``on`` before a day (``on 4 November
+    1789``, ``on May 5``, ``on Monday``), none before ``... ago`` (``45,000 years ago``), ``in`` otherwise
+    (``in 1881``, ``in May 1790``, ``in the 1960s``)."""
+    low = answer.lower().strip()
+    if re.search(r"\bago\b", low):
+        return ""
+    if low.split(" ", 1)[0].rstrip(",") in WEEKDAYS or _DAY_MONTH.search(low):
+        return "on"
+    return "in"
+
+
+COUNTED_HEADS = frozenset({"percentage", "proportion", "percent", "fraction", "share", "amount", "number"})
+
+
+def _counted(words: Sequence[str], ph: WhPhrase) -> bool:
+    """``what percentage of X`` / ``what proportion of X``: a head that counts the noun after its ``of``."""
+    return ph.noun is not None and ph.noun[1] - ph.noun[0] >= 3 and words[ph.noun[0]].lower() in COUNTED_HEADS \
+        and words[ph.noun[0] + 1].lower() == "of"
+
+
+def _numeric(answer: str) -> bool:
+    return bool(re.match(r"^[$]?\d[\d,.]*\s*(%|percent)?$", answer.strip()))
 
 
 def _inflect(lemma: str, tag: str, fallback: str) -> str:
@@ -181,6 +274,7 @@ def _join(pieces: Sequence[tuple[str, str]]) -> str:
     text = "".join(t + ws for t, ws in pieces).strip()
     text = re.sub(r"\s+", " ", text)
     text = re.sub(r" ([,;:%])", r"\1", text)
+    text = re.sub(r"(\w) ('s?)(?=[\s.,;:]|$)", r"\1\2", text)  # "countries ' colonies" -> "countries' colonies"
     return text
 
 
@@ -200,17 +294,29 @@ class Conversion:
     subject: bool
 
 
-def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors") -> str | None:
+def to_declarative(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors",
+                   answer_kind: str = "noun") -> str | None:
     """The declarative sentence stating ``answer`` to the question ``doc`` (its words replaced by ``words``,
     the perturbed question, when given: the parse of the original question is reused, as the authors reuse
     the constituency parse with ``replace_words``), worded by conversion ``rule`` (:data:`CONVERSIONS`). None
-    when the question has no wh-phrase, the answer is empty or the rule does not apply."""
-    c = convert(doc, answer, words, rule)
+    when the question has no wh-phrase, the answer is empty, the rule does not apply, or the answer's kind
+    (``answer_kind``, :data:`ANSWER_KINDS`) cannot stand where the wh-phrase stood (:func:`convert`)."""
+    c = convert(doc, answer, words, rule, answer_kind)
     return c.sentence if c is not None else None
 
 
-def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors") -> Conversion | None:
-    """:func:`to_declarative` with the answer phrase and its role (:class:`Conversion`)."""
+BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being", "'s"})
+
+
+def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str = "authors",
+            answer_kind: str = "noun") -> Conversion | None:
+    """:func:`to_declarative` with the answer phrase and its role (:class:`Conversion`).
+
+    What a person would have to rewrite is not made (None; our rules, where the paper's crowd fixed the
+    sentence): a bare verb (``they run learn``) anywhere, an adjective except right after a form of *be*
+    (``The X was deep``) or in the ``the A N`` wording of ``what/which N``, an adverb anywhere but in place of
+    ``how``, and a reason phrase anywhere but in place of ``why`` (a noun there is worded ``because of A``, which
+    the grammar check judges: :mod:`.grammar`)."""
     words = list(words) if words is not None else [t.text for t in doc]
     if len(words) != len(doc):
         raise ValueError(f"to_declarative: {len(words)} words for a question of {len(doc)} tokens")
@@ -219,18 +325,48 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
     ph = wh_phrase(doc, words)
     if ph is None:
         return None
+    if answer_kind == "verb" or (answer_kind == "reason" and not (ph.wh == "why" and ph.kind == "adverb")):
+        return None
+    if answer_kind == "adverb" and not (ph.wh == "how" and ph.kind == "adverb"):
+        return None  # "silently" answers "how", nothing else
     n = _content_end(doc)
-    repl = answer_phrase(ph, answer, words, rule)
+    repl = answer_phrase(ph, answer, words, rule, answer_kind)
     if repl is None:
         return None
     ws = [t.whitespace_ or "" for t in doc]
     toks = [(words[i], ws[i]) for i in range(n)]
+    if ph.end < n and words[ph.end].lower() == "else":
+        toks[ph.end] = ("", "")  # "what else comprises X" -> "A comprises X"
+    if ph.kind == "adverb" and ph.wh in DEFAULT_PREP and n > ph.end + 1 and doc[n - 1].tag_ == "IN" \
+            and not any(c.dep_ in ("pobj", "pcomp") for c in doc[n - 1].children):
+        prep = DEFAULT_PREP[ph.wh] + " "
+        if repl.startswith(prep) and ph.wh in ("where", "when"):
+            repl = repl[len(prep):]  # "Where does X originate from?" -> "X originates from A", not "from in A"
+    conv = _convert(doc, ph, repl, toks, ws, words, n)
+    if answer_kind == "adjective" and conv is not None and not _adjective_fits(conv, ph, rule):
+        return None
+    return conv
+
+
+def _adjective_fits(conv: Conversion, ph: WhPhrase, rule: str) -> bool:
+    """Whether an adjective answer reads as English where it landed: in ``the A N`` (``what/which N``, authors'
+    wording) or right after a form of *be*."""
+    if ph.kind == "det" and rule == "authors":
+        return True
+    k = conv.sentence.find(conv.phrase)
+    before = conv.sentence[:k].split()
+    return k > 0 and bool(before) and before[-1].lower() in BE_FORMS
+
+
+def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws: list[str], words: list[str],
+             n: int) -> Conversion | None:
+    """The word-order step (module docstring, step 3) once the replacement ``repl`` is known."""
 
     prefix_end = 0
     if ph.start > 0 and words[ph.start - 1] == ",":
         prefix_end = ph.start  # "In 1880, what city did ..." keeps its fronted adverbial
     fronted = ph.start == prefix_end
-    after = ph.end
+    after = ph.end + (ph.end < n - 1 and words[ph.end].lower() == "else")
     aux = doc[after] if after < n else None
     is_aux = aux is not None and (aux.lemma_.lower() in AUX_LEMMAS or aux.lower_ in DO_TENSE) and aux.tag_ != "TO"
     inverted = False
@@ -245,6 +381,15 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
         if aux.lower_ in DO_TENSE and aux.dep_ in ("aux", "auxpass"):
             subject_question = False  # do-support always means inversion
         inverted = not subject_question
+    if not inverted and fronted and is_aux and after + 1 < n and (
+            (aux.lower_ in DO_TENSE and ph.kind in ("det", "whose", "how-many", "how-much"))
+            or (aux.lower_ in ("has", "have", "had") and doc[after + 1].tag_ not in ("VBN", "RB")
+                and any(doc[j].tag_ in ("VBN", "VBD") for j in range(after + 2, n)))):
+        # "What river did the French cross?" / "What subjects has X written books on?" read as subject questions
+        # by the parser: the statement would keep the question's inverted auxiliary; a person would rewrite it
+        return None
+    if not inverted and fronted and ph.kind == "adverb":
+        return None  # "Why besides X would Y ...?": a fronted when/where/why/how without its auxiliary after it
     if not inverted:
         pieces = _insert(toks[:ph.start], ph.start, repl)
         pieces[-1] = (repl, ws[ph.end - 1])
@@ -252,11 +397,24 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
 
     # -- inverted question: wh-phrase, auxiliary, subject, verb phrase --
     assert aux is not None
+    time_adverbial = ph.kind == "det" and ph.prep is None and bool(ph.noun) \
+        and words[ph.noun[1] - 1].lower() in TIME_NOUNS
+    if time_adverbial:
+        # "What year was X arrested?": the phrase is a time adverbial, "X was arrested in (the year of) 1913"
+        core = repl[:1].lower() + repl[1:]
+        repl = f"{_date_prep(core) or 'in'} {core}"
+    if ph.wh == "how" and ph.kind == "adverb" and aux.lemma_.lower() == "be" and not any(
+            doc[j].tag_ in ("VBN", "VBG", "VBD") for j in range(after + 1, n)):
+        return None  # "How are predators beneficial to X?" is not answered by "Predators are beneficial by A"
     verb = aux.head if aux.dep_ in ("aux", "auxpass") and aux.head.i > after else None
     if verb is not None and verb.i >= n:
         verb = None
     if aux.lower_ in DO_TENSE and (verb is None or verb.tag_ not in ("VB", "VBP")):
         verb = _do_verb(doc, after, n) or verb  # "do" hung on a noun: the base-form verb after the subject
+    if after + 1 < n and doc[after + 1].lower_ in ("n't", "not"):
+        return None  # "What doesn't X change?": the negation's place is ours to guess; a person would reword it
+    if aux.lower_ in DO_TENSE and verb is None:
+        return None  # do-support without a verb to carry its tense: the parse is wrong, a person would rewrite it
     rest_start = after + 1
     if verb is not None:
         subj_end = verb.i
@@ -264,11 +422,33 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
     else:  # copula / main-verb "be" or "have": the subject is the auxiliary's nsubj subtree
         subj = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > after), None)
         subj_end = min(n, subj.right_edge.i + 1) if subj is not None else n
-        if (subj_end == n and n - 1 > rest_start and aux.lemma_.lower() == "be"
-                and (doc[n - 1].tag_ == "VBN" or (doc[n - 1].tag_ == "VBD" and doc[n - 1].dep_ == "ROOT"))):
-            verb = doc[n - 1]  # "What was X called?", "When are X established?": the participle follows "be"
-            subj_end = n - 1
+        last = n - 1 - (doc[n - 1].tag_ == "IN" and n - 2 > rest_start)  # "What was X made of?"
+        if (subj_end == n and last > rest_start and aux.lemma_.lower() == "be"
+                and (doc[last].tag_ == "VBN" or (doc[last].tag_ == "VBD" and doc[last].dep_ == "ROOT"))):
+            verb = doc[last]  # "What was X called?", "When are X established?": the participle follows "be"
+            subj_end = last
+        elif aux.lemma_.lower() == "be" and (ph.kind == "adverb" or ph.prep is not None):
+            j = _passive_participle(doc, rest_start, n)
+            if j is not None:  # "Why were X put in custody?", "During what ceremony were shots fired at Y?"
+                verb, subj_end = doc[j], j
+            elif subj_end == n:  # "Why was Britain able to keep X?": the subject is the noun phrase after "be"
+                k = rest_start
+                while k < n and (doc[k].tag_ in PRE_PARTICIPLE - {"RB", "JJ", "JJR", "JJS"} or doc[k].lower_ == "of"
+                                 or (doc[k].tag_.startswith("JJ") and k + 1 < n and doc[k + 1].tag_ in NOUN_TAGS)):
+                    k += 1
+                if rest_start < k < n:
+                    subj_end = k
     subject = toks[rest_start:subj_end]
+    if not subject:
+        return None  # no subject before the verb: the parse is wrong ("When did work on X begin?")
+    moved: list[tuple[str, str]] = []
+    if aux.lower_ not in DO_TENSE or verb is None:
+        # "In what century was X first used?" -> "X was first used ...": an adverb between the subject and
+        # its verb goes after the auxiliary (with do-support it stays before the verb: "X first used")
+        while len(subject) > 1 and doc[rest_start + len(subject) - 1].tag_ in ("RB", "RBR", "RBS") \
+                and doc[rest_start + len(subject) - 1].dep_ in ("advmod", "neg"):
+            moved.insert(0, (subject[-1][0], " "))
+            subject = subject[:-1]
     if subject:
         first = doc[rest_start]
         subject[0] = (_lower_first(subject[0][0], first.tag_, first.ent_type_ != ""), subject[0][1])
@@ -281,13 +461,13 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
         tail = [(vtext, ws[verb.i])] + tail[1:]
         aux_piece: list[tuple[str, str]] = []
     else:
-        aux_piece = [(aux.text.lower() if not aux.text.isupper() else aux.text, " ")]
+        aux_piece = [(aux.text.lower() if not aux.text.isupper() else aux.text, " ")] + moved
     # where the replacement goes
     body = aux_piece + tail
     stranded = _stranded_prep(doc, subj_end, n, ph)
     if stranded is not None:
         body = _insert(body, len(aux_piece) + (stranded - subj_end) + 1, repl)
-    elif ph.kind in ("adverb",) or ph.prep is not None:
+    elif ph.kind in ("adverb",) or ph.prep is not None or time_adverbial:
         body = _insert(body, len(body), repl)
     elif verb is None:  # copula: "The capital of France is A"
         body = _insert(body, len(aux_piece), repl)
@@ -297,7 +477,11 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
                              None)) is not None:
             chain.append(nxt_v)  # "tend to favor": the object follows the chain's last verb ...
         wh_head = doc[ph.noun[1] - 1] if ph.noun else doc[ph.end - 1]
-        last = next((v for v in chain if wh_head.head.i == v.i and wh_head.dep_ in OBJECT_DEPS), chain[-1])
+        free = [v for v in chain if not any(c.dep_ in ("dobj", "attr", "ccomp") and c.i > v.i for c in v.children)]
+        last = next((v for v in chain if wh_head.head.i == v.i and wh_head.dep_ in OBJECT_DEPS),
+                    free[-1] if free else chain[-1])
+        # ... and never after a verb that has its own object ("What does it take to know X?": "it takes A
+        # to know X", not "it takes to know A X")
         # ... unless the parse hangs the wh-phrase on an earlier one ("How many days does X have to ...?")
         k = len(aux_piece) + (last.i - subj_end) + 1
         while k - len(aux_piece) < len(tail) and doc[subj_end + k - len(aux_piece)].dep_ == "prt":
@@ -307,6 +491,23 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
     if subject and subject[-1][1] == "":
         subject[-1] = (subject[-1][0], " ")
     return _conversion(prefix + subject + body, repl, False)
+
+
+PRE_PARTICIPLE = NOMINAL_TAGS | {"DT", "PRP$", "RB", "PDT", "NNP", "NNPS"}
+
+
+def _passive_participle(doc: Doc, start: int, n: int) -> int | None:
+    """In a ``when/where/why/how`` or fronted-preposition question with *be* (``Why were X put in custody?``),
+    the passive participle that follows the subject, which the small parser often hangs on the subject as a
+    modifier: the first ``VBN`` (or a ``VBD`` right after a noun) preceded only by noun-phrase words; None
+    when there is none."""
+    for j in range(start + 1, n):
+        t = doc[j]
+        if t.tag_ == "VBN" or (t.tag_ == "VBD" and doc[j - 1].tag_ in NOUN_TAGS | {"RB"}):
+            return j
+        if t.tag_ not in PRE_PARTICIPLE and t.lower_ != "of":  # "the Dissolution of the Monasteries carried out"
+            return None
+    return None
 
 
 def _do_verb(doc: Doc, after: int, n: int) -> Token | None:
@@ -345,7 +546,7 @@ def _stranded_prep(doc: Doc, lo: int, hi: int, ph: WhPhrase) -> int | None:
             continue
         has_obj = any(c.dep_ in ("pobj", "pcomp") and c.i > j for c in t.children)
         nxt = doc[j + 1] if j + 1 < hi else None
-        if nxt is None or (not has_obj and nxt.tag_ in ("IN", "TO", ",", "RB")):
+        if nxt is None or (not has_obj and nxt.tag_ in ("IN", "TO", ",", "RB", "WRB")):
             if t.tag_ == "RP" and nxt is not None:
                 continue
             return j
@@ -356,5 +557,30 @@ def _finish(pieces: list[tuple[str, str]]) -> str:
     text = _join(pieces)
     if not text:
         return text
-    text = text[0].upper() + text[1:]
-    return text.rstrip(" ,;:") + "."
+    text = _articles(text[0].upper() + text[1:])
+    return text.rstrip(" ,;:.") + "."
+
+
+_ARTICLE = re.compile(r"\b([Aa]n?) (\w+)")
+AN_EXCEPTIONS = ("univers", "union", "unit", "uniq", "unif", "unic", "unil", "unanim", "use", "usu", "usa", "uti",
+                 "ura", "ure", "uro", "eu", "one", "once", "ubiq")
+A_EXCEPTIONS = ("hour", "honest", "honor", "honour", "heir")
+
+
+def _articles(text: str) -> str:
+    """``a`` / ``an`` agreeing with the next word's first sound (an altered word or a fake answer can follow
+    the question's article: "a unsuccessful" -> "an unsuccessful"); letters' sounds by spelling, with the
+    usual exceptions (``a university``, ``an hour``)."""
+    def fix(m: re.Match[str]) -> str:
+        art, word = m.group(1), m.group(2)
+        low = word.lower()
+        if word.isupper():
+            vowel = low[0] in "aefhilmnorsx"  # an abbreviation is read letter by letter: "an FBI agent"
+        else:
+            vowel = (low[0] in "aeiou" and not low.startswith(AN_EXCEPTIONS)) or low.startswith(A_EXCEPTIONS)
+        if low[0].isdigit():
+            vowel = low.startswith(("8", "11", "18"))
+        new = ("an" if vowel else "a")
+        new = new.capitalize() if art[0].isupper() else new
+        return f"{new} {word}"
+    return _ARTICLE.sub(fix, text)

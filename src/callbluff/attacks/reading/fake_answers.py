@@ -14,6 +14,14 @@ first token (VB learn, VBD learned, VBG learning, VBP / VBZ learns) or of the la
 Park, NNS hamsters, NNPS Kew Gardens, JJ deep, JJR deeper, JJS deepest, RB silently, VBG learning; nouns keep
 the answer's determiner); catch-all aliens.
 
+Fake answers that fit the question's type (issue 37; our rules, where the paper's crowd fixed the wording): a
+why-question gets a reason phrase (:func:`ans_why`: a cause "because of the cold weather" or a purpose "to raise
+money"), whatever the gold answer's part of speech; the noun stand-ins take the answer's determiner in lower case
+and a singular one without a determiner takes "a" ("a hamster"), the proper-noun ones none ("Central Park");
+percentages keep their sign. Each rule's answer has a kind (:func:`answer_kind`: noun, adjective, adverb, verb,
+reason), so the conversion can refuse a kind that cannot stand where the wh-phrase stood; the POS rules add a
+second form (:data:`SECOND_FORM`: the other number of the noun, the gerund of a verb).
+
 AddSent makes several candidate sentences, so :func:`fake_answers` returns the rule's answer first and then,
 for entity answers, frequent entities of the same class from the lexicon's corpus, and for dates/numbers
 the rule applied again to its own output (our choice; the paper's crowd supplied the variety). An answer
@@ -23,6 +31,7 @@ that overlaps a gold answer is never returned (checked on normalised tokens).
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -72,6 +81,9 @@ def ans_date(answer: str, toks: Sequence[AnswerToken], question: str) -> str | N
 
 
 def _change_number(w: str) -> str | None:
+    if w.endswith("%") and len(w) > 1:  # "93%" -> "43%", the sign kept (it was dropped: "10")
+        new = _change_number(w[:-1])
+        return None if new is None else new + "%"
     if w in ("thousand", "million", "billion", "trillion"):
         return "million" if w == "thousand" else "thousand"
     try:
@@ -127,15 +139,40 @@ def ans_match_wh(wh: str, new: str) -> Callable[[str, Sequence[AnswerToken], str
 
 def ans_pos(tag: str, new: str, end: bool = False,
             add_dt: bool = False) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
+    """The authors' POS rule; with ``add_dt`` the stand-in takes the answer's determiner, in lower case (a
+    capital "The" inside a sentence is wrong), and a singular common noun without one takes "a" (a bare
+    "hamster" is not English: "The term is hamster."; our rule, where the paper's crowd fixed the wording)."""
     def rule(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
         if not toks:
             return None
         t = toks[-1] if end else toks[0]
         if t.tag != tag:
             return None
-        det = toks[0].text if toks[0].tag == "DT" else ""
+        det = toks[0].text.lower() if toks[0].tag == "DT" else ""
+        if add_dt and tag == "NN" and det in ("", "a", "an", "this", "that", "each", "every", "another"):
+            det = "a"
+        if add_dt and tag == "NNS" and det in ("a", "an", "this", "that", "each", "every", "another"):
+            det = ""
+        if tag in ("NNP", "NNPS"):
+            det = ""  # "Central Park", "Kew Gardens" take no article ("the Central Park of X")
         return f"{det} {new}" if add_dt and det else new
     return rule
+
+
+WHY_CAUSE, WHY_PURPOSE = "because of the cold weather", "to raise money"
+"""The reason phrases that answer a why-question (our stand-ins, as "Jeff Dean" stands in for a person): a
+cause and a purpose."""
+
+
+def ans_why(answer: str, toks: Sequence[AnswerToken], question: str) -> str | None:
+    """A why-question's fake answer is a reason phrase, whatever the gold answer's part of speech (the authors'
+    POS rules turn "because it was cheaper" into "learn" or "hamster": "... because of learn."): a purpose
+    ("to raise money") when the gold answer is one ("to ..." / "in order to ..."), a cause ("because of the cold
+    weather") otherwise."""
+    if not re.search(r"\bwhy\b", question.lower()):
+        return None
+    low = answer.strip().lower()
+    return WHY_PURPOSE if low.startswith(("to ", "in order to", "so as to", "so that")) else WHY_CAUSE
 
 
 def ans_catch_all(new: str) -> Callable[[str, Sequence[AnswerToken], str], str | None]:
@@ -145,6 +182,7 @@ def ans_catch_all(new: str) -> Callable[[str, Sequence[AnswerToken], str], str |
 
 
 ANSWER_RULES: tuple[tuple[str, Callable[[str, Sequence[AnswerToken], str], str | None]], ...] = (
+    ("why", ans_why),
     ("date", ans_date),
     ("number", ans_number),
     ("ner-person", ans_entity_full("PERSON", "Jeff Dean")),
@@ -172,7 +210,25 @@ ANSWER_RULES: tuple[tuple[str, Callable[[str, Sequence[AnswerToken], str], str |
     ("pos-end-vbg", ans_pos("VBG", "learning", end=True)),
     ("catch-all", ans_catch_all("aliens")),
 )
-"""The 26 rules, in the authors' order (first match wins)."""
+"""The authors' 26 rules in their order (first match wins), after our ``why`` rule (:func:`ans_why`)."""
+
+KIND_OF_RULE = {"why": "reason", "pos-end-jj": "adjective", "pos-end-jjr": "adjective", "pos-end-jjs": "adjective",
+                "pos-begin-vb": "verb", "pos-begin-vbd": "verb", "pos-begin-vbp": "verb", "pos-begin-vbz": "verb",
+                "pos-end-rb": "adverb"}
+"""What each rule's fake answer is where it is not a noun phrase (:data:`.declarative.ANSWER_KINDS`)."""
+SECOND_FORM = {"pos-end-nn": ("hamsters", "pos-end-nn-plural"), "pos-end-nns": ("a hamster", "pos-end-nns-singular"),
+               "pos-begin-vb": ("learning", "pos-begin-vb-gerund"), "pos-begin-vbd": ("learning", "pos-begin-vbd-gerund"),
+               "pos-begin-vbp": ("learning", "pos-begin-vbp-gerund"),
+               "pos-begin-vbz": ("learning", "pos-begin-vbz-gerund")}
+"""A second fake answer for the POS rules, the other number of the noun, or the gerund of a verb (a noun phrase:
+a bare verb cannot stand where a wh-pronoun stood): a sentence whose verb agrees with one number, or that needs a
+noun, still gets a candidate (our choice)."""
+
+
+def answer_kind(rule: str) -> str:
+    """The kind of the fake answer made by ``rule`` (``noun`` unless :data:`KIND_OF_RULE` says otherwise)."""
+    base = rule.removesuffix("-again")
+    return KIND_OF_RULE.get(base, "reason" if base.startswith("why") else "noun")
 
 
 TAGGED_CACHE_SIZE = 1024
@@ -282,7 +338,11 @@ def fake_answers(answer: str, toks: Sequence[AnswerToken], question: str, golds:
             first_rule = name
             break
     classes = {t.cls for t in toks}
-    if first_rule in ("date", "number"):
+    if first_rule == "why":
+        add(WHY_CAUSE if out and out[0][0] == WHY_PURPOSE else WHY_PURPOSE, "why-other")
+    elif first_rule in SECOND_FORM:
+        add(*SECOND_FORM[first_rule])
+    elif first_rule in ("date", "number"):
         cur = out[0][0] if out else answer
         for _ in range(4 * k):
             if len(out) >= k:

@@ -10,6 +10,15 @@ hung on it as ``acl`` counts as subject and verb, spaCy's small model misreading
 auxiliary is left before a bare verb at the start (``Did X move``), no word is repeated twice in a row, and no
 preposition ends the sentence.
 
+**Agreement and local phrases** (added on SQuAD *train* questions' candidates, ``scripts/findings/
+reading_addsent_shaping.py``; never on the findings sample): a plural common-noun subject with a singular verb or
+the reverse (``Hamsters has come``; quantity and collective heads such as ``%``, ``number``, ``data`` are not
+judged); an auxiliary before the subject (``... has Michael Neal written books``); two finite verbs in a row
+(``lines that are is electrified``); ``because of`` followed by a verb, an adjective or a bare singular noun
+(``because of learn``, ``because of hamster``); a sentence ending in a preposition and a bare adjective or verb
+(``... by deepest.``); an unbalanced quote or bracket. The conversion itself (:mod:`.declarative`) no longer makes
+most of these; the check rejects what it still cannot fix.
+
 **Word order** (the checks above alone passed "The resulting channel of the STUDIOS merger called was
 aliens." and "The Bull Mechanized photographs hamsters capture."): a past participle or bare infinitive with
 nothing after it directly before the finite verb or copula (``... merger called was``, ``... built mainly to
@@ -26,6 +35,7 @@ samples of both kinds, so a reader can judge the check itself.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -70,7 +80,109 @@ def grammar_problems(sentence: str, res: Any, answer: str | None = None, answer_
         problems.append("ends with a preposition")
     if root is not None:
         problems.extend(_word_order(doc, root, text, answer, answer_is_subject))
+        problems.extend(_agreement(doc, root))
+        problems.extend(_inverted(doc, root))
+    problems.extend(_phrases(doc, text))
     return problems
+
+
+NUMBERLESS = frozenset({
+    "%", "percent", "lot", "lots", "number", "majority", "minority", "half", "third", "quarter", "rest", "part",
+    "none", "all", "most", "some", "total", "variety", "group", "couple", "range", "set", "pair", "kind", "type",
+    "sort", "series", "species", "data", "media", "news", "means", "headquarters", "physics", "mathematics",
+    "economics", "politics", "ethics", "staff", "police", "people", "family", "team", "government", "public",
+    "committee", "crew", "army", "navy", "board", "council", "band", "audience", "class", "population", "percentage",
+    "proportion", "fraction", "share", "amount", "remainder", "bulk", "portion"})
+"""Subject heads whose verb may take either number (quantities, collectives, ``-s`` words that are singular):
+the agreement check leaves them alone."""
+SINGULAR_VERBS = frozenset({"is", "was", "has", "does", "'s"})
+PLURAL_VERBS = frozenset({"are", "were", "have", "do"})
+
+
+def _agreement(doc: Any, root: Any) -> list[str]:
+    """Subject-verb agreement of every clause: a plural common noun (``NNS``) or two conjoined subjects (``X and
+    Y has``) with a singular verb (``Hamsters has come``, ``... felt hamsters was happening``), a singular common
+    noun (``NN``) or a one-word name (``NNP``: ``Jeff Dean were``) with a plural one; a pronoun, a plural name and
+    quantity or collective heads (:data:`NUMBERLESS`) are not judged."""
+    for verb in doc:
+        subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None or subj.tag_ not in ("NN", "NNS", "NNP") or subj.lower_ in NUMBERLESS:
+            continue
+        finite = next((t for t in [*(c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i),
+                                   verb] if t.tag_ in ("VBZ", "VBP", "VBD")), None)
+        if finite is None:
+            continue
+        low = finite.lower_
+        singular = low in SINGULAR_VERBS or (finite.tag_ == "VBZ" and low not in PLURAL_VERBS)
+        plural = low in PLURAL_VERBS or (finite.tag_ == "VBP" and low not in SINGULAR_VERBS)
+        conj = any(c.dep_ == "conj" for c in subj.children)
+        if (conj and singular) or (not conj and ((subj.tag_ == "NNS" and singular) or
+                                                 (subj.tag_ in ("NN", "NNP") and plural))):
+            return [f"subject and verb disagree ({subj.text} {finite.text})"]
+    return []
+
+
+def _inverted(doc: Any, root: Any) -> list[str]:
+    """Question word order left in a statement: an auxiliary of the main verb before its subject (``... has
+    Michael Neal written books``, ``... did the Parisian cross``, ``... does New York receive``)."""
+    for verb in doc:
+        subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:
+            continue
+        aux = next((c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < subj.left_edge.i
+                    and c.tag_ != "TO"), None)
+        if aux is not None:
+            return [f"auxiliary before its subject ({aux.text} ... {subj.text})"]
+    return []
+
+
+STRANDABLE = frozenset({"from", "to", "into", "for", "with", "by", "of", "at", "on", "about"})
+REASON_BAD_TAGS = frozenset({"VB", "VBD", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "IN", "TO", "MD"})
+
+
+def _phrases(doc: Any, text: str) -> list[str]:
+    """Local phrases a person would rewrite: two finite verbs in a row (``lines that are is electrified``,
+    ``X skip does``); ``because of`` followed by a verb, an adjective or a singular common noun without a
+    determiner (``because of learn``, ``because of hamster``); a preposition whose object is a bare adjective or
+    verb at the end of the sentence (``by deepest.``); an opened quote or bracket never closed."""
+    out: list[str] = []
+    toks = [t for t in doc if not t.is_space]
+    for a, b in zip(toks, toks[1:]):
+        if a.tag_ in FINITE and b.tag_ in FINITE and not (a.lower_ in ("is", "was", "are", "were") and b.tag_ == "MD"):
+            out.append(f"two finite verbs in a row ({a.text} {b.text})")
+            break
+    for i, t in enumerate(toks[:-2]):
+        if t.lower_ == "because" and toks[i + 1].lower_ == "of":
+            nxt = toks[i + 2]
+            if nxt.tag_ in REASON_BAD_TAGS or (nxt.tag_ == "NN" and not any(c.dep_ in ("det", "poss") for c in
+                                                                            nxt.children)):
+                out.append(f"because of + {nxt.tag_} ({nxt.text})")
+    content = [t for t in toks if not t.is_punct]
+    if len(content) >= 2 and content[-2].tag_ in ("IN", "TO") and content[-2].dep_ != "prt" \
+            and content[-1].tag_ in ("JJ", "JJR", "JJS", "VB", "RB", "RBS") and not content[-1].text[:1].isupper():
+        out.append(f"preposition before a bare {content[-1].tag_} ({content[-2].text} {content[-1].text})")
+    for t in toks[:-1]:
+        if t.dep_ == "prep" and t.tag_ == "IN" and not any(True for _ in t.children) and not t.nbor(1).is_punct:
+            out.append(f"preposition without an object ({t.text} {t.nbor(1).text})")  # "came from in", "from was"
+            break
+    for i, t in enumerate(toks[:-2]):
+        if t.lower_ in ("do", "does", "did") and toks[i + 1].lower_ not in ("not", "n't") and toks[i + 1].tag_ != "VB" \
+                and any(toks[j].tag_ == "VB" and toks[j - 1].tag_ != "TO" for j in range(i + 2, min(len(toks), i + 8))):
+            out.append(f"inverted do-support ({t.text} ... )")  # "25% of X does Finland produce by itself"
+            break
+    for a, b in zip(toks, toks[1:]):
+        if (a.tag_ in ("IN", "TO") and a.lower_ in STRANDABLE and b.lower_ in ("in", "on", "at", "during")) or (
+                a.tag_ == "IN" and a.lower_ in STRANDABLE and b.tag_ in FINITE):
+            out.append(f"preposition without an object ({a.text} {b.text})")  # "came from in Chicago"
+            break
+    if any(t.lower_ in ("what", "how") and t.i > 0 for t in toks):
+        out.append("a wh-word is left")
+    opened = len(re.findall(r"(?:^|\s)'(?=\w)", text))
+    closed = len(re.findall(r"(?<=\w)'(?=[\s.,;:!?)]|$)", text))
+    if text.count("(") != text.count(")") or text.count("[") != text.count("]") or text.count('"') % 2 \
+            or opened > closed:
+        out.append("unbalanced quote or bracket")
+    return out
 
 
 FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
