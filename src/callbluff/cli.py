@@ -856,6 +856,31 @@ def train(
 
 
 @app.command()
+def prepare(
+    llm: Annotated[bool, typer.Option("--llm", help="also the local LLM grader: the SmolLM2-135M model and "
+                                      "llama-cpp-python compiled for any x86-64 CPU (minutes, once per machine)")]
+    = False,
+) -> None:
+    """Fetch and build what the attacks need once (WordNet, SQuAD, the typo corpus, the AddSent lexicon, DPAEG's
+    dictionary, the generic n-gram tables): what `make setup` does after installing the packages."""
+    from callbluff.prepare import fetch_resources
+    from callbluff.prepare import prepare as build_caches
+
+    def log(msg: str) -> None:
+        console.print(msg, highlight=False, markup=False)
+
+    fetched = fetch_resources(llm=llm, log=log)
+    built = build_caches(log=log)
+    missing = [r for r in fetched + built if r.status in ("skipped", "failed")]
+    for r in missing:
+        say((f"{r.name}: {r.status}: {r.detail}", "yellow"))
+    if any(r.status == "failed" for r in built):
+        raise typer.Exit(1)
+    console.print("ready" + (f" ({len(missing)} step(s) left out: what needs them says so when used)"
+                             if missing else ""), highlight=False, markup=False)
+
+
+@app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="where the demo writes its models and run directories")] = Path(
         "demo-run"),
