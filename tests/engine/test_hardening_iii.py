@@ -666,3 +666,18 @@ def test_report_on_a_read_only_run_directory_exits_2_naming_the_path_and_out(
     assert "--out" in text, out
     code, out = _read_only(run, ["report", str(run), "--out", str(tmp_path / "elsewhere.html")])
     assert code == 0 and (tmp_path / "elsewhere.html").exists(), out
+
+
+# -- 11: one consistent promise about secrets in the README -----------------------------------------------------
+def test_the_readme_makes_one_promise_about_secrets() -> None:
+    """The README states the scrubbing's limit once (the Secrets paragraph) and nowhere promises more: no line
+    says a secret "never" reaches a file or is "never written" anywhere."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    absolute = re.findall(r"[^.`]*(?:never reach|never written|never stored)[^.`]*", text, flags=re.I)
+    about_secrets = [a for a in absolute if re.search(r"secret|\$\{VAR\}|key|token", a, flags=re.I)]
+    assert not about_secrets, about_secrets
+    assert "That is a limit, not a guarantee against every echo" in text
+    assert "JSON- and repr-escaped" in text and "`...` cut" in text

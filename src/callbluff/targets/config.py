@@ -267,7 +267,8 @@ class ChatReading(BaseModel):
 
 class OpenAIConfig(ChatReading, TargetSettings):
     """An OpenAI-compatible chat endpoint as a grader or answerer (see :mod:`callbluff.targets.openai_target`).
-    ``api_key_env`` names the environment variable holding the key (its value is never written anywhere)."""
+    ``api_key_env`` names the environment variable holding the key (callbluff never writes its value; an echo of it
+    is scrubbed: :mod:`callbluff.targets.validate`)."""
 
     ENV_KEYS: ClassVar[tuple[str, ...]] = ("headers",)
     type: Literal["openai"] = "openai"
@@ -326,7 +327,7 @@ class OpenAIConfig(ChatReading, TargetSettings):
 
 class CommandConfig(TargetSettings):
     """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
-    may reference ``${VAR}`` from the environment (secrets: never written anywhere)."""
+    may reference ``${VAR}`` from the environment (secrets: never written by callbluff, an echo scrubbed)."""
 
     ENV_KEYS: ClassVar[tuple[str, ...]] = ("env",)
     type: Literal["command"] = "command"
