@@ -203,23 +203,52 @@ def _run_progress(suite: Any, limit: int | None, quiet: bool = False) -> Any:
     return RunProgress(console, suite.output.chunk_size, count, limit if limit is not None else suite.limit)
 
 
-def print_metrics(rows: list[dict[str, Any]], title: str = "metrics") -> None:
-    """A compact metrics table (all fields are in metrics.json and report.html)."""
+REPORT_ROWS_PER_RUN = 10
+"""Metric rows per run when ``callbluff report`` combines several (the whole summary fits about two screens)."""
+METRIC_ROWS = 20
+"""Metric rows the terminal prints per run (a summary that fits a screen; every row is in metrics.json and
+report.html)."""
+
+
+def summary_rows(rows: list[dict[str, Any]], max_rows: int = METRIC_ROWS) -> tuple[list[dict[str, Any]], int]:
+    """The rows a terminal summary shows: each target's clean rows, then each attack configuration's pooled row
+    (prompt ``all``, or its only prompt), worst failure share first, at most ``max_rows`` in all; and how many
+    rows of metrics.json are not shown."""
+    from callbluff.render.text import num, pooled_rows
+
+    clean = [r for r in rows if r.get("attack") == "clean"]
+    if len(clean) > max(2, max_rows // 3):  # many prompts: the pooled clean rows, else the first few
+        clean = [r for r in clean if r.get("prompt") == "all"] or clean[:max(2, max_rows // 3)]
+    attacks = sorted(pooled_rows(rows), key=lambda r: (num(r.get("failure_pct")) is None,
+                                                       -(num(r.get("failure_pct")) or 0.0), str(r["attack"]),
+                                                       str(r["params"]), str(r["target"])))
+    shown = (clean + attacks)[:max_rows]
+    return shown, len(rows) - len(shown)
+
+
+def print_metrics(rows: list[dict[str, Any]], title: str = "metrics", max_rows: int = METRIC_ROWS) -> None:
+    """A compact metrics table: the clean rows and each attack configuration's pooled row, worst first, at most
+    ``max_rows`` (:func:`summary_rows`); the rest are counted and named by file (all fields are in metrics.json
+    and report.html)."""
     from callbluff.report.html import _fmt, short_params
     from callbluff.tasks import get_task
 
     if not rows:
         out.print("(no metric rows)")
         return
-    present = {k for r in rows for k, v in r.items() if v is not None}
+    shown, hidden = summary_rows(rows, max_rows)
+    present = {k for r in shown for k, v in r.items() if v is not None}
     fields = [f for f in get_task(rows[0]["task"]).terminal_fields if f in present]
     table = Table(title=title)
     for col in ["attack", "params", "prompt", "target", *fields]:
         table.add_column(col, overflow="fold")
-    for r in rows:
+    for r in shown:
         table.add_row(str(r["attack"]), short_params(r["params"], str(r["attack"])), str(r["prompt"]), str(r["target"]),
                       *[_fmt(r.get(f)) for f in fields])
     out.print(table)
+    if hidden:
+        out.print(f"... and {hidden} more metric rows (per prompt, every field): metrics.json and report.html",
+                  highlight=False)
 
 
 EXIT_CODES = """Exit codes: 0 success; 1 a target failed: it answered none of its first inputs (the pre-flight stops
@@ -268,7 +297,8 @@ def print_provenance(result: Any) -> None:
 
 
 def print_error_causes(result: Any) -> None:
-    """The first distinct causes of failure with their counts (errors.jsonl has every one)."""
+    """The first distinct causes of failure with their counts, and how many other causes there are (errors.jsonl
+    has every one)."""
     causes = result.counts.get("error_causes") or []
     if not causes:
         return
@@ -277,6 +307,31 @@ def print_error_causes(result: Any) -> None:
     for c in causes:
         who = f"{c['target']}: " if c.get("target") else ""
         console.print(f"  {c['n']:,} x {who}{c['cause']}", highlight=False, markup=False)
+    distinct = _distinct_causes(getattr(result, "run_dir", None))
+    shown = sum(c["n"] for c in causes)
+    if distinct is not None and distinct > len(causes):
+        console.print(f"  ... and {distinct - len(causes)} more distinct causes ({total - shown:,} errors): "
+                      "errors.jsonl", highlight=False, markup=False)
+    elif total > shown:
+        console.print(f"  ... and {total - shown:,} more errors: errors.jsonl", highlight=False, markup=False)
+
+
+def _distinct_causes(run_dir: Path | None) -> int | None:
+    """Distinct (target, cause) pairs in a run's errors.jsonl (attack failures by attack and cause); None when
+    there is no file to read."""
+    path = Path(run_dir) / "errors.jsonl" if run_dir is not None else None
+    if path is None or not path.exists():
+        return None
+    seen: set[tuple[str, str]] = set()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict):
+                seen.add((str(e.get("target") or e.get("attack")), str(e.get("cause") or e.get("error"))))
+    return len(seen)
 
 
 def _finish_run(result: Any, out_dir: Path | None, max_error_rate: float, title: str, junit: Path | None = None,
@@ -489,7 +544,8 @@ def report(
     for run_dir in run_dirs:
         if (run_dir / "metrics.json").exists():
             meta = json.loads((run_dir / "run.json").read_text())
-            print_metrics(json.loads((run_dir / "metrics.json").read_text()), title=f"{meta.get('name')}: metrics")
+            print_metrics(json.loads((run_dir / "metrics.json").read_text()), title=f"{meta.get('name')}: metrics",
+                          max_rows=METRIC_ROWS if len(run_dirs) == 1 else REPORT_ROWS_PER_RUN)
             print_provenance(meta)
             gates_ok &= check_and_print_gates(run_dir, junit if len(run_dirs) == 1 else None,
                                               str(meta.get("name", "suite")))

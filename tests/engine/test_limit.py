@@ -80,3 +80,26 @@ def test_the_fit_step_reads_the_limited_records(limit: int) -> None:
                            limit=limit))
     seen = [r.id for c in chunks for r in c.records]
     assert len(seen) == limit and {s.split("-")[0] for s in seen} == ({"1", "2"} if limit > 1 else {"1"})
+
+
+def test_the_limit_note_fits_a_line_with_many_prompts() -> None:
+    """Issue 40, item 10: a --limit over many prompts names the prompts it took from (at most eight), not every
+    prompt with "0 of prompt ..."."""
+    from callbluff.engine.limit import DESCRIBE_PROMPTS, Limited
+
+    view = Limited([], 20)
+    view.total = 20
+    view.per_prompt = {str(p): (4 if p <= 5 else 0) for p in range(1, 81)}
+    text = view.describe()
+    assert text == ("--limit took 20 records across the prompts: 4 of prompt 1, 4 of prompt 2, 4 of prompt 3, "
+                    "4 of prompt 4, 4 of prompt 5 (none of the other 75 prompts)")
+    view.per_prompt = {str(p): 1 for p in range(1, 21)}
+    assert view.describe().endswith(f"and {20 - DESCRIBE_PROMPTS} more prompts") and "0 of" not in view.describe()
+
+
+def test_notes_count_chunks_without_internal_numbers() -> None:
+    from callbluff.engine.generate import GENERATOR_CHUNK0
+    from callbluff.engine.resume import chunk_count
+
+    assert chunk_count([0, GENERATOR_CHUNK0, GENERATOR_CHUNK0 + 1]) == "1 record chunk and 2 generator pieces"
+    assert chunk_count([3]) == "chunk 3"

@@ -65,11 +65,19 @@ class Limited:
 
     def describe(self) -> str:
         """What the limit took, per prompt (for the terminal and run.json's notes)."""
-        parts = [f"{n} of prompt {p}" for p, n in sorted(self.per_prompt.items(), key=lambda kv: _natural(kv[0]))
-                 if p is not None]
-        if not parts:
+        named = [(p, n) for p, n in sorted(self.per_prompt.items(), key=lambda kv: _natural(kv[0])) if p is not None]
+        if not named:
             return f"--limit took the first {self.total} records"
-        return f"--limit took {self.total} records across the prompts: " + ", ".join(parts)
+        taken = [f"{n} of prompt {p}" for p, n in named if n]
+        shown = taken[:DESCRIBE_PROMPTS] + ([f"and {len(taken) - DESCRIBE_PROMPTS} more prompts"]
+                                            if len(taken) > DESCRIBE_PROMPTS else [])
+        none = len(named) - len(taken)
+        return (f"--limit took {self.total} records across the prompts: " + ", ".join(shown)
+                + (f" (none of the other {none} prompt{'s' if none != 1 else ''})" if none else ""))
+
+
+DESCRIBE_PROMPTS = 8
+"""Prompts :meth:`Limited.describe` names one by one (a note that fits a line; the rest are counted)."""
 
 
 def limited(records: Iterable[Record], limit: int | None) -> Iterable[Record]:

@@ -103,10 +103,8 @@ class RunDirectory:
             self.run.forget_chunk(chunk)
             by_reason.setdefault(why, []).append(chunk)
         for why, chunks in by_reason.items():
-            which = f"chunk {chunks[0]}" if len(chunks) == 1 else \
-                f"{len(chunks)} chunks ({', '.join(map(str, chunks[:5]))}{', ...' if len(chunks) > 5 else ''})"
-            self.notes.append(f"{which}: {why}; recomputed (valid predictions of an unchanged target come from "
-                              "the cache)")
+            self.notes.append(f"{chunk_count(chunks)}: {why}; recomputed (valid predictions of an unchanged target "
+                              "come from the cache)")
 
     def _needs_run(self, idx: int) -> bool:
         if not self.run.chunk_done(idx):
@@ -119,3 +117,18 @@ def _comparable(key: str, value: Any) -> Any:
     if key == "target" and isinstance(value, list):
         return [{k: v for k, v in t.items() if k not in IDENTITY_KEYS} for t in value if isinstance(t, dict)]
     return value
+
+
+def chunk_count(chunks: list[int]) -> str:
+    """Finished parts of a run counted for people: one is named ("chunk 7"), several are counted without the
+    engine's internal numbers ("3 record chunks and 2 generator pieces"; pieces are numbered from
+    ``GENERATOR_CHUNK0``)."""
+    from callbluff.engine.generate import GENERATOR_CHUNK0
+
+    if len(chunks) == 1:  # one chunk: its number, which its reason's file name carries too
+        return f"chunk {chunks[0]}"
+    records = sum(c < GENERATOR_CHUNK0 for c in chunks)
+    pieces = len(chunks) - records
+    parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in ((records, "record chunk"),
+                                                                  (pieces, "generator piece")) if n]
+    return " and ".join(parts) or "no chunk"
