@@ -610,7 +610,8 @@ REGRESSION_EXIT = 4
 def compare(
     run_dirs: Annotated[list[Path], typer.Argument(help="two or more run directories (or one with two targets); "
                                                    "the first is the baseline", metavar="RUN_A RUN_B...")],
-    out_file: Annotated[Path, typer.Option("--out", help="the comparison as HTML")] = Path("compare.html"),
+    out_file: Annotated[Path | None, typer.Option("--out", help="the comparison as HTML (default: compare.html in "
+                                                                "the first run directory, the baseline's)")] = None,
     top: Annotated[int, typer.Option(help="difference rows printed on the terminal")] = 25,
     fail_on_regression: Annotated[bool, typer.Option(
         "--fail-on-regression", help=f"exit {REGRESSION_EXIT} when a run is worse than the baseline on an attack "
@@ -659,7 +660,14 @@ def compare(
         console.print(f"  {line}", highlight=False, markup=False)
     for note in c.notes:
         say(("note:", "yellow"), f" {note}")
-    path = write_compare_html(c, out_file)
+    if out_file is not None:
+        path = write_compare_html(c, out_file)
+    else:
+        try:
+            path = write_compare_html(c, run_dirs[0] / "compare.html")
+        except OSError as e:  # a read-only baseline directory: here instead, and say why
+            path = write_compare_html(c, Path("compare.html"))
+            say(("note:", "yellow"), f" could not write into {run_dirs[0]} ({e.strerror or e}); wrote {path.resolve()}")
     if json_file is not None:
         write_text(as_json(c), json_file)
     if csv_file is not None:

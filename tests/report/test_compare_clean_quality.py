@@ -79,3 +79,13 @@ def test_the_same_scorer_again_is_unchanged_and_passes(runs: dict[str, Path], tm
     r = CliRunner().invoke(app, ["compare", str(runs["v1"]), str(runs["v1-again"]), "--out", str(tmp_path / "c.html"),
                                  "--fail-on-regression"])
     assert r.exit_code == 0, r.output
+
+
+def test_compare_without_out_writes_beside_the_baseline_not_into_the_current_directory(
+        runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40, item 16."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["compare", str(runs["v1"]), str(runs["v1-again"])])
+    assert r.exit_code == 0, r.output
+    assert not (tmp_path / "compare.html").exists()
+    assert (runs["v1"] / "compare.html").is_file() and f"comparison: {runs['v1'] / 'compare.html'}" in r.output
