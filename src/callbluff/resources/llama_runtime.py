@@ -140,9 +140,9 @@ def runtime_problem(prefix: str | os.PathLike[str] | None = None) -> str | None:
 
 
 def scan_instructions(prefix: str | os.PathLike[str] | None = None) -> dict[str, object]:
-    """Counts of AVX-512 (``zmm`` registers) and AMX (``tile*`` instructions) in the installed
-    ``libggml-cpu`` shared library(ies), by ``objdump -d`` (Debian's binutils); ``{"objdump": "missing"}``
-    when it is not there."""
+    """Counts of AVX-512 (``zmm`` registers) and AMX (``tile*`` instructions) in the installed llama.cpp shared
+    libraries (:func:`_ggml_cpu_libs`), by ``objdump -d`` (Debian's binutils); ``{"objdump": "missing"}`` when
+    it is not there. A native build on a Sapphire Rapids CPU has thousands of each; ours has none."""
     objdump = shutil.which("objdump")
     libs = _ggml_cpu_libs(prefix)
     if objdump is None:
@@ -157,8 +157,16 @@ def scan_instructions(prefix: str | os.PathLike[str] | None = None) -> dict[str,
 
 
 def _ggml_cpu_libs(prefix: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Every shared library the installed ``llama_cpp`` ships (libggml-cpu, libggml-base, libllama, ...), each
+    once (a wheel holds the ``.so`` / ``.so.0`` / ``.so.0.x.y`` names as copies of one file)."""
+    from callbluff.resources.paths import file_sha256
+
     root = Path(prefix or sys.prefix)
-    return sorted(p for p in root.glob("lib/python3*/site-packages/llama_cpp/lib/libggml-cpu*.so*"))
+    found: dict[str, Path] = {}
+    for p in sorted(root.glob("lib/python3*/site-packages/llama_cpp/lib/lib*.so*"), key=lambda q: len(q.name)):
+        if p.is_file():
+            found.setdefault(file_sha256(p), p)
+    return sorted(found.values())
 
 
 # --- building and installing -------------------------------------------------------------------------------
