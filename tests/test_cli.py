@@ -91,7 +91,7 @@ def test_train_then_evaluate_a_reader(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     [row] = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert row["attack"] == "clean" and row["n"] == 30 and 0 < row["f1"] <= 100
-    assert "headline: model: EM " in res.output and "F1 " in res.output  # the reader's own figures
+    assert "headline: swqa: EM " in res.output and "F1 " in res.output  # the reader's own figures, named after its directory
 
 
 def test_train_rejects_unknown_kind_and_prompt(tmp_path: Path) -> None:

@@ -423,6 +423,15 @@ def _suite_path_note(suite: Any, suite_file: Path) -> str:
             f"against the suite's folder {Path(suite.base_dir).resolve()}, not the current directory)")
 
 
+def target_name(kind: str, value: str) -> str:
+    """A target's name from ``--target TYPE:VALUE``: a saved model, model directory or file is named after it
+    (``model:models/aes`` -> ``aes``, ``sklearn:clf.joblib`` -> ``clf``); other targets by their type."""
+    if kind in ("model", "hf", "sklearn"):
+        p = Path(value.rstrip("/\\"))
+        return (p.stem if kind == "sklearn" else p.name) or kind
+    return kind
+
+
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
     """``TYPE:VALUE`` (model:DIR, sklearn:FILE, hf:DIR, http:URL, openai:BASE_URL, command:"argv",
     callable:mod:attr)."""
@@ -436,7 +445,7 @@ def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
     if key is None:
         fail(f"--target {spec!r}: unknown type {kind!r}; allowed: model, sklearn, hf, http(s), openai, command, "
              "callable")
-    cfg: dict[str, Any] = {"name": kind, "type": kind, key: value}
+    cfg: dict[str, Any] = {"name": target_name(kind, value), "type": kind, key: value}
     if kind == "command":
         import shlex
 
@@ -800,7 +809,7 @@ def _written_suite(path: Path, run_name: str, extra: Callable[[Suite], str] = la
         raise
     n = sum(len(a.expand()) for a in suite.attack)
     console.print(f"wrote {path}: {len({a.name for a in suite.attack})} attacks, {n} configurations{extra(suite)}; "
-                  f"edit it, then `callbluff run {path} --out runs/{run_name}`")
+                  f"edit it, then `callbluff run {path} --out runs/{suite.name or run_name}` (as its header says)")
 
 
 @suite_app.command("llm-grader")

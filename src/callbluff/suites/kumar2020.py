@@ -126,21 +126,23 @@ def relative_spec(spec: str, suite_dir: Path) -> str:
 
 
 def kumar2020_suite(data: str | None = None, targets: Sequence[Mapping[str, Any]] = (),
-                    suite_dir: Path | str = ".", seed: int = 0, name: str = "kumar2020") -> str:
+                    suite_dir: Path | str = ".", seed: int = 0, name: str = "kumar2020",
+                    shown_path: str | None = None) -> str:
     """The suite TOML text: ``data`` (a dataset spec; default :data:`DEFAULT_DATA`) and ``targets`` (target
-    tables; default :data:`PLACEHOLDER_TARGET`), file paths rewritten relative to ``suite_dir``."""
+    tables; default :data:`PLACEHOLDER_TARGET`), file paths rewritten relative to ``suite_dir``; ``shown_path``:
+    the file's path as the header's commands give it (default ``NAME.toml``)."""
     spec = relative_spec(data, Path(suite_dir)) if data else DEFAULT_DATA
     lines = [
         '# Kumar et al. 2020, "Calling Out Bluff": the whole essay-scoring protocol (Table 1: 16 adversaries;',
         "# Sec. 3.1 size x position grid). Edit freely: remove tables, shrink grids, set `limit` for a quick look.",
-        f"#   callbluff run {name}.toml --out runs/{name} --workers 2",
+        f"#   callbluff run {shown_path or name + '.toml'} --out runs/{name} --workers 2",
         "#   callbluff report runs/" + name + " --tables kumar   # the paper's Tables 4-5 per prompt and target",
         "# Every Add/Del/Mod adversary expects the score to drop (a human lowers it, Sec. 3.1 and Table 6):",
         "# not_lowered_pct is the share of essays on which the scorer was overstable. BabelGen expects the",
         "# bottom of the scale (Table 4: the paper's models gave it at least 60% of the range).",
         f"name = {toml_value(name)}",
         f"seed = {int(seed)}",
-        "# limit = 200                       # first N essays only",
+        "# limit = 200                       # only 200 essays, taken across the prompts (a quick look)",
         "",
         "[dataset]",
         ("# ASAP-AES (Table 2). A placeholder: give the path to training_set_rel3.tsv.gz (relative to this file)"
@@ -179,5 +181,6 @@ def write_kumar2020_suite(out: Path | str, data: str | None = None,
     """Write :func:`kumar2020_suite` to ``out`` (its name without ``.toml`` names the suite)."""
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(kumar2020_suite(data, targets, p.parent, seed=seed, name=p.stem or "kumar2020"), encoding="utf-8")
+    p.write_text(kumar2020_suite(data, targets, p.parent, seed=seed, name=p.stem or "kumar2020", shown_path=str(out)),
+                 encoding="utf-8")
     return p

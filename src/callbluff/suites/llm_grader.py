@@ -96,7 +96,8 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
                      model: str = DEFAULT_MODEL, api_key_env: str | None = None,
                      response_format: str = "json_schema", variants: bool = False, n: int = 1, count: int = 20,
                      search_budget: int = 216, seed: int = 0, limit: int | None = None, suite_dir: Path | str = ".",
-                     name: str = "llm-grader", concurrency: int = 2, defences: bool = False) -> str:
+                     name: str = "llm-grader", concurrency: int = 2, defences: bool = False,
+                     shown_path: str | None = None) -> str:
     """The suite TOML text (module docstring)."""
     if task not in DEFAULT_DATA:
         raise ValueError(f"task {task!r}: an LLM grader suite grades content (short answers) or essay")
@@ -104,7 +105,7 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
     lines = [
         "# An LLM grader (OpenAI-compatible chat endpoint) under the seed papers' bluffs and the LLM-grader family.",
         "# Edit freely: the target keys, the templates, the attacks.",
-        f"#   callbluff run {name}.toml --out runs/{name}",
+        f"#   callbluff run {shown_path or name + '.toml'} --out runs/{name}",
         "# Injections, claims and fake scores expect the score NOT to rise (expect = not-higher: failure_pct is the",
         "# share of answers whose score rose); master keys, the null answer and the generated non-answers expect the",
         "# scale's minimum (bottom). Beside them: max_out_pct (low-scored answers lifted to full marks), ceiling_pct,",
@@ -113,7 +114,7 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
         "# A defence: `callbluff filter fit --kind injection --data ... --out inj` and `filter = \"inj\"` on a target.",
         f"name = {toml_value(name)}",
         f"seed = {int(seed)}",
-        f"limit = {int(limit)}" if limit is not None else "# limit = 50                        # first N answers only",
+        f"limit = {int(limit)}" if limit is not None else "# limit = 50                        # only 50 answers, taken across the prompts",
         "",
         "[dataset]",
         ("# A placeholder: give the path of the data (relative to this file)" if not data
@@ -161,7 +162,8 @@ def write_llm_grader_suite(out: Path | str, **options: Any) -> Path:
     """Write :func:`llm_grader_suite` to ``out`` (its stem names the suite); ``options`` as there."""
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(llm_grader_suite(suite_dir=p.parent, name=p.stem or "llm-grader", **options), encoding="utf-8")
+    p.write_text(llm_grader_suite(suite_dir=p.parent, name=p.stem or "llm-grader", shown_path=str(out), **options),
+                 encoding="utf-8")
     return p
 
 
