@@ -238,6 +238,39 @@ def headline(suite: str, rows: Sequence[Mapping[str, Any]]) -> str:
     return demo.summary(adv, [r for r in rows if r.get("attack") == "clean"])
 
 
+README_LEAD = "It ends with the four reports and one line per suite, e.g.\n\n```\n"
+"""The README sentence and fence that open the demo's closing lines (:func:`readme_with_figures`)."""
+
+
+def closing_lines(runs: Mapping[str, Path], shown_dir: str | None = None) -> list[str]:
+    """The demo's closing lines (one report and one :func:`headline` per suite), as :func:`run_demo` prints them;
+    ``shown_dir`` writes the paths under that name instead of the real output directory (README: ``demo-run``)."""
+    lines = []
+    for name, run_dir in runs.items():
+        report = run_dir / "report.html"
+        shown = f"{shown_dir}/runs/{name}/report.html" if shown_dir else str(report)
+        lines += [f"  {name:9s} {shown}", f"            {headline(name, _rows(run_dir))}"]
+    return lines
+
+
+def readme_with_figures(readme: str, demo_dir: str | Path) -> str:
+    """``readme`` with its demo block (after :data:`README_LEAD`, up to the closing fence) replaced by the closing
+    lines of the demo run in ``demo_dir`` (``callbluff demo --out DIR``): README's figures are the demo's, not
+    typed in (scripts/readme_demo_figures.py; ``--check`` fails when they differ). ValueError when the README has
+    no such block or a suite is missing from ``demo_dir``."""
+    start = readme.find(README_LEAD)
+    if start < 0:
+        raise ValueError("README has no demo block (the sentence 'It ends with the four reports ...' and a fence)")
+    begin = start + len(README_LEAD)
+    end = readme.find("```", begin)
+    runs = {s.name: Path(demo_dir) / "runs" / s.name for s in SUITES}
+    missing = [n for n, d in runs.items() if not (d / "metrics.json").is_file()]
+    if missing:
+        raise ValueError(f"{demo_dir}: no finished demo run of {', '.join(missing)}; run `callbluff demo --out "
+                         f"{demo_dir}` (the whole demo, no --limit or --suite)")
+    return readme[:begin] + "\n".join(closing_lines(runs, "demo-run")) + "\n" + readme[end:]
+
+
 def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
              show: Callable[[list[dict[str, Any]], str], Any] | None = None,
              log: Callable[[str], Any] = print,
@@ -285,8 +318,7 @@ def run_demo(out_dir: str | Path = "demo-run", *, workers: int = 1,
             f"examples, {result.counts['errors']} errors")
         runs[name] = run_dir
     log("done. One report per suite:")
-    for name, run_dir in runs.items():
-        log(f"  {name:9s} {run_dir / 'report.html'}")
-        log(f"            {headline(name, _rows(run_dir))}")
+    for line in closing_lines(runs):
+        log(line)
     log(f"Re-run one suite yourself: callbluff run {paths[next(iter(paths))]} --out {runs[next(iter(runs))]}")
     return runs
