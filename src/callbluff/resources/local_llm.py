@@ -121,7 +121,9 @@ def _die_with_parent() -> None:
 
 
 LOG_TAIL = 15
-"""Lines of the server's log quoted when it fails to start or dies."""
+"""Lines of the server's log quoted when it fails to start."""
+DEATH_TAIL = 6
+"""Lines of the server's log quoted in the error rows of a server that died (one line of an error row each)."""
 _LIVE: dict[int, LocalLLMServer] = {}
 """The servers this process started and has not stopped, by port (died ones stay until stopped)."""
 _LIVE_LOCK = threading.Lock()
@@ -216,7 +218,7 @@ def death_of(url: str, wait: float = 3.0) -> str | None:
             break
         time.sleep(0.05)
     how = describe_exit(int(rec["exit"])) if rec.get("exit") is not None else "exit status unknown (not its parent)"
-    tail = _read_tail(Path(rec["log"])) if rec.get("log") else ""
+    tail = _read_tail(Path(rec["log"]), DEATH_TAIL) if rec.get("log") else ""
     log = (f"; the last lines of its log ({rec['log']}): " + " | ".join(tail.splitlines()) if tail
            else f"; its log ({rec.get('log')}) is empty")
     return (f"the local LLM server callbluff started (pid {rec.get('pid')}, 127.0.0.1:{port}, "
