@@ -212,14 +212,16 @@ report.html)."""
 
 def summary_rows(rows: list[dict[str, Any]], max_rows: int = METRIC_ROWS) -> tuple[list[dict[str, Any]], int]:
     """The rows a terminal summary shows: each target's clean rows, then each attack configuration's pooled row
-    (prompt ``all``, or its only prompt), worst failure share first, at most ``max_rows`` in all; and how many
-    rows of metrics.json are not shown."""
+    (prompt ``all``, or its only prompt), worst failure share first (a share on fewer than the report's minimum
+    of judged cases after the measured ones), at most ``max_rows`` in all; and how many rows of metrics.json are
+    not shown."""
     from callbluff.render.text import num, pooled_rows
+    from callbluff.report.scorecard import too_few
 
     clean = [r for r in rows if r.get("attack") == "clean"]
     if len(clean) > max(2, max_rows // 3):  # many prompts: the pooled clean rows, else the first few
         clean = [r for r in clean if r.get("prompt") == "all"] or clean[:max(2, max_rows // 3)]
-    attacks = sorted(pooled_rows(rows), key=lambda r: (num(r.get("failure_pct")) is None,
+    attacks = sorted(pooled_rows(rows), key=lambda r: (num(r.get("failure_pct")) is None, too_few(r),
                                                        -(num(r.get("failure_pct")) or 0.0), str(r["attack"]),
                                                        str(r["params"]), str(r["target"])))
     shown = (clean + attacks)[:max_rows]
