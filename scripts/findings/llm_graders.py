@@ -202,11 +202,33 @@ BATTERY_TARGETS = ["smollm2", "smollm2+delimit", "smollm2+datamark", "smollm2+en
 (:data:`callbluff.suites.llm_grader.GRADER_DEFENCES`), in the order of the tables."""
 
 
-def battery_suite_text(srv: Any, spec: str, seed: int = 0) -> str:
+BATTERY_ATTACKS = ("InjectInstruction", "InjectRolePlay", "InjectSystemTurn", "InjectDelimiterEscape", "FormatHijack",
+                   "SelfAssessment", "ObfuscatedInjection:homoglyph", "NullAnswer")
+"""``--battery-attacks small``: the configurations the grader alone failed on in the main run of 2026-11-27 (the
+table above at 9d41324; the universal phrase left out), chosen before the battery ran: where the grader does not
+fail alone, a defence has nothing to stop (what a defence costs there, e.g. a rise it causes, is then not measured)."""
+
+
+def battery_configs(which: str) -> list[dict[str, Any]]:
+    """The battery's attack configurations: ``all`` (the LLM-grader family without the universal-phrase search) or
+    ``small`` (:data:`BATTERY_ATTACKS`)."""
+    from callbluff.attacks.llm import llm_configurations
+
+    cfgs = [c for c in llm_configurations("content") if c["attack"] != "UniversalPhrase"]
+    if which == "all":
+        return cfgs
+    keep = []
+    for c in cfgs:
+        tag = c["attack"] + (f":{c['params']['encoding']}" if "encoding" in c["params"] else "")
+        if c["attack"] in BATTERY_ATTACKS or tag in BATTERY_ATTACKS:
+            keep.append(c)
+    return keep
+
+
+def battery_suite_text(srv: Any, spec: str, seed: int = 0, attacks: str = "all") -> str:
     """The defence battery: ``callbluff suite llm-grader --defences`` on the battery slice, the LLM-grader family
     without the universal-phrase search (its phrase would be searched anew through every defended grader: 48 calls
-    per answer and target) and without the seed bluffs."""
-    from callbluff.attacks.llm import llm_configurations
+    per answer and target) and without the seed bluffs (``attacks``: :func:`battery_configs`)."""
     from callbluff.suites.kumar2020 import toml_value
     from callbluff.suites.llm_grader import llm_grader_suite
 
@@ -214,15 +236,13 @@ def battery_suite_text(srv: Any, spec: str, seed: int = 0) -> str:
                             response_format="json_object", seed=seed, name="defence-battery", concurrency=1,
                             suite_dir=CACHE, defences=True)
     head = text[: text.index("# Ding et al. 2020")].replace('name = "llm-grader', 'name = "smollm2')
-    attacks = []
-    for cfg in llm_configurations("content"):
-        if cfg["attack"] == "UniversalPhrase":
-            continue
-        attacks += ["[[attack]]", f"name = {toml_value(cfg['attack'])}"]
+    lines = []
+    for cfg in battery_configs(attacks):
+        lines += ["[[attack]]", f"name = {toml_value(cfg['attack'])}"]
         if cfg["params"]:
-            attacks.append(f"params = {toml_value(cfg['params'])}")
-        attacks.append("")
-    return head + "\n".join(attacks) + "\n[output]\nchunk_size = 100\n"
+            lines.append(f"params = {toml_value(cfg['params'])}")
+        lines.append("")
+    return head + "\n".join(lines) + "\n[output]\nchunk_size = 100\n"
 
 
 def battery_clean(run_dir: Path) -> dict[str, dict[str, float]]:
@@ -507,9 +527,13 @@ def render_battery(b: dict[str, Any]) -> list[str]:
         f"The same grader alone and behind each of its own defences (`defence = {{...}}` on the chat target, "
         "`callbluff suite llm-grader --defences`; `callbluff.targets.grader_defences`), through `run_suite`, on a "
         f"**sample**: {n_answers} Mohler answers ({b['slice']['low']} with a human score ≤ 2.5, "
-        f"{len(b['slice']['prompts'])} questions) x {len(configs)} LLM-family configurations (the universal-phrase "
-        "search left out: it would search a new phrase through every defended grader); "
-        f"{b['calls']} chat calls in {fmt(b['wall_s'], 0)} s on one llama.cpp thread. Defences: spotlighting by "
+        f"{len(b['slice']['prompts'])} questions) x {len(configs)} LLM-family configurations ("
+        + ("the family without the universal-phrase search, which would search a new phrase through every defended "
+           "grader" if b.get("attacks", "all") == "all" else "those the grader alone failed on in the main run, "
+           "chosen before the battery ran; the others are not measured behind the defences")
+        + f"); {b['calls']} chat calls in {fmt(b['wall_s'], 0)} s on one llama.cpp thread"
+        + (f", machine load {b['load'][0]} at the start and {b['load'][1]} at the end" if b.get("load") else "")
+        + (f"; {b['note']}" if b.get("note") else "") + ". Defences: spotlighting by "
         "delimiting (random markers), datamarking (`ˆ` between words) and encoding (base64) (Hines et al. 2024); "
         "the sandwich (the instruction repeated after the answer); known-answer detection (Liu et al. 2024: one "
         "extra call, a key per answer from the seed; a failed check floors the score to 0); erase-and-rescore "
@@ -596,7 +620,58 @@ def battery_results(res: dict[str, Any], cache: Path) -> dict[str, Any] | None:
     stats = res["battery_run"].get("target_stats", {})
     return {"metrics": json.loads((run_dir / "metrics.json").read_text()), "clean": battery_clean(run_dir),
             "target_stats": stats, "wall_s": res["battery_run"]["wall_s"], "slice": res["battery_slice"],
-            "calls": sum(int((v.get("usage") or {}).get("replies", 0)) for v in stats.values())}
+            "calls": sum(int((v.get("usage") or {}).get("replies", 0)) for v in stats.values()),
+            "attacks": res.get("battery_attacks", "all"), "load": res.get("battery_load"),
+            "note": res.get("battery_note")}
+
+
+SECTION = "## Grader-side defences: the battery"
+
+
+def splice_battery(doc: str, section: list[str]) -> str:
+    """``doc`` (the document of an earlier full run) with its battery section replaced by ``section`` (inserted
+    before the literature section when it has none): what ``--battery-only`` writes."""
+    text = "\n".join(section)
+    if SECTION in doc:
+        a = doc.index(SECTION)
+        b = doc.index("\n## ", a + len(SECTION)) + 1
+        return doc[:a] + text + doc[b:]
+    a = doc.index("## The literature beside ours")
+    return doc[:a] + text + doc[a:]
+
+
+def battery_only(a: Any, cache: Path) -> None:
+    """``--battery-only``: the defence battery alone (its own server and run directory), its section written into
+    the existing document (the other sections stay those of the last full run, and the section says so)."""
+    import subprocess
+
+    from callbluff.resources.local_llm import LocalLLMServer
+
+    res: dict[str, Any] = {"battery_attacks": a.battery_attacks}
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    res["battery_note"] = (f"run on its own (`--battery-only`) at {head} on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+                           "; the sections above are from the last full run of this script")
+    start = machine()["load"][0]
+    res["battery_slice"] = write_slice(a.battery_prompts, a.battery_per_prompt, cache / "battery-slice.jsonl")
+    key = os.urandom(12).hex()
+    os.environ[KEY_ENV] = key
+    try:
+        with LocalLLMServer(api_key=key, threads=1, log_path=cache / "server-battery.log") as srv:
+            bat_toml = cache / "defence-battery.toml"
+            bat_toml.write_text(battery_suite_text(srv, slice_spec(cache / "battery-slice.jsonl"),
+                                                   attacks=a.battery_attacks), encoding="utf-8")
+            log(f"defence battery: {bat_toml}")
+            res["battery_run"] = run(bat_toml, cache / "run-battery")
+    finally:
+        os.environ.pop(KEY_ENV, None)
+    res["battery_load"] = [start, machine()["load"][0]]
+    for p in [*cache.glob("*.toml"), *(cache / "run-battery").glob("*.toml"), cache / "run-battery" / "run.json"]:
+        if p.is_file() and key in p.read_text(encoding="utf-8"):
+            sys.exit(f"the API key was written to {p}: a bug; the document is not written")
+    (cache / "battery.json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
+    doc = a.out.read_text(encoding="utf-8")
+    a.out.write_text(splice_battery(doc, render_battery(battery_results(res, cache))), encoding="utf-8")
+    log(f"wrote the battery section of {a.out}")
 
 
 def main() -> None:
@@ -609,7 +684,13 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="start over (delete the cache directory)")
     ap.add_argument("--out", type=Path, default=OUT_MD)
     ap.add_argument("--battery-per-prompt", type=int, default=4,
-                    help="answers per question of the defence battery's sample (2 questions; 0: no battery)")
+                    help="answers per question of the defence battery's sample (0: no battery)")
+    ap.add_argument("--battery-prompts", type=int, default=2, help="questions of the defence battery's sample")
+    ap.add_argument("--battery-attacks", choices=("all", "small"), default="all",
+                    help="the battery's configurations: the family without the universal phrase, or those the grader "
+                         "alone failed on (BATTERY_ATTACKS)")
+    ap.add_argument("--battery-only", action="store_true",
+                    help="run the defence battery alone and write its section into the existing document")
     ap.add_argument("--render-only", action="store_true",
                     help="write the document from the cached results of an earlier run (no model calls)")
     a = ap.parse_args()
@@ -635,6 +716,10 @@ def main() -> None:
     if a.quick:
         a.prompts, a.per_prompt, a.count, a.budget = 2, 4, 1, 12
     cache = CACHE.with_name(CACHE.name + ("-quick" if a.quick else ""))
+    if a.battery_only:
+        cache.mkdir(parents=True, exist_ok=True)
+        battery_only(a, cache)
+        return
     if a.fresh and cache.exists():
         shutil.rmtree(cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -665,10 +750,12 @@ def main() -> None:
             res["variants"] = run(var_toml, cache / "run-variants")
             if a.battery_per_prompt > 0:
                 log("defence battery")
-                res["battery_slice"] = write_slice(a.prompts, a.battery_per_prompt, cache / "battery-slice.jsonl")
+                res["battery_slice"] = write_slice(a.battery_prompts, a.battery_per_prompt,
+                                                   cache / "battery-slice.jsonl")
+                res["battery_attacks"] = a.battery_attacks
                 bat_toml = cache / "defence-battery.toml"
-                bat_toml.write_text(battery_suite_text(srv, slice_spec(cache / "battery-slice.jsonl")),
-                                    encoding="utf-8")
+                bat_toml.write_text(battery_suite_text(srv, slice_spec(cache / "battery-slice.jsonl"),
+                                                       attacks=a.battery_attacks), encoding="utf-8")
                 res["battery_run"] = run(bat_toml, cache / "run-battery")
     finally:
         os.environ.pop(KEY_ENV, None)
