@@ -79,3 +79,20 @@ def test_a_restarted_server_on_another_port_is_the_same_target_and_a_rerun_repea
     other.write_bytes(b"other weights")
     assert model_identity(other, first.model, first.n_ctx, first.threads) != identity  # the file is the identity
     assert model_identity(model, first.model, 4096, first.threads) != identity  # and so are its settings
+
+
+def test_a_rerun_against_a_restarted_real_local_server_asks_nothing_again(local_llm: LocalLLMServer,
+                                                                          tmp_path: Path) -> None:
+    """The same with llama-cpp-python's server and SmolLM2 (skips, saying why, where it is not set up): two
+    LocalLLMServer starts of the same model get two ports; the re-run resumes and the restart reuses every reply."""
+    from helpers.local_llm import KEY, KEY_ENV
+
+    run = tmp_path / "run"
+    tiny = {"limit": 3, "attack": [{"name": "Shuffle", "params": {"tokenizer": "whitespace"}}]}
+    with LocalLLMServer(api_key=KEY, startup_timeout=120) as first:
+        asked = run_suite({**suite(first, api_key_env=KEY_ENV, max_tokens=32), **tiny}, run).target_stats["local"]
+        port = first.port
+    with LocalLLMServer(api_key=KEY, startup_timeout=120) as second:
+        assert second.port != port
+        again = run_suite({**suite(second, api_key_env=KEY_ENV, max_tokens=32), **tiny}, run, restart=True)
+    assert asked["calls"] > 0 and again.target_stats["local"]["calls"] == 0
