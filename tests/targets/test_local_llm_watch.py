@@ -96,3 +96,23 @@ def test_a_rerun_against_a_restarted_real_local_server_asks_nothing_again(local_
         assert second.port != port
         again = run_suite({**suite(second, api_key_env=KEY_ENV, max_tokens=32), **tiny}, run, restart=True)
     assert asked["calls"] > 0 and again.target_stats["local"]["calls"] == 0
+
+
+def test_a_real_local_server_killed_by_a_signal_is_reported_as_dead(local_llm: LocalLLMServer,
+                                                                    tmp_path: Path) -> None:
+    """llama-cpp-python's server killed with SIGKILL (as the kernel's OOM killer does) before a run: the pre-flight
+    stops the run naming the death, its signal and the log; no "connection error"."""
+    import os
+    import signal
+
+    from callbluff.engine.provenance import TargetUnavailable
+    from helpers.local_llm import KEY, KEY_ENV
+
+    with LocalLLMServer(api_key=KEY, startup_timeout=120, log_path=tmp_path / "llama.log") as srv:
+        assert srv.pid is not None
+        os.kill(srv.pid, signal.SIGKILL)
+        with pytest.raises(TargetUnavailable) as e:
+            run_suite({**suite(srv, api_key_env=KEY_ENV), "limit": 2}, tmp_path / "run")
+    message = str(e.value)
+    assert f"died: killed by signal 9 (SIGKILL), exit status -9; the last lines of its log ({tmp_path / 'llama.log'})" \
+        in message and "connection error" not in message
