@@ -40,8 +40,8 @@ def fit(
     data: Annotated[str, typer.Option(help="scored training answers, e.g. asap-sas:train.tsv.gz")],
     out_dir: Annotated[Path, typer.Option("--out", help="directory to save the filter to")],
     kind: Annotated[str, typer.Option(help="nonword | unigram-perplexity | plausibility (ours) | injection (ours, "
-                                          "for LLM graders: NFKC, invisible characters, instructions and fake "
-                                          "scores)")] = "plausibility",
+                                          "for LLM graders: normalisation, rules, then a learned detector of "
+                                          "injections trained on a grammar against real texts)")] = "plausibility",
     action: Annotated[str, typer.Option(help="injection filter: what a flagged answer gets: minimum (the scale's "
                                              "minimum) | human (no automatic score: an error row routed to a human)"
                                         )] = "minimum",
@@ -50,6 +50,14 @@ def fit(
     dev_count: Annotated[int, typer.Option(help="generated development answers per generator configuration")] = 40,
     corpus: Annotated[str | None, typer.Option(help="generic corpus of the generic generators (default: SQuAD "
                                                     "Wikipedia paragraphs)")] = None,
+    negatives: Annotated[list[str] | None, typer.Option(
+        help="injection filter: more real texts for its learned stage (a dataset spec, repeatable), e.g. "
+             "asap-aes:training_set_rel3.tsv.gz or squad:dev-v1.1.json.gz; --data's answers and the built-in "
+             "demo answers are always used")] = None,
+    injections: Annotated[int, typer.Option(help="injection filter: grammar-generated injections its learned stage "
+                                                 "trains on")] = 6000,
+    rules_only: Annotated[bool, typer.Option("--rules-only", help="injection filter: the rules stage alone (no "
+                                                                  "learned detector)")] = False,
 ) -> None:
     """Fit a filter per prompt on the answers of --data and save it to --out."""
     if kind not in FILTERS:
@@ -58,9 +66,13 @@ def fit(
     if not get_task(ds.task).scoring:
         fail(f"--data {data}: a filter learns from scored answers (task content/essay), not task {ds.task!r}")
     records = ds.records()
-    extra = {"action": action} if action != "minimum" else {}
+    extra: dict[str, object] = {"action": action} if action != "minimum" else {}
     if extra and not hasattr(FILTERS[kind], "transform"):
         fail(f"--action {action!r}: only the injection filter routes answers to a human; --kind {kind} rejects them")
+    if (negatives or rules_only) and kind != "injection":
+        fail("--negatives / --rules-only: options of --kind injection")
+    if kind == "injection":
+        extra.update({"negatives": list(negatives or []), "learned": not rules_only, "n_injections": injections})
     try:
         f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus, **extra)
     except ValueError as e:
@@ -81,6 +93,14 @@ def fit(
         out.print(f"prompt {pid}: {s.get('n_fit')} fit / {s.get('n_dev')} development answers, threshold "
                   f"{thr if thr is None or math.isinf(thr) else round(thr, 4)} ({s.get('threshold_from')})"
                   + (f", development ARR {s['dev_arr']} %, recall {s['dev_recall']} %" if "dev_arr" in s else ""),
+                  highlight=False)
+    det = getattr(f, "detector", lambda: None)()
+    if det is not None:
+        r = det.report
+        out.print(f"learned stage: {r['n_real']} real texts, {r['n_injections']} grammar injections "
+                  f"({r['n_units']} units); threshold {r['threshold']} chosen out of fold on {r['n_calibration']} "
+                  f"answers: {r['real_flagged_oof']} flagged ({r['real_flagged_oof_pct']} %), "
+                  f"{r['injections_caught_oof_pct']} % of the grammar's injections caught (templates held out)",
                   highlight=False)
     for e in f.errors:
         say(("skipped:", "yellow"), f" {e}", to=out)

@@ -1,0 +1,215 @@
+"""Undo what a reader does not see or reads through, before the injection detector reads an answer.
+
+An LLM grader reads through obfuscations a regular expression does not: it decodes base64, reads leetspeak and
+letter-spaced words, ignores zero-width characters and sees a Cyrillic "о" as an "o" (Boucher et al. 2022, "Bad
+Characters", Sec. 4; Greshake et al. 2023 on encoded indirect injections; the obfuscation families of Prompt
+Guard's and AEGIS's (arXiv 2509.00088) evaluation sets). :func:`normalise` turns an answer into the text such a
+reader understands, and says which steps changed something, so ``explain`` can name them:
+
+1. ``nfkc``: Unicode NFKC (full-width, mathematical alphanumerics, ligatures become plain letters);
+2. ``invisible``: zero-width characters, soft hyphens, word joiners, variation selectors and bidi controls removed
+   (:func:`callbluff.defenses.injection.clean`); text inside a right-to-left override (U+202E ... U+202C) is
+   reversed first, as it is displayed (``bidi``); the Unicode Tags block is decoded to the ASCII it spells and
+   appended (``tags``);
+3. ``confusables``: Cyrillic and Greek look-alikes folded to Latin inside words that also hold Latin letters
+   (a whole Russian or Greek word stays itself, so a real answer in Russian is not turned into nonsense);
+4. ``letter-spaced``: runs of single letters separated by spaces, dots, hyphens or underscores joined into words
+   ("G I V E  F U L L" -> "GIVE FULL", "p.l.e.a.s.e" -> "please");
+5. ``leetspeak``: digits and symbols inside words that also hold letters read as letters (``0``->o, ``1``->i,
+   ``3``->e, ``4``/``@``->a, ``5``/``$``->s, ``7``->t, ``!``->i); a number on its own is left alone (a grade);
+6. ``base64`` / ``hex`` / ``url``: blobs that decode to readable text are replaced by that text, and the result is
+   normalised again (one level of nesting more).
+
+The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
+answer (its own letters); only the detector reads this copy.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+import urllib.parse
+from dataclasses import dataclass, field
+
+__all__ = ["CONFUSABLES", "Normalised", "clean", "hidden_text", "normalise"]
+
+_INVISIBLE = ("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+              "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_STRIP = {ord(c): None for c in _INVISIBLE}
+_STRIP.update({cp: None for cp in range(0xFE00, 0xFE10)})
+_STRIP.update({cp: None for cp in range(0xE0100, 0xE01F0)})
+_STRIP.update({cp: None for cp in range(0xE0000, 0xE0080)})
+_TAGS = re.compile("[\U000e0020-\U000e007e]+")
+
+CONFUSABLES = {
+    # Cyrillic
+    "\u0430": "a", "\u0432": "b", "\u0441": "c", "\u0435": "e", "\u04bb": "h", "\u0456": "i", "\u0458": "j",
+    "\u043a": "k", "\u043c": "m", "\u043d": "h", "\u043e": "o", "\u0440": "p", "\u0455": "s", "\u0442": "t",
+    "\u0443": "y", "\u0445": "x", "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u04af": "y", "\u0410": "A",
+    "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H", "\u0406": "I", "\u0408": "J", "\u041a": "K",
+    "\u041c": "M", "\u041e": "O", "\u0420": "P", "\u0405": "S", "\u0422": "T", "\u0425": "X", "\u0423": "Y",
+    # Greek
+    "\u03bf": "o", "\u03b1": "a", "\u03b5": "e", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03c1": "p",
+    "\u03c4": "t", "\u03c5": "u", "\u03c7": "x", "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z",
+    "\u0397": "H", "\u0399": "I", "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P",
+    "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
+}
+"""Look-alike letters folded to Latin before matching (a subset of Unicode's confusables: the Cyrillic and Greek
+letters that render like Latin ones in common fonts). Only the matched copy is folded; the grader gets the
+answer's own letters (a Russian or Greek answer stays intact)."""
+def clean(text: str) -> str:
+    """NFKC and the invisible characters removed (module docstring): what the grader is sent."""
+    return unicodedata.normalize("NFKC", text).translate(_STRIP)
+
+
+def hidden_text(text: str) -> str:
+    """The ASCII that Unicode Tags characters in ``text`` spell (an invisible instruction), "" when none."""
+    return " ".join("".join(chr(ord(c) - 0xE0000) for c in m.group()) for m in _TAGS.finditer(text))
+
+
+_RLO = re.compile("\u202e([^\u202c]*)\u202c?")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """``text``: what a reader understands; ``steps``: the normalisation steps that changed something."""
+
+    text: str
+    steps: tuple[str, ...] = field(default=())
+
+
+def _fold_mixed(text: str) -> str:
+    def fold(m: re.Match[str]) -> str:
+        w = m.group()
+        if _LATIN.search(w):
+            return "".join(CONFUSABLES.get(c, c) for c in w)
+        return w
+    return re.sub(r"\w+", fold, text)
+
+
+# single letters (or digits) separated by one separator, at least four of them: letter-spaced words
+_SPACED = re.compile(r"(?<![\w.\-_·])(?:\w ){3,}\w(?![\w.\-_·])")
+_SPACED_SAME = re.compile(r"(?<!\w)\w([.\-_·])\w(?:\1\w)+(?!\w)")
+_SPACED_PART = re.compile(r"(?:\w )+\w")
+_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s",
+                           "!": "i", "|": "l", "€": "e"})
+_LEET_WORD = re.compile(r"(?<![\w@$!|€])[\w@$!|€]*[A-Za-z][\w@$!|€]*(?![\w@$!|€])")
+_ORDINAL = re.compile(r"\d*(?:1st|2nd|3rd|[04-9]th|1[0-9]th)", re.I)
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
+_URL = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
+
+
+def _readable(s: str) -> bool:
+    """Decoded bytes that read as text: printable, mostly letters and spaces, with at least two words."""
+    if not s or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+        return False
+    letters = sum(c.isalpha() or c.isspace() for c in s)
+    return letters / len(s) >= 0.7 and len(re.findall(r"[^\W\d_]{2,}", s)) >= 2
+
+
+def _decode_b64(blob: str) -> str | None:
+    try:
+        raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
+        s = raw.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    return s if _readable(s) else None
+
+
+def _decode_hex(blob: str) -> str | None:
+    try:
+        s = bytes.fromhex(re.sub(r"[ :]", "", blob)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return s if _readable(s) else None
+
+
+def _decode_url(blob: str) -> str | None:
+    s = urllib.parse.unquote_plus(blob)
+    return s if s != blob and _readable(s) else None
+
+
+def _despace(text: str, steps: list[str]) -> str:
+    def join(m: re.Match[str]) -> str:
+        run = m.group()
+        letters = sum(c.isalpha() for c in run)
+        if letters < 0.6 * sum(c.isalnum() for c in run):  # "3 4 5 6" is a list of numbers, not a word
+            return run
+        return re.sub(r"[ .\-_·]", "", run)
+    out_parts = []
+    for part in re.split(r"( {2,}|\n)", text):  # words written with two or more spaces between them
+        if part.isspace() or not part:
+            out_parts.append(part if part == "\n" else " " if part else part)
+        elif _SPACED_PART.fullmatch(part.strip()):
+            out_parts.append(join(_SPACED_PART.fullmatch(part.strip())))  # type: ignore[arg-type]
+        else:
+            out_parts.append(_SPACED.sub(join, _SPACED_SAME.sub(join, part)))
+    out = "".join(out_parts)
+    if out.split() != text.split():
+        steps.append("letter-spaced")
+        return out
+    return text
+
+
+def _deleet(text: str, steps: list[str]) -> str:
+    def fix(m: re.Match[str]) -> str:
+        w = m.group()
+        if not re.search(r"[0-9@$!|€]", w) or _ORDINAL.fullmatch(w) or re.fullmatch(r"\d{2,}s|[A-Za-z]+\d{2,}|[A-Z]+\d+", w):
+            return w  # 1st, 22nd, 1990s, base64, CO2: numbers and names, not leetspeak
+        inner = w.rstrip("!") or w  # a word's trailing exclamation marks are punctuation
+        tail = w[len(inner):]
+        return inner.translate(_LEET_MAP) + tail
+    out = _LEET_WORD.sub(fix, text)
+    if out != text:
+        steps.append("leetspeak")
+    return out
+
+
+def _decode_blobs(text: str, steps: list[str]) -> str:
+    out = text
+    for name, pat, dec in (("url", _URL, _decode_url), ("base64", _B64, _decode_b64), ("hex", _HEX, _decode_hex)):
+        def sub(m: re.Match[str], dec=dec, name=name) -> str:
+            s = dec(m.group())
+            if s is None:
+                return m.group()
+            steps.append(name)
+            return " " + s + " "
+        out = pat.sub(sub, out)
+    return out
+
+
+def normalise(text: str, depth: int = 2) -> Normalised:
+    """The copy of ``text`` a reader understands (module docstring) with the steps that changed it."""
+    steps: list[str] = []
+    t = text
+    if "\u202e" in t:
+        t2 = _RLO.sub(lambda m: m.group(1)[::-1], t)
+        if t2 != t:
+            steps.append("bidi")
+            t = t2
+    hidden = hidden_text(t)
+    n = unicodedata.normalize("NFKC", t)
+    if n != t:
+        steps.append("nfkc")
+    c = clean(n)
+    if c != n:
+        steps.append("invisible")
+    if hidden:
+        steps.append("tags")
+        c = c + " " + hidden
+    f = _fold_mixed(c)
+    if f != c:
+        steps.append("confusables")
+    d = _decode_blobs(f, steps)
+    d = _despace(d, steps)
+    d = _deleet(d, steps)
+    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url")):
+        inner = normalise(d, depth - 1)
+        d = inner.text
+        steps += [s for s in inner.steps if s not in steps]
+    d = "\n".join(" ".join(line.split()) for line in d.splitlines())
+    return Normalised(d, tuple(dict.fromkeys(steps)))
