@@ -591,6 +591,9 @@ def render_battery(b: dict[str, Any]) -> list[str]:
               "pushed below them, so a defence's clean cost shows mostly as answers it lowers that the grader "
               "scored above 0, and a flagged clean answer costs its whole score. A sample of "
               f"{n_answers} answers moves a rate in steps of {fmt(100 / max(1, int(n_answers)) if isinstance(n_answers, int) else None)} points.", ""]
+    if b.get("command"):
+        lines += ["This section again (a re-run reads every answered call from its prediction cache):", "", "```",
+                  b["command"], "```", ""]
     return lines
 
 
@@ -622,7 +625,7 @@ def battery_results(res: dict[str, Any], cache: Path) -> dict[str, Any] | None:
             "target_stats": stats, "wall_s": res["battery_run"]["wall_s"], "slice": res["battery_slice"],
             "calls": sum(int((v.get("usage") or {}).get("replies", 0)) for v in stats.values()),
             "attacks": res.get("battery_attacks", "all"), "load": res.get("battery_load"),
-            "note": res.get("battery_note")}
+            "note": res.get("battery_note"), "command": res.get("battery_command")}
 
 
 SECTION = "## Grader-side defences: the battery"
@@ -647,7 +650,10 @@ def battery_only(a: Any, cache: Path) -> None:
 
     from callbluff.resources.local_llm import LocalLLMServer
 
-    res: dict[str, Any] = {"battery_attacks": a.battery_attacks}
+    res: dict[str, Any] = {"battery_attacks": a.battery_attacks,
+                           "battery_command": "nice -n 5 .venv/bin/python scripts/findings/llm_graders.py --battery-only "
+                           f"--battery-prompts {a.battery_prompts} --battery-per-prompt {a.battery_per_prompt} "
+                           f"--battery-attacks {a.battery_attacks}"}
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     res["battery_note"] = (f"run on its own (`--battery-only`) at {head} on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
                            "; the sections above are from the last full run of this script")
