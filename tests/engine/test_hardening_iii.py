@@ -681,3 +681,44 @@ def test_the_readme_makes_one_promise_about_secrets() -> None:
     assert not about_secrets, about_secrets
     assert "That is a limit, not a guarantee against every echo" in text
     assert "JSON- and repr-escaped" in text and "`...` cut" in text
+
+
+# -- 12: the kept records are not alive while the report reads its sample ------------------------------------------
+def test_the_kept_records_are_released_before_the_report_is_written(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file under 64 MB is parsed once and its records kept for the run (docs/scale-out.md): they go before
+    the report reads its example sample, so the two do not add up in the run's peak memory."""
+    import gc
+
+    import callbluff.engine.run as engine_run
+    from callbluff.engine.suite import load_suite
+    from callbluff.records import ScoredResponse
+    from helpers.data import write_answers
+
+    data = write_answers(tmp_path / "answers.jsonl", n=600)
+    suite = tmp_path / "kept.toml"
+    suite.write_text(f"""
+name = "kept"
+[dataset]
+spec = "jsonl:{data}?task=content&score_min=0&score_max=3"
+[[target]]
+name = "kw"
+type = "callable"
+function = "helpers.scorers:keyword_scorer"
+pass_input = true
+[[attack]]
+name = "Shuffle"
+params = {{ tokenizer = "whitespace" }}
+""", encoding="utf-8")
+    alive: list[int] = []
+    write_report = engine_run.write_report
+
+    def counting(run_dir: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(sum(type(o) is ScoredResponse for o in gc.get_objects()))
+        return write_report(run_dir, **kwargs)
+
+    monkeypatch.setattr(engine_run, "write_report", counting)
+    engine_run.run_suite(load_suite(suite), tmp_path / "run")
+    assert len(alive) == 1 and alive[0] < 50, alive  # was 600: every kept record
+    assert (tmp_path / "run" / "report.html").exists()

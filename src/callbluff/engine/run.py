@@ -116,7 +116,14 @@ class Engine(RunDirectory, TargetWatch):
                 if lock.stale:
                     self.notes.append(f"took over the lock left by a process that is gone (pid "
                                       f"{lock.stale.get('pid')}, started {lock.stale.get('started')})")
-                return self._execute(dataset, gen)
+                result = self._execute(dataset, gen)
+                # the kept records are released before the report reads its example sample, so the two do not
+                # add up in the run's peak memory (docs/scale-out.md: 200,000 short answers)
+                del dataset, gen
+                self._limited = None
+                if self.suite.output.report:
+                    write_report(self.run.path)
+                return result
         except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
             raise local_io_error(e, self.run.path) from e
 
@@ -191,8 +198,6 @@ class Engine(RunDirectory, TargetWatch):
         result.target_stats = target_stats
         result.predictions = predictions
         result.notes = list(self.notes)
-        if self.suite.output.report:
-            write_report(self.run.path)
         return result
 
     def _chunks(self, gen: Generation, dataset: Dataset, targets: dict[str, CachedTarget], writer: BackgroundWriter,

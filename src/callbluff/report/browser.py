@@ -150,11 +150,30 @@ def _telling(group: pd.DataFrame) -> pd.Series:
 
 
 def _read(path: Path, columns: Sequence[str], ids: list[str] | None = None) -> pd.DataFrame:
+    """``columns`` of examples.parquet (a column the file lacks is empty), all rows or those of ``ids``. The rows of
+    ``ids`` are taken one row group (one chunk) at a time, so memory holds one chunk's columns and the matches,
+    not every example's texts at once (a 200,000-record run: docs/scale-out.md)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    present = set(pq.read_schema(path).names)
-    filters = [("example_id", "in", ids)] if ids is not None else None
-    df = pd.read_parquet(path, columns=[c for c in columns if c in present], filters=filters)
+    with pq.ParquetFile(path) as f:
+        cols = [c for c in columns if c in set(f.schema_arrow.names)]
+        if ids is None:
+            df = f.read(columns=cols).to_pandas()
+        else:
+            wanted = pa.array(sorted(set(ids)), type=pa.string())
+            parts = []
+            for i in range(f.num_row_groups):
+                if not len(wanted):
+                    break
+                key = f.read_row_group(i, columns=["example_id"]).column(0).cast(pa.string())
+                mask = pc.is_in(key, value_set=wanted)
+                if pc.any(mask).as_py():
+                    parts.append(f.read_row_group(i, columns=cols).filter(mask))
+            schema = f.schema_arrow
+            df = (pa.concat_tables(parts) if parts else
+                  pa.schema([schema.field(c) for c in cols]).empty_table()).to_pandas()
     for c in columns:
         if c not in df.columns:
             df[c] = None
