@@ -61,3 +61,6 @@ def test_a_failed_llm_grader_run_says_why_its_qwk_is_undefined(model: Path, tmp_
     text = _text(write_report(tmp_path / "run").read_text(encoding="utf-8"))
     assert re.search(r"QWK – \(no clean answer was scored: all \d+ failed\)", text), text[:2000]
     assert re.search(r"grader: \d+ of \d+ predictions failed \(100 %\)", text)
+    # the attacks made their examples: the target failed them, which is not "no example from these records"
+    assert "Not measured, every prediction failed: FormatHijack, NullAnswer." in text
+    assert "Not measured: " not in text

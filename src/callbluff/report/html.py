@@ -68,6 +68,24 @@ def _environment() -> Environment:
     return env
 
 
+def failed_to_score(run: RunData) -> list[tuple[str, int]]:
+    """(attack, configurations) of run.json's attacks that made adversarial examples none of which was scored:
+    every prediction failed (``n_errors_adversarial`` on its rows, ``n`` 0). The report names them apart from the
+    attacks that made no example, since the cause is the target, not the attack."""
+    scored: set[tuple[str, str]] = set()
+    failed: dict[str, set[str]] = {}
+    for r in run.metrics:
+        if r.get("attack") == "clean":
+            continue
+        key = (str(r["attack"]), str(r["params"]))
+        if (num(r.get("n")) or 0) > 0:
+            scored.add(key)
+        elif (num(r.get("n_errors_adversarial")) or 0) > 0:
+            failed.setdefault(key[0], set()).add(key[1])
+    out = [(a, len({p for p in ps if (a, p) not in scored})) for a, ps in failed.items()]
+    return [(a, n) for a, n in out if n]
+
+
 def without_examples(run: RunData) -> list[tuple[str, int, int]]:
     """(attack, configurations with a metric row, configurations in the suite) for every attack of run.json's
     ``attacks`` of which some configuration produced no adversarial example (no metric row), e.g. Kumar et al.'s
@@ -78,8 +96,8 @@ def without_examples(run: RunData) -> list[tuple[str, int, int]]:
             suite[str(a["name"])] = suite.get(str(a["name"]), 0) + 1
     seen: dict[str, set[str]] = {}
     for r in run.metrics:
-        if r.get("attack") != "clean" and (num(r.get("n")) or 0) > 0:
-            seen.setdefault(str(r["attack"]), set()).add(str(r["params"]))
+        if r.get("attack") != "clean" and ((num(r.get("n")) or 0) > 0 or (num(r.get("n_errors_adversarial")) or 0) > 0):
+            seen.setdefault(str(r["attack"]), set()).add(str(r["params"]))  # made examples (scored or not)
     return [(name, len(seen.get(name, ())), n) for name, n in suite.items() if len(seen.get(name, ())) < n]
 
 
@@ -180,7 +198,7 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "cards": scorecards(run.task, run.metrics, targets, graders),
         "failure_svg": failure_chart(run.task, _chart_rows(run.metrics), targets),
         "failed_targets": failed_targets(run), "min_n": MIN_N,
-        "without_examples": without_examples(run),
+        "without_examples": without_examples(run), "failed_to_score": failed_to_score(run),
         "views": ([v] if (v := grader_view(run.metrics, sorted(graders))) else [])
         + get_task(run.task).views(run.metrics, targets),
         "clean_vs_robust": (GRADER_CLEAN_VS_ROBUST if graders and set(graders) >= set(targets)
