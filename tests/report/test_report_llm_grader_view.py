@@ -50,6 +50,7 @@ def test_a_healthy_llm_grader_run_has_its_own_view_and_words(model: Path, tmp_pa
     assert re.search(r"[\d.]+% of 12 content-free answers got the minimum score", text)  # NullAnswer
     assert "ARR; 100% is ideal" not in text and "were rejected" not in text
     assert "a robust grader does not raise the score" in text
+    assert "at minimum %" in text and "ARR per generator" not in text  # the grader's table, not Ding et al.'s view
 
 
 def test_a_failed_llm_grader_run_says_why_its_qwk_is_undefined(model: Path, tmp_path: Path) -> None:

@@ -101,6 +101,9 @@ def without_examples(run: RunData) -> list[tuple[str, int, int]]:
     return [(name, len(seen.get(name, ())), n) for name, n in suite.items() if len(seen.get(name, ())) < n]
 
 
+ARR_VIEW = "ARR per generator"
+"""Ding et al.'s ARR view, left out of a run whose targets are all LLM graders (the grader table's "at minimum %"
+and its sentences say the same in the grader's words)."""
 GRADER_CLEAN_VS_ROBUST = ("QWK on the clean answers next to what each bluff did to the grader's score: the share of "
                          "answers it raised, weak answers lifted to full marks, and replies it gave that could not be "
                          "read")
@@ -172,8 +175,8 @@ def grader_view(rows: Sequence[dict[str, Any]], graders: Sequence[str]) -> View 
         weak = f"{pct(r.get('max_out_pct'))} of {r.get('n_low')}" if r.get("n_low") else "–"
         out.append([str(r["attack"]), short_params(r["params"], str(r["attack"])), str(r["target"]),
                     fmt(r.get("n")), cell("pos_pct", "pos_pct"), cell("mean_diff_pct", "mean_diff_pct"), weak,
-                    pct(r.get("ceiling_pct")), pct(r.get("mean_score_pct")), pct(r.get("parse_fail_pct")),
-                    pct(r.get("failure_pct"))])
+                    pct(r.get("ceiling_pct")), pct(r.get("arr")), pct(r.get("mean_score_pct")),
+                    pct(r.get("parse_fail_pct")), pct(r.get("failure_pct"))])
     if not out:
         return None
     out.sort(key=lambda row: (row[0], row[1], row[2]))
@@ -181,10 +184,11 @@ def grader_view(rows: Sequence[dict[str, Any]], graders: Sequence[str]) -> View 
                 "Per attack configuration (prompts pooled): answers scored, % scored higher than their clean version "
                 "[95% bootstrap interval], mean score change as % of the scale [interval], weak answers (gold at most "
                 "the scale's midpoint) that reached full marks, % already at the maximum when clean (they cannot be "
-                "raised), the mean score of content-free answers, % of replies the grader gave that could not be read "
+                "raised), % scored at the scale's minimum (what a robust grader gives a content-free answer), the mean "
+                "score of content-free answers, % of replies the grader gave that could not be read "
                 "(error rows, never zeros), and the failure % by the attack's expectation.",
                 ["attack", "params", "grader", "n", "raised %", "mean change %", "weak → max", "at max %",
-                 "content-free score %", "unreadable %", "failure %"], out)
+                 "at minimum %", "content-free score %", "unreadable %", "failure %"], out)
 
 
 def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
@@ -200,7 +204,8 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
         "failed_targets": failed_targets(run), "min_n": MIN_N,
         "without_examples": without_examples(run), "failed_to_score": failed_to_score(run),
         "views": ([v] if (v := grader_view(run.metrics, sorted(graders))) else [])
-        + get_task(run.task).views(run.metrics, targets),
+        + [v for v in get_task(run.task).views(run.metrics, targets)  # an all-grader run: its table says it
+           if not (graders and set(graders) >= set(targets) and v.title.startswith(ARR_VIEW))],
         "clean_vs_robust": (GRADER_CLEAN_VS_ROBUST if graders and set(graders) >= set(targets)
                             else get_task(run.task).clean_vs_robust),
         "fields": _fields_for(run.task, run.metrics), "metrics": run.metrics,
