@@ -77,6 +77,7 @@ class RunProgress:
         self._count = count_records if limit is None else None
         self._records = 0
         self._start_line: threading.Timer | None = None
+        self._done = threading.Event()
 
     def __enter__(self) -> RunProgress:
         if self.lines is None:
@@ -88,7 +89,17 @@ class RunProgress:
             self._start_line = threading.Timer(START_LINE_AFTER, self._first_line)
             self._start_line.daemon = True
             self._start_line.start()
+            threading.Thread(target=self._heartbeat, daemon=True, name="callbluff-progress").start()
         return self
+
+    def _heartbeat(self) -> None:
+        """In a log: while a chunk is being worked on (a chunk can take minutes), one line per interval saying the
+        run is still going, with its counts and elapsed time, so a CI log never sits silent."""
+        assert self.lines is not None
+        interval = max(self.lines.interval, 0.05)
+        while not self._done.wait(interval):
+            if "records" in self.lines.seen:
+                self.lines.still("records")
 
     def _first_line(self) -> None:
         if self.lines is not None and "records" not in self.lines.seen:
@@ -106,6 +117,7 @@ class RunProgress:
 
     def __exit__(self, *exc: Any) -> None:
         if self.lines is not None:
+            self._done.set()
             if self._start_line is not None:
                 self._start_line.cancel()
             return
@@ -196,6 +208,21 @@ class StageProgress:
                     self.progress.reset(self.tasks["step"], total=total, completed=0, description=stage)
                     self.current = stage
                 self.progress.update(self.tasks["step"], completed=done, total=total)
+
+    def still(self, stage: str) -> None:
+        """A plain line for ``stage`` when none was printed in the last ``interval`` seconds: its last counts, the
+        elapsed time and "still running" (the heartbeat of a long step that reports nothing in between)."""
+        with self._lock:
+            if stage not in self.seen or time.monotonic() - self._printed.get(stage, 0.0) < self.interval:
+                return
+            done, total = self.seen[stage]
+            if total is not None and done >= total:
+                return
+            self._printed[stage] = now = time.monotonic()
+            count = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
+            self.console.print(f"[{time.strftime('%H:%M:%S')}] {stage}: {count}, elapsed "
+                               f"{_clock(now - self._started[stage])}, still running", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def _line(self, stage: str, done: int, total: int | None, first: bool) -> None:
         now = time.monotonic()

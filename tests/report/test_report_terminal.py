@@ -51,6 +51,16 @@ def test_run_progress_in_a_log_prints_timestamped_lines() -> None:
     assert buf.getvalue() == ""
 
 
+def test_run_progress_in_a_log_says_a_long_chunk_is_still_running() -> None:
+    buf = io.StringIO()
+    with RunProgress(Console(file=buf, force_terminal=False, width=200), chunk_size=1000, count_records=None,
+                     limit=200, interval=0.3) as p:
+        p("fit", 5, None)  # the run is under way; its one chunk takes a while and reports nothing
+        time.sleep(1.2)
+    still = [line for line in buf.getvalue().splitlines() if line.endswith("still running")]
+    assert len(still) >= 2 and all("records: 0/200" in line for line in still)
+
+
 def test_training_summary_is_short() -> None:
     lines = training_summary("content-scorer", "m", {
         "train_seconds": 3.2, "data": "asap-sas:train.tsv.gz", "params": {"C": 1},
