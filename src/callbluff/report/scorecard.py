@@ -204,8 +204,11 @@ def scorecards(task: str, rows: Sequence[Mapping[str, Any]], targets: Sequence[s
         pooled = pooled_rows(mine)
         fields = GRADER_VALUES if grader else spec.robust_fields
         for r in pooled:
+            failed = int(num(r.get("n_errors_adversarial")) or 0)
             text = ((grader_sentence(r) if grader else spec.sentence(r))
-                    or f"no adversarial example was scored ({r.get('n') or 0}); see the errors.")
+                    or (f"none of its {failed} adversarial inputs was scored: every prediction failed (see the "
+                        "errors)." if failed else f"no adversarial example was scored ({r.get('n') or 0}); see the "
+                        "errors."))
             card.entries.append(Entry(
                 row_label(r, pooled), short_params(r["params"], str(r["attack"])), r.get("expect"), num(r.get("failure_pct")),
                 r.get("n"), [(label, pct(r.get(f)) if "%" in label else fmt(r.get(f))) for f, label in fields
