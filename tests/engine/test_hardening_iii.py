@@ -634,9 +634,24 @@ def test_compare_on_a_malformed_run_exits_2_naming_the_file(two_versions: dict[s
 
 
 # -- 4: report on a read-only run directory ----------------------------------------------------------------------
-def _read_only(run: Path, args: list[str]) -> tuple[int, str]:
-    """``callbluff ARGS`` in a subprocess that sees ``run`` on a read-only bind mount (a private mount
-    namespace: a real EROFS, as for an archived CI artefact); skips where namespaces are not allowed."""
+READ_ONLY_DRIVER = """
+import json, sys, traceback
+from typer.testing import CliRunner
+from callbluff.cli import app
+out = []
+for args in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
+    crash = None if r.exception is None or isinstance(r.exception, SystemExit) else \
+        "".join(traceback.format_exception(r.exception))
+    out.append({"code": r.exit_code, "output": r.output, "crash": crash})
+print(json.dumps(out))
+"""
+
+
+def _read_only(run: Path, invocations: list[list[str]]) -> list[dict[str, Any]]:
+    """``callbluff ARGS`` for each of ``invocations``, in one subprocess that sees ``run`` on a read-only bind
+    mount (a private mount namespace: a real EROFS, as for an archived CI artefact): exit code, output and any
+    uncaught exception of each. Skips where namespaces are not allowed."""
     import shlex
     import shutil
 
@@ -647,10 +662,11 @@ def _read_only(run: Path, args: list[str]) -> tuple[int, str]:
         pytest.skip(f"unshare -rm is not allowed here: {probe.stderr.decode(errors='replace').strip()}")
     r = shlex.quote(str(run))
     cmd = (f"mount --bind {r} {r} && mount -o remount,ro,bind {r} {r} && exec "
-           + shlex.join([sys.executable, "-m", "callbluff.cli", *args]))
-    proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], cwd=REPO, env=cli_env(COLUMNS="250"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-    return proc.returncode, proc.stdout
+           + shlex.join([sys.executable, "-c", READ_ONLY_DRIVER, json.dumps(invocations)]))
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], cwd=REPO, env=cli_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def test_report_on_a_read_only_run_directory_exits_2_naming_the_path_and_out(
@@ -659,13 +675,13 @@ def test_report_on_a_read_only_run_directory_exits_2_naming_the_path_and_out(
 
     run = tmp_path / "archived"
     shutil.copytree(two_versions["v1"], run)
-    code, out = _read_only(run, ["report", str(run)])
-    text = " ".join(out.split())
-    assert code == 2, out
-    assert "Traceback" not in out and "Read-only file system" in text and str(run) in text, out
-    assert "--out" in text, out
-    code, out = _read_only(run, ["report", str(run), "--out", str(tmp_path / "elsewhere.html")])
-    assert code == 0 and (tmp_path / "elsewhere.html").exists(), out
+    here, elsewhere = _read_only(run, [["report", str(run)],
+                                       ["report", str(run), "--out", str(tmp_path / "elsewhere.html")]])
+    text = " ".join(here["output"].split())
+    assert here["code"] == 2 and here["crash"] is None, here  # was: OSError, traceback, exit 1
+    assert "Read-only file system" in text and str(run / "report.html") in text and "--out" in text, text
+    assert elsewhere["code"] == 0 and elsewhere["crash"] is None, elsewhere
+    assert (tmp_path / "elsewhere.html").exists()
 
 
 # -- 11: one consistent promise about secrets in the README -----------------------------------------------------
