@@ -680,6 +680,21 @@ def battery_only(a: Any, cache: Path) -> None:
     log(f"wrote the battery section of {a.out}")
 
 
+DETECTOR_MARKS = ("<!-- injection-detector:start -->", "<!-- injection-detector:end -->")
+
+
+def write_doc(path: Path, text: str) -> None:
+    """Write the document, keeping the section scripts/findings/injection_detector.py generates (between its
+    markers: the injection pre-filter on held-out injections, computed without the LLM server) before ``## Reproduce``."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    a, b = DETECTOR_MARKS
+    if a in old and b in old and a not in text:
+        block = old[old.index(a):old.index(b) + len(b)] + "\n"
+        i = text.find("\n## Reproduce")
+        text = text[:i + 1] + block + "\n" + text[i + 1:] if i >= 0 else text + "\n" + block
+    path.write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 questions x 4 answers, small search (a smoke run)")
@@ -708,7 +723,7 @@ def main() -> None:
         res["clean_scores"] = clean_scores(cache / "run-main", "smollm2")
         res["battery"] = battery_results(res, cache)
         a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(render(res), encoding="utf-8")
+        write_doc(a.out, render(res))
         log(f"wrote {a.out} from {cache / 'results.json'}")
         return
     if not MOHLER.is_dir():
@@ -778,7 +793,7 @@ def main() -> None:
                 sys.exit(f"the API key was written to {p}: a bug; the document is not written")
     (cache / "results.json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(render(res), encoding="utf-8")
+    write_doc(a.out, render(res))
     log(f"wrote {a.out} ({res['total_s']} s)")
 
 
