@@ -573,7 +573,14 @@ def render_battery(b: dict[str, Any]) -> list[str]:
     lines += ["", "Goal (issue 36): behind the full defence, every LLM-family configuration's raise rate at most 5 % "
               "and max-out at most 2 %: " + ("**met** on this sample." if not bad else
               f"**not met** on this sample: {len(bad)} of {len(full)} configurations above it ("
-              + "; ".join(f"{n}: {fmt(raised(r))} % / {fmt(r.get('max_out_pct'))} %" for n, r in bad) + ")."),
+              + "; ".join(f"{n}: {fmt(raised(r))} % / {fmt(r.get('max_out_pct'))} %" for n, r in bad) + ").")
+              + f" At what clean cost: mean clean score {fmt(b['clean'].get('smollm2+full', {}).get('mean'), 2)} behind "
+              f"it against {fmt(b['clean'].get('smollm2', {}).get('mean'), 2)} alone, clean MAE "
+              f"{diff(mae['smollm2+full'], mae['smollm2'], 2)}; the known-answer check flagged "
+              f"{usage['smollm2+full'].get('defence', {}).get('known_answer_flagged', '–')} of the "
+              f"{usage['smollm2+full'].get('defence', {}).get('answers', '–')} answers it was asked about, clean and "
+              "attacked (a flagged answer is floored, so a defence that flags everything meets this goal by grading "
+              "nothing: read the goal with the clean columns).",
               "", "The defences' literature beside ours:", "",
               "| defence | published figure | their setting | ours (mean raised %, clean QWK Δ) |",
               "| --- | --- | --- | --- |"]
@@ -592,7 +599,8 @@ def render_battery(b: dict[str, Any]) -> list[str]:
               "scored above 0, and a flagged clean answer costs its whole score. A sample of "
               f"{n_answers} answers moves a rate in steps of {fmt(100 / max(1, int(n_answers)) if isinstance(n_answers, int) else None)} points.", ""]
     if b.get("command"):
-        lines += ["This section again (a re-run reads every answered call from its prediction cache):", "", "```",
+        lines += ["This section again (`--render-only` rewrites it from the cached results without a model call; "
+                  "the command below runs it afresh after `rm -r .findings-cache/llm-graders/run-battery`):", "", "```",
                   b["command"], "```", ""]
     return lines
 
@@ -634,7 +642,7 @@ SECTION = "## Grader-side defences: the battery"
 def splice_battery(doc: str, section: list[str]) -> str:
     """``doc`` (the document of an earlier full run) with its battery section replaced by ``section`` (inserted
     before the literature section when it has none): what ``--battery-only`` writes."""
-    text = "\n".join(section)
+    text = "\n".join(section).rstrip("\n") + "\n\n"
     if SECTION in doc:
         a = doc.index(SECTION)
         b = doc.index("\n## ", a + len(SECTION)) + 1
@@ -717,6 +725,12 @@ def main() -> None:
     a = ap.parse_args()
     if a.render_only:
         cache = CACHE.with_name(CACHE.name + ("-quick" if a.quick else ""))
+        if not (cache / "results.json").is_file() and (cache / "battery.json").is_file():  # a --battery-only run
+            bat = json.loads((cache / "battery.json").read_text(encoding="utf-8"))
+            a.out.write_text(splice_battery(a.out.read_text(encoding="utf-8"),
+                                            render_battery(battery_results(bat, cache))), encoding="utf-8")
+            log(f"wrote the battery section of {a.out} from {cache / 'battery.json'}")
+            return
         res = json.loads((cache / "results.json").read_text(encoding="utf-8"))
         res["explain"] = EXPLAIN
         res["examples"] = examples_raised(cache / "run-main", "smollm2")
