@@ -67,7 +67,7 @@ def test_wordnet_antonyms_and_nearby_numbers() -> None:
     ("NASA", [("NASA", "NNP", "")], "What agency?", ("LSTM", "abbrev")),
     ("the river", [("the", "DT", ""), ("river", "NN", "")], "What flows?", ("the hamster", "pos-end-nn")),
     ("quickly", [("quickly", "RB", "")], "How did it move?", ("silently", "pos-end-rb")),
-    ("of course", [("of", "IN", ""), ("course", "NN", "")], "What?", ("hamster", "pos-end-nn")),
+    ("of course", [("of", "IN", ""), ("course", "NN", "")], "What?", ("a hamster", "pos-end-nn")),  # issue 37: an article
     ("and", [("and", "CC", "")], "What?", ("aliens", "catch-all")),
 ])
 def test_fake_answer_rules(answer: str, toks, question: str, expected) -> None:

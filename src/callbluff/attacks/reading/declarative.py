@@ -335,6 +335,8 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
         return None
     ws = [t.whitespace_ or "" for t in doc]
     toks = [(words[i], ws[i]) for i in range(n)]
+    if ph.prep is not None and n - 1 > ph.end and doc[n - 1].lower_ == words[ph.prep].lower():
+        toks[n - 1] = ("", "")  # "From what pad was X launched from?": the preposition once
     if ph.end < n and words[ph.end].lower() == "else":
         toks[ph.end] = ("", "")  # "what else comprises X" -> "A comprises X"
     if ph.kind == "adverb" and ph.wh in DEFAULT_PREP and n > ph.end + 1 and doc[n - 1].tag_ == "IN" \
@@ -378,8 +380,9 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
         subject_question = ph.prep is None and (
             any(doc[j].dep_ in ("nsubj", "nsubjpass", "csubj") for j in range(ph.start, ph.end))
             or nxt.tag_ in ("VBN", "VBG", "VBD"))
-        if aux.lower_ in DO_TENSE and aux.dep_ in ("aux", "auxpass"):
-            subject_question = False  # do-support always means inversion
+        if aux.lower_ in DO_TENSE and (aux.dep_ in ("aux", "auxpass") or _do_verb(doc, after, n) is not None
+                                       or _last_verb(doc, after, n) is not None):
+            subject_question = False  # do-support always means inversion ("Who did Tesla partner with?")
         inverted = not subject_question
     if not inverted and fronted and is_aux and after + 1 < n and (
             (aux.lower_ in DO_TENSE and ph.kind in ("det", "whose", "how-many", "how-much"))
@@ -411,6 +414,8 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
         verb = None
     if aux.lower_ in DO_TENSE and (verb is None or verb.tag_ not in ("VB", "VBP")):
         verb = _do_verb(doc, after, n) or verb  # "do" hung on a noun: the base-form verb after the subject
+    if aux.lower_ in DO_TENSE and verb is None:
+        verb = _last_verb(doc, after, n)  # "When did Levi's Stadium open?": "open" tagged as an adjective
     if after + 1 < n and doc[after + 1].lower_ in ("n't", "not"):
         return None  # "What doesn't X change?": the negation's place is ours to guess; a person would reword it
     if aux.lower_ in DO_TENSE and verb is None:
@@ -510,6 +515,20 @@ def _passive_participle(doc: Doc, start: int, n: int) -> int | None:
     return None
 
 
+def _last_verb(doc: Doc, after: int, n: int) -> Token | None:
+    """The first word after the subject's first word that ends the question or stands before a preposition
+    ("partner with"), when English has it as a verb (lemminflect knows its verb forms) though the parser did not
+    tag it one: the main verb of a *do*-support question; None otherwise."""
+    from lemminflect import getAllInflections
+
+    for t in doc[after + 2:n]:
+        if (t.i == n - 1 or doc[t.i + 1].tag_ in ("IN", "RP", "TO")) and t.is_alpha \
+                and t.tag_ not in ("NNP", "NNPS", "DT", "IN", "PRP", "CD", "POS", "CC") \
+                and getAllInflections(t.lower_, upos="VERB"):
+            return t  # "Who did Tesla partner with in 1886?": "partner" before its preposition
+    return None
+
+
 def _do_verb(doc: Doc, after: int, n: int) -> Token | None:
     """The main verb of a *do*-support question whose auxiliary the parser attached elsewhere: the sentence's
     root when it is a base-form verb after the auxiliary, else the first base-form verb after the subject's
@@ -558,6 +577,7 @@ def _finish(pieces: list[tuple[str, str]]) -> str:
     if not text:
         return text
     text = _articles(text[0].upper() + text[1:])
+    text = re.sub(r"\?(?=[\"'\u201d\u2019]\s*$)", "", text)  # 'Who wrote "Walking in X?"' ends its quote, not a question
     return text.rstrip(" ,;:.") + "."
 
 

@@ -113,8 +113,9 @@ def _agreement(doc: Any, root: Any) -> list[str]:
         if finite is None:
             continue
         low = finite.lower_
-        singular = low in SINGULAR_VERBS or (finite.tag_ == "VBZ" and low not in PLURAL_VERBS)
-        plural = low in PLURAL_VERBS or (finite.tag_ == "VBP" and low not in SINGULAR_VERBS)
+        # by the word, not the tag alone: the parser tags a misread noun or bare infinitive VBZ / VBP
+        singular = low in SINGULAR_VERBS or (finite.tag_ == "VBZ" and low.endswith("s") and low not in PLURAL_VERBS)
+        plural = low in PLURAL_VERBS
         conj = any(c.dep_ == "conj" for c in subj.children)
         if (conj and singular) or (not conj and ((subj.tag_ == "NNS" and singular) or
                                                  (subj.tag_ in ("NN", "NNP") and plural))):
@@ -136,6 +137,7 @@ def _inverted(doc: Any, root: Any) -> list[str]:
     return []
 
 
+AUX_WORDS = frozenset({"is", "are", "was", "were", "has", "have", "had", "do", "does", "did"})
 STRANDABLE = frozenset({"from", "to", "into", "for", "with", "by", "of", "at", "on", "about"})
 REASON_BAD_TAGS = frozenset({"VB", "VBD", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "IN", "TO", "MD"})
 
@@ -148,7 +150,8 @@ def _phrases(doc: Any, text: str) -> list[str]:
     out: list[str] = []
     toks = [t for t in doc if not t.is_space]
     for a, b in zip(toks, toks[1:]):
-        if a.tag_ in FINITE and b.tag_ in FINITE and not (a.lower_ in ("is", "was", "are", "were") and b.tag_ == "MD"):
+        if a.tag_ in FINITE and (b.tag_ == "MD" or b.lower_ in AUX_WORDS) \
+                and not (a.lower_ in ("is", "was", "are", "were") and b.tag_ == "MD"):
             out.append(f"two finite verbs in a row ({a.text} {b.text})")
             break
     for i, t in enumerate(toks[:-2]):
@@ -158,7 +161,7 @@ def _phrases(doc: Any, text: str) -> list[str]:
                                                                             nxt.children)):
                 out.append(f"because of + {nxt.tag_} ({nxt.text})")
     content = [t for t in toks if not t.is_punct]
-    if len(content) >= 2 and content[-2].tag_ in ("IN", "TO") and content[-2].dep_ != "prt" \
+    if len(content) >= 2 and content[-2].tag_ == "IN" and content[-2].dep_ != "prt" \
             and content[-1].tag_ in ("JJ", "JJR", "JJS", "VB", "RB", "RBS") and not content[-1].text[:1].isupper():
         out.append(f"preposition before a bare {content[-1].tag_} ({content[-2].text} {content[-1].text})")
     for t in toks[:-1]:
