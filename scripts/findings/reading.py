@@ -83,14 +83,49 @@ on the same MiniLM reader, 34.1 / 41.2 F1 on their 1,000 questions (measured by 
 JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
 """The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
 seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
-JUDGED_SEED, JUDGED_N = 0, 40
-JUDGED_HISTORY = (
-    "The re-run changed 10 examples (5 questions, each in AddSent and AddOneSent), 2 of them in the judged sample "
-    "(items 015 and 030, both double flips, now 'the least successful' / 'the least important'): those two were "
-    "judged anew (grammatical, not answering); the other 38 sentences are byte for byte those read before and keep "
-    "their judgments (the sheet was exported again from the new run and the judgments carried over by identical "
-    "question and sentence).")
-"""How the filled sheet relates to the current ``sent`` run (the sheet is re-exported when a run changes)."""
+JUDGED_SEED, JUDGED_N = 37, 60
+"""A fresh sample for issue 37's rules (seed 37; the previous rules' sheet, seed 0 and 40 sentences, is in git
+history: 28 of 40 grammatical)."""
+ISSUE37_SHAPING = (
+    "Issue 37's rules (wording, fake answers of the question's type, the wider grammar check): the issue named "
+    "the kinds of error from sentences of this sample (word order after `last`/`first`, prepositions before "
+    "dates, `because of` + a verb or a bare noun), but every rule was written and checked on other questions: "
+    "the candidates of SQuAD v1.1 *train* questions, read by the engineer who wrote the rules "
+    "(`scripts/findings/reading_addsent_shaping.py`, seed 11, questions 0-849 of its draw, in slices of 150 so "
+    "each new rule was read on questions that had not shaped it), and, for coverage and F1 (no sentence, no "
+    "attack), the AddSent F1 of the first 126 dev tuning questions (the seed-1 draw minus this sample; "
+    "`scripts/findings/reading_tuning.py --attack AddSent`): the previous rules F1 27.3 over every question on "
+    "its first 70 (67 attacked); the first version of the new rules 35.9 (56 attacked), above the goal, which led "
+    "to the coverage repairs (do-support found from a verb the parser mis-tagged, a quoted title's question mark, "
+    "a fronted preposition said once, agreement judged by the verb's word): 109 of the 126 then get a sentence "
+    "(candidate pools only; F1 not re-measured there). Larger pools (6 kept of 16, 3 variants, 3 fake answers) "
+    "gave 34.8 on the same 70 and were not taken. Nothing was chosen on this sample: the run above is the first "
+    "with these rules, and the judged sheet was drawn after it.")
+"""What shaped issue 37's AddSent rules (disclosed in the document)."""
+LM_NOTE = (
+    "What was measured of issue 37's four parts: the conversion fixes, the fake answers and the grammar check "
+    "through the hand-judged sheet below (the sentences a reader gets, whichever scorer kept them) and the F1 "
+    "figures above; the language-model ranking was not measured apart: on 100 SQuAD train questions (shaping "
+    "draw, questions 750-849, an earlier version of the rules) it changed the kept set of 19 questions, mostly "
+    "between wordings a reader accepts alike ('a hamster' / 'hamsters', one perturbed name for another), "
+    "sometimes for the better ('meet the requirements of a hamster' over 'meet a hamster'), read but not "
+    "counted; no hand judgment compares the two rankings.")
+"""What was measured of the language-model ranking (written into the document)."""
+JUDGED_WHO = (
+    "the engineer who wrote issue 37's rules (an AI agent session of the project, one annotator) read each of the "
+    f"{JUDGED_N} sentences beside its question, after the run and after the rules were frozen, and wrote the "
+    "judgments into the exported sheet by hand: grammatical = a well-formed English sentence (word order, "
+    "agreement, articles, prepositions, word forms), whatever its meaning (invented names and odd facts are the "
+    "attack's point); answers the question = a reader of the sentence alone would take its fake answer as the "
+    "answer to the *original* question")
+"""Who judged the sheet and how (written into the document)."""
+JUDGED_NOTES = ""
+"""What the judge found in the sheet (filled after judging; written into the document)."""
+PREVIOUS_JUDGED = (
+    "Before issue 37's rules, one engineer read 40 sentences of this sample's previous runs (seed 0, sheet "
+    "adds-4dd483c62a): 28 grammatical (70%), none answering; the issue's own reviewer read 30 AddSent sentences: 21 "
+    "grammatical.")
+"""The hand checks of the previous rules (their sheet is in git history)."""
 
 
 def load_avg() -> str:
@@ -173,6 +208,13 @@ TUNING = ("SQuAD dev questions disjoint from the findings sample (a seed-1 sampl
 """Where the AddAny search settings were chosen (disclosed in the document)."""
 
 
+SENT_PARAMS: dict[str, Any] = {"fluency": "structural"}
+"""AddSent / AddOneSent parameters of the ``sent`` runs: the structural ranking (the candidates that pass the check,
+in generation order). Issue 37's run: the language model's ranking (``fluency="auto"``, llama.cpp in a child
+process) scored every question's passing candidates on this loaded shared machine at about one question per
+second, which would have pushed the run past the session's deadline; it is left out here and its effect not
+measured on this sample (``LM_NOTE``). Remove the key to rank with the model where installed."""
+
 Run = tuple[tuple[tuple[str, str], ...], list[dict[str, Any]], int]
 """A run: (targets as (name, saved-reader folder), attack tables, questions)."""
 
@@ -183,10 +225,12 @@ def runs(sizes: tuple[int, int, int, int]) -> dict[str, Run]:
     margin = [{"name": "AddAny", "query_budget": MARGIN_BUDGET, "params": dict(MARGIN_PARAMS)}]
     minilm, sliding = ("minilm", "minilm"), ("sliding", "sliding")
     return {
-        "sent": ((minilm,), [{"name": "AddOneSent"}, {"name": "AddSent"}], sizes[0]),
+        "sent": ((minilm,), [{"name": "AddOneSent", "params": dict(SENT_PARAMS)},
+                             {"name": "AddSent", "params": dict(SENT_PARAMS)}], sizes[0]),
         "any-margin": ((("minilm", "minilm-top50"),), margin, sizes[2]),
         "any": ((minilm,), any_attacks, sizes[2]),
-        "sent-sw": ((sliding,), [{"name": "AddOneSent"}, {"name": "AddSent"}], sizes[1]),
+        "sent-sw": ((sliding,), [{"name": "AddOneSent", "params": dict(SENT_PARAMS)},
+                                 {"name": "AddSent", "params": dict(SENT_PARAMS)}], sizes[1]),
         "any-sw": ((sliding,), any_attacks, sizes[3]),
         "any-margin-sw": ((("sliding", "sliding-top50"),), margin, sizes[3]),
     }
@@ -341,7 +385,7 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
 
 def _grammar_and_coverage(cache: Path, subset: Path, n: int) -> dict[str, Any]:
     """:func:`_grammar_stats`, computed once per sample size and kept in the cache directory."""
-    path = cache / f"grammar-v2-{n}.json"
+    path = cache / f"grammar-v3-{n}.json"
     if path.exists():
         g = json.loads(path.read_text())
     else:
@@ -362,7 +406,7 @@ def _grammar_stats(subset: Path, n: int) -> dict[str, Any]:
     from callbluff.resources.context import default_resources
 
     res = default_resources()
-    params = AddSent().params
+    params = AddSent(**SENT_PARAMS).params
     recs = [r for _, r in zip(range(n), load(f"squad:{subset}"))]
     prefetch_candidates(recs, res, params)
     by_wh: Counter[str] = Counter()
@@ -631,14 +675,18 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
       + (", ".join(f"{k} {v}" for k, v in sorted(scorers.items())) or "n/a")
       + ". The language model (SmolLM2-135M-Instruct, Q4_1 GGUF through llama.cpp; mean token log-probability) "
       f"ranks a question's candidates only when more pass the check than are kept ({g['params']['candidates']}); "
-      "otherwise every passing candidate is kept and the check alone decided (`structural`).")
+      "otherwise every passing candidate is kept and the check alone decided (`structural`). " + LM_NOTE)
     w("")
     share = 100.0 * g["passed"] / max(g["total"], 1)
     w("### Grammaticality")
     w("")
     w(f"**Automatic** (`callbluff.attacks.reading.grammar`: one sentence, a verbal root with a subject, no wh-word, "
       f"no dangling preposition, no repeated word; word order: no bare participle before the verb, the fake answer "
-      f"neither inside the subject nor before a verb that completes it): {g['passed']} of {g['total']} raw "
+      f"neither inside the subject nor before a verb that completes it; since issue 37 also subject-verb "
+      f"agreement, no auxiliary before its subject, no two finite verbs in a row, no `because of` + a verb or a "
+      f"bare noun, no preposition without an object, no unbalanced quote; and the conversion no longer makes a "
+      f"wording it cannot get right, such as a bare verb or a misplaced adjective where a noun phrase stood): "
+      f"{g['passed']} of {g['total']} raw "
       f"candidates pass ({share:.1f}%); only those are kept ({g['kept']} kept for {sum(g['covered'].values())} "
       "questions), so every distractor sent to a reader passes it. Most frequent problems of the dropped ones: "
       + ", ".join(f"{k} ({v})" for k, v in g["problems"].most_common(8)) + ". The check is structural: it "
@@ -652,9 +700,9 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
           "one and judge it again.")
     else:
         w(f"**By hand** (Jia & Liang's verification step, through `callbluff annotate export --kind addsent` / "
-          f"`import` on run `sent`, sheet {hj['sheet']}): one engineer of the project read {JUDGED_N} sentences "
-          f"(seed {JUDGED_SEED}, stratified over AddSent and AddOneSent) with their questions and judged each "
-          "(grammatical? does it answer the question?); a sentence is accepted when grammatical and not answering.")
+          f"`import` on run `sent`, sheet {hj['sheet']}, a fresh sample: seed {JUDGED_SEED}, {JUDGED_N} sentences "
+          f"stratified over AddSent and AddOneSent, none of them the sentences the issue quotes): {JUDGED_WHO}. A "
+          "sentence is accepted when grammatical and not answering.")
         w("")
         w("| attack | sentences read | annotators | % grammatical | % answer the question | % accepted |")
         w("| --- | --- | --- | --- | --- | --- |")
@@ -667,14 +715,11 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
           "not re-counted with them.")
         flips = _cancelling_flips(ex[ex["run"] == "sent"] if len(ex) else ex)
         w("")
-        w("What the hand check found: the ungrammatical sentences are mostly wrong wording the structural check "
-          "cannot see (agreement, 'a ontological', a fake answer where a determiner belongs, garbled noun "
-          "phrases). The first reading of this sample (on the runs before the change below) found one "
-          "grammatical sentence that answers its question, 'Jeff Dean developed the least unsuccessful steam "
-          "engine indicator.' for 'What company developed the most successful steam engine indicator?': two "
-          "antonym alterations cancel. The attack now never flips an adjective right after a flipped degree "
-          "word (`alterations._no_cancelling_flips`) and the runs above were made again with it: "
-          f"{flips['questions']} questions of run `sent` have such a double flip now. " + JUDGED_HISTORY)
+        w("What the hand check found: " + (JUDGED_NOTES or "(not written yet)") + " " + PREVIOUS_JUDGED
+          + " An earlier reading found one grammatical sentence that answers its question ('Jeff Dean developed the "
+          "least unsuccessful steam engine indicator.': two antonym alterations cancel); the attack never flips "
+          "an adjective right after a flipped degree word (`alterations._no_cancelling_flips`): "
+          f"{flips['questions']} questions of run `sent` have such a double flip.")
     w("")
     w("Samples of kept sentences (the first kept candidate; the scorer that ranked it):")
     w("")
@@ -730,12 +775,10 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
       f"AddAny's and AddCommon's objective is the expected F1 over the reader's top-{TOP_K} spans "
       "(as the authors' implementation), except in the `AddAny, margin (ours)` column, whose search also draws "
       "10 random common words per index (below).")
-    w("- **AddSent's validity rules are not blind to this sample.** The word-order check was written to reject "
-      "ungrammatical sentences a reviewer quoted from AddSent on 1,000 SQuAD dev questions against this reader "
-      "(this sample, as far as we can tell), and the rule against a double flip (\"most successful\" -> \"least "
-      "unsuccessful\") after the hand check of 40 of this sample's sentences; the AddSent / AddOneSent runs here "
-      "predate that last rule (it touches 5 questions). The F1 figures measure the rules on sentences that helped "
-      "shape them; a blind figure needs questions outside this sample.")
+    w("- **AddSent's validity rules are not fully blind to this sample.** Earlier sessions wrote the word-order "
+      "check to reject ungrammatical sentences a reviewer quoted from AddSent on 1,000 SQuAD dev questions against "
+      "this reader (this sample, as far as we can tell), and the rule against a double flip (\"most successful\" "
+      "-> \"least unsuccessful\") after the hand check of 40 of this sample's sentences. " + ISSUE37_SHAPING)
     w(f"- **Tuned, on other questions** ({TUNING}; harness `scripts/findings/reading_tuning.py`, questions "
       "numbered in its order). Earlier sessions chose, on its first 20 questions: (1) a search ends as soon as any "
       "queried candidate fools the reader (F1 = 0) and returns the lowest-F1 words it queried; (2) "
