@@ -180,7 +180,7 @@ def _typos() -> object:
 
 
 def _llm() -> object:
-    from callbluff.resources.llama_runtime import ensure
+    from callbluff.resources.llama_build import ensure
     from callbluff.resources.local_llm import fetch_gguf
 
     status = ensure(fetch_gguf(), log=lambda m: print(f"prepare local-llm: {m}", flush=True))

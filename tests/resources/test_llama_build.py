@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from callbluff.resources import llama_runtime as rt
+from callbluff.resources import llama_build as rt
 
 WORKS = """
 class Llama:

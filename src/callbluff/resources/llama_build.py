@@ -28,8 +28,8 @@ broken wheel to every later set-up on that machine. This module builds it so tha
   test's result and the count of AVX-512 (``zmm``) and AMX (``tile*``) instructions that ``objdump -d`` finds
   in ``libggml-cpu`` (:func:`scan_instructions`; 0 and 0 for a portable build).
 
-``python -m callbluff.resources.llama_runtime`` does all of this (``scripts/setup.sh --full`` runs it);
-``python -m callbluff.resources.llama_runtime --check`` only re-runs the smoke test.
+``python -m callbluff.resources.llama_runtime`` (:mod:`.llama_runtime`, the command) does all of this
+(``scripts/setup.sh --full`` runs it); ``... --check`` only re-runs the smoke test.
 """
 
 from __future__ import annotations
@@ -306,29 +306,3 @@ def _write_status(status: dict[str, object], prefix: str | os.PathLike[str] | No
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(status, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m callbluff.resources.llama_runtime [--check]``."""
-    import argparse
-
-    from callbluff.resources.local_llm import fetch_gguf
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="only run the smoke test of the installed build")
-    args = ap.parse_args(argv)
-
-    def log(msg: str) -> None:
-        print(f"[setup] {msg}", flush=True)
-
-    model = fetch_gguf()
-    if args.check:
-        result = smoke_test(model)
-        log(f"smoke test: {'passed' if result.ok else 'FAILED'} ({result.detail}; {result.seconds:.1f} s)")
-        return 0 if result.ok else 1
-    status = ensure(model, log=log)
-    return 0 if status.get("ok") else 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -71,7 +71,7 @@ def missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return ("llama_cpp is not installed: `python -m callbluff.resources.llama_runtime` builds it for any x86-64 "
                 "CPU and smoke-tests it (compiles once per machine; `make setup-full` does it)")
-    from callbluff.resources.llama_runtime import runtime_problem
+    from callbluff.resources.llama_build import runtime_problem
 
     if (problem := runtime_problem()) is not None:
         return problem

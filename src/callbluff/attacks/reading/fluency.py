@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from callbluff.resources.llama_runtime import describe_exit, runtime_problem
+from callbluff.resources.llama_build import describe_exit, runtime_problem
 from callbluff.resources.paths import cache_dir
 from callbluff.resources.requirements import register_requirement
 

@@ -1,0 +1,34 @@
+"""``python -m callbluff.resources.llama_runtime [--check]``: fetch the local grader's GGUF model, then build,
+install and smoke-test llama-cpp-python for any x86-64 CPU (:func:`callbluff.resources.llama_build.ensure`);
+``--check`` only re-runs the smoke test of the installed build. Exit 0 when a working build is installed, 3
+when none runs here (the status file says why), 1 when ``--check`` fails."""
+
+from __future__ import annotations
+
+import sys
+
+from callbluff.resources.llama_build import ensure, smoke_test
+from callbluff.resources.local_llm import fetch_gguf
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="only run the smoke test of the installed build")
+    args = ap.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(f"[setup] {msg}", flush=True)
+
+    model = fetch_gguf()
+    if args.check:
+        result = smoke_test(model)
+        log(f"smoke test: {'passed' if result.ok else 'FAILED'} ({result.detail}; {result.seconds:.1f} s)")
+        return 0 if result.ok else 1
+    status = ensure(model, log=log)
+    return 0 if status.get("ok") else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
