@@ -95,3 +95,32 @@ def test_a_third_party_expectation() -> None:
         unregister_expectation("within-1")
     with pytest.raises(KeyError, match="known: bottom, lower"):
         get_expectation("within-1")
+
+
+def test_an_attack_may_declare_a_registered_third_party_expectation() -> None:
+    """The registry is open for attacks too: a class whose ``expect`` names an expectation a third party
+    registered is accepted (it was refused by a closed Literal before), and an unknown name is still refused,
+    with the registered names listed."""
+    from callbluff.attacks.base import StaticAttack, validate_attack_class
+    from callbluff.records import ScoredResponse
+
+    class Nudge(StaticAttack):
+        name = "NudgeWithin1"
+        task = "essay"
+        family = "test"
+        paper = "none"
+        description = "a test attack"
+        record_type = ScoredResponse
+        expect = "within-1"
+
+        def generate(self, record, rng, res, prompt=None, state=None):  # noqa: ANN001, ANN201
+            return []
+
+    with pytest.raises(TypeError, match="got 'within-1'"):
+        validate_attack_class(Nudge)
+    register_expectation(Expectation("within-1", "the score moves by at most one point",
+                                     lambda o: None if o.missing_score else abs(o.adv_score - o.orig_score) <= 1))
+    try:
+        validate_attack_class(Nudge)
+    finally:
+        unregister_expectation("within-1")

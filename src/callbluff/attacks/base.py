@@ -30,11 +30,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from callbluff.metrics.expectations import expectation_names
 from callbluff.records import Perturbed, Prompt, Record, Task
 from callbluff.resources.requirements import REQUIREMENTS
 from callbluff.seeding import prompt_rng
@@ -43,8 +44,11 @@ if TYPE_CHECKING:
     from callbluff.attacks.oracle import Oracle
     from callbluff.resources.context import Resources
 
-Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-answer", "not-higher"]
-"""What a robust system does with an adversarial input (CheckList's expectation function):
+Expectation = str
+"""The name of a registered expectation (:mod:`callbluff.metrics.expectations`, an open registry: a third
+party's :func:`~callbluff.metrics.expectations.register_expectation` makes its name valid here too): what a
+robust system does with an adversarial input (CheckList's expectation function). The built-in ones
+(:data:`EXPECTATIONS`):
 
 - ``"lower"``: the score drops below the original's (Kumar et al. 2020 Sec. 3.1: "no adversary should
   increase the quality of the response"; a scorer whose score does not drop is overstable);
@@ -56,7 +60,9 @@ Expectation = Literal["lower", "bottom", "same-score", "same-answer", "wrong-ans
   instruction to the grader, a claim of quality or a fake score, must not raise it: the LLM-grader family,
   :mod:`callbluff.attacks.llm`).
 """
-EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
+EXPECTATIONS: tuple[str, ...] = ("lower", "bottom", "same-score", "same-answer", "wrong-answer", "not-higher")
+"""The built-in expectations; :func:`~callbluff.metrics.expectations.expectation_names` lists every registered
+one (what an attack's ``expect`` is checked against)."""
 Kind = Literal["static", "search", "generator"]
 
 class AttackParams(BaseModel):
@@ -316,9 +322,10 @@ def validate_attack_class(cls: type[Attack]) -> None:
     kind = getattr(cls, "kind", None)
     if kind not in _KIND_PARAMS:
         raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
-    if getattr(cls, "expect", None) not in EXPECTATIONS:
-        raise TypeError(f"{who} must declare expect = one of {', '.join(map(repr, EXPECTATIONS))} (what a robust "
-                        f"system does with its examples), got {getattr(cls, 'expect', None)!r}")
+    known = expectation_names()
+    if getattr(cls, "expect", None) not in known:
+        raise TypeError(f"{who} must declare expect = one of {', '.join(map(repr, known))} (what a robust system "
+                        f"does with its examples; register_expectation adds one), got {getattr(cls, 'expect', None)!r}")
     if not (isinstance(cls.Params, type) and issubclass(cls.Params, _KIND_PARAMS[kind])):
         raise TypeError(f"{who}: Params must subclass {_KIND_PARAMS[kind].__name__} for a {kind} attack")
     rt = getattr(cls, "record_type", None)
