@@ -337,10 +337,10 @@ def render(res: dict[str, Any]) -> str:
          f"is caught when all its {6 * res['hosts_per_corpus']} insertions are flagged.",
          f"- Fits: M `{res['fit_mohler']['command']}` ({fm.get('n_real')} real texts, {fm.get('n_injections')} "
          f"grammar injections, threshold {fm.get('threshold')}, out of fold {fm.get('real_flagged_oof_pct')} % of "
-         f"the real texts flagged and {fm.get('injections_caught_oof_pct')} % of the grammar's injections caught "
+         f"its {fm.get('n_calibration')} own answers flagged and {fm.get('injections_caught_oof_pct')} % of the grammar's injections caught "
          f"with their templates held out; {res['fit_mohler']['seconds']:.0f} s); S "
          f"`{res['fit_sas']['command']}` (threshold {fs.get('threshold')}, out of fold "
-         f"{fs.get('real_flagged_oof_pct')} % real flagged, {fs.get('injections_caught_oof_pct')} % caught; "
+         f"{fs.get('real_flagged_oof_pct')} % of its {fs.get('n_calibration')} own answers flagged, {fs.get('injections_caught_oof_pct')} % caught; "
          f"{res['fit_sas']['seconds']:.0f} s).", "",
          "| corpus | phrasings caught (every insertion flagged) | insertions flagged | append / prepend / middle % "
          "| rules stage alone: phrasings caught | goal |",
