@@ -119,7 +119,20 @@ JUDGED_WHO = (
     "attack's point); answers the question = a reader of the sentence alone would take its fake answer as the "
     "answer to the *original* question")
 """Who judged the sheet and how (written into the document)."""
-JUDGED_NOTES = ""
+JUDGED_NOTES = (
+    "51 of the 60 sentences are grammatical (85%; AddSent 26 of 30, AddOneSent 25 of 30): **the goal of 90% is not "
+    "met**. None answers its question. The 9 rejected: question word order the parser misread and the conversion "
+    "kept (5: 'Impact is melt aliens that some samples of beach rocks show.', 'A hamster has increased sediment "
+    "and delta nondevelopment also produced in the Aachen.', 'The fighters of the ... Revolutionary unable to hold "
+    "out were a hamster.', 'Pharmacy engineers formerly limited to were the responsibilities of hamsters.', "
+    "'Christopher Clark torn his OBJECTION in his career had 10 times.'); an alteration or a fake answer that "
+    "breaks a phrase (3: 'many of hamsters' where 'many of' needs a determiner, 'in least types of' from "
+    "'most' -> 'least' without 'the', '10% of percentage of Australia's land', a counted noun kept twice); and an "
+    "adjective that takes no infinitive ('A hamster was destabilizing to reconcile ...', from the question's own "
+    "'dificult'). The judge counted odd meanings as grammatical, as the attack means to make them ('The helmet of "
+    "the company was Jeff Dean.', 'on October 66, 1898', 'Jeff Dean gave Lightning money to go to Czech.'). What "
+    "is left: the two phrase-level errors can be checked (a quantifier + 'of' + a bare noun; a superlative without "
+    "'the'), and the first five need a check of the converted sentence against its question's parse.")
 """What the judge found in the sheet (filled after judging; written into the document)."""
 PREVIOUS_JUDGED = (
     "Before issue 37's rules, one engineer read 40 sentences of this sample's previous runs (seed 0, sheet "
