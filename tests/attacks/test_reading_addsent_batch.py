@@ -184,7 +184,7 @@ def test_the_golden_inputs_match_up_to_float_noise_only() -> None:
 
 def test_distractors_are_the_bytes_made_before_the_batching() -> None:
     """The golden file holds the distractors of 60 real questions (first made one record at a time before the
-    batched path existed; regenerated for issue 26's valid-distractor rules, reviewed by reading the diff). It pins code, not numerics: on a machine whose spaCy model, lexicon words or MiniLM encodings
+    batched path existed; regenerated for issue 26's valid-distractor rules and issue 37's wording rules, reviewed by reading the diff). It pins code, not numerics: on a machine whose spaCy model, lexicon words or MiniLM encodings
     differ beyond float noise (the lexicon is built locally; ``same_inputs``), the test skips and says so. The
     file's ``made_with`` was last measured on a machine where the records were unchanged. After a deliberate
     change of the distractors, regenerate with
