@@ -65,6 +65,7 @@ def test_a_build_that_raises_or_writes_nothing_fails(home: Path, monkeypatch: py
     assert (raises.status, raises.detail) == ("failed", "OSError: disk full")
     assert silent.status == "failed" and "no cache file was written" in silent.detail
     assert prep.main([]) == 1
+    monkeypatch.setattr(prep, "FETCHES", ())  # the command fetches first; nothing to fetch here
     res = CliRunner().invoke(app, ["prepare"])
     assert res.exit_code == 1 and "a step failed" in res.output
 
@@ -130,3 +131,24 @@ def test_generic_ngrams_readiness_follows_the_files_the_generators_write(tmp_pat
     for unit, n in prep.GENERIC_NGRAMS[1:]:
         ngrams._table_path(fingerprint, unit, n).write_bytes(b"")  # stand-ins: readiness looks at the names only
     assert prep._generic_ngrams_ready()
+
+
+def test_fetches_report_each_step_and_one_that_cannot_run_does_not_stop_the_others(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`callbluff prepare` for a user without the Makefile: a fetch that cannot be had here (WordNet without
+    Debian's wordnet-base) is reported as skipped with its cause, and the next fetches still run."""
+    def no_wordnet() -> None:
+        raise FileNotFoundError("WordNet file data.noun not found in /usr/share/wordnet: install Debian's "
+                                "wordnet-base and wordnet-sense-index")
+
+    ran: list[str] = []
+    monkeypatch.setattr(prep, "FETCHES", (prep.Fetch("wordnet", "w", no_wordnet),
+                                          prep.Fetch("squad", "s", lambda: ran.append("squad"))))
+    lines: list[str] = []
+    wordnet, squad = prep.fetch_resources(log=lines.append)
+    assert wordnet.status == "skipped" and "wordnet-base" in wordnet.detail
+    assert squad.status == "ready" and ran == ["squad"]
+    assert any("prepare wordnet: skipped" in line and "wordnet-base" in line for line in lines)
+    monkeypatch.setattr(prep, "STEPS", ())
+    res = CliRunner().invoke(app, ["prepare"])
+    assert res.exit_code == 0 and "wordnet: skipped" in res.output and "1 step(s) left out" in res.output

@@ -932,25 +932,31 @@ def train(
 
 @app.command()
 def prepare(
+    step: Annotated[list[str] | None, typer.Argument(help="cache steps to build (default: all): reading-lexicon, "
+                                                          "dpaeg-dictionary, generic-ngrams")] = None,
     llm: Annotated[bool, typer.Option("--llm", help="also the local LLM grader: the SmolLM2-135M model and "
                                       "llama-cpp-python compiled for any x86-64 CPU (minutes, once per machine)")]
     = False,
 ) -> None:
     """Fetch and build what the attacks need once (WordNet, SQuAD, the typo corpus, the AddSent lexicon, DPAEG's
-    dictionary, the generic n-gram tables): what `make setup` does after installing the packages."""
+    dictionary, the generic n-gram tables): what `make setup` does after installing the packages; idempotent."""
     from callbluff.prepare import fetch_resources
     from callbluff.prepare import prepare as build_caches
 
     def log(msg: str) -> None:
         console.print(msg, highlight=False, markup=False)
 
-    fetched = fetch_resources(llm=llm, log=log)
-    built = build_caches(log=log)
+    fetched = fetch_resources(llm=llm, log=log) if not step else []
+    try:
+        built = build_caches(step or None, log=log)
+    except ValueError as e:
+        fail(str(e))
+        raise
     missing = [r for r in fetched + built if r.status in ("skipped", "failed")]
     for r in missing:
         say((f"{r.name}: {r.status}: {r.detail}", "yellow"))
     if any(r.status == "failed" for r in built):
-        raise typer.Exit(1)
+        fail("prepare: a step failed (see above)", code=1)
     console.print("ready" + (f" ({len(missing)} step(s) left out: what needs them says so when used)"
                              if missing else ""), highlight=False, markup=False)
 
@@ -974,23 +980,6 @@ def demo(
                  limit=limit)
     except Exception as e:  # noqa: BLE001 - the demo must say what went wrong
         fail(f"demo failed: {type(e).__name__}: {e}", code=1)
-
-
-@app.command()
-def prepare(
-    step: Annotated[list[str] | None, typer.Argument(help="steps to run (default: all): reading-lexicon, "
-                                                          "dpaeg-dictionary")] = None,
-) -> None:
-    """Build the one-time caches (AddSent lexicon, DPAEG dictionary) now instead of on first use; idempotent."""
-    from callbluff.prepare import prepare as run_prepare
-
-    try:
-        results = run_prepare(step or None, log=lambda m: console.print(m, highlight=False, markup=False))
-    except ValueError as e:
-        fail(str(e))
-        raise
-    if any(r.status == "failed" for r in results):
-        fail("prepare: a step failed (see above)", code=1)
 
 
 def main() -> None:  # pragma: no cover
