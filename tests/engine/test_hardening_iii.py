@@ -729,12 +729,16 @@ params = {{ tokenizer = "whitespace" }}
     alive: list[int] = []
     write_report = engine_run.write_report
 
-    def counting(run_dir: Any, **kwargs: Any) -> Any:
+    def records_alive() -> int:
         gc.collect()
-        alive.append(sum(type(o) is ScoredResponse for o in gc.get_objects()))
+        return sum(type(o) is ScoredResponse for o in gc.get_objects())
+
+    def counting(run_dir: Any, **kwargs: Any) -> Any:
+        alive.append(records_alive() - before)  # this run's records, not those other tests keep
         return write_report(run_dir, **kwargs)
 
     monkeypatch.setattr(engine_run, "write_report", counting)
+    before = records_alive()
     engine_run.run_suite(load_suite(suite), tmp_path / "run")
     assert len(alive) == 1 and alive[0] < 50, alive  # was 600: every kept record
     assert (tmp_path / "run" / "report.html").exists()

@@ -256,7 +256,7 @@ def builtin_real_texts() -> list[str]:
     from callbluff.datasets.demo import FILES, data_path
 
     out: list[str] = []
-    for task in ("content", "essay"):
-        with data_path(FILES[task]).open(encoding="utf-8") as f:
+    for demo_set in ("content", "essay"):  # both shipped sets of real writing (not a switch on a task)
+        with data_path(FILES[demo_set]).open(encoding="utf-8") as f:
             out += [json.loads(line)["text"] for line in f if line.strip()]
     return out
