@@ -168,7 +168,7 @@ def grader_view(rows: Sequence[dict[str, Any]], graders: Sequence[str]) -> View 
     metrics.json). None without a grader row."""
     out = []
     for r in pooled_rows([r for r in rows if str(r.get("target")) in graders]):
-        def cell(f: str, ci: str | None = None) -> str:
+        def cell(f: str, ci: str | None = None, r: dict[str, Any] = r) -> str:
             v = pct(r.get(f))
             lo, hi = (num(r.get(f"{ci}_ci_low")), num(r.get(f"{ci}_ci_high"))) if ci else (None, None)
             return v + (f" [{pct(lo)}, {pct(hi)}]" if lo is not None and hi is not None else "")
