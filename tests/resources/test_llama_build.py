@@ -105,6 +105,34 @@ def test_a_cached_wheel_that_now_dies_is_deleted_and_rebuilt(tmp_path: Path) -> 
     assert m.built == ["x86-64-avx2", "x86-64-avx2"]  # deleted, then built again
 
 
+def test_the_background_prebuild_leaves_a_wheel_that_setup_then_installs_without_compiling(tmp_path: Path) -> None:
+    """``setup.sh --full`` compiles in the background (``llama_runtime --prebuild``) while the rest installs;
+    the later ``ensure`` installs that wheel and smoke-tests it, compiling nothing more; a prebuild on a machine
+    that has a current build or the wheel compiles nothing; a failed prebuild leaves no folder behind."""
+    m = Machine(tmp_path, {"x86-64-avx2": WORKS, "x86-64-sse42": WORKS})
+    log: list[str] = []
+    prebuild = lambda: rt.prebuild(builder=m.build, wheel_root=m.wheel_root, prefix=m.prefix,  # noqa: E731
+                                   log=log.append)
+    assert prebuild() is True and m.built == ["x86-64-avx2"] and m.installed == []  # compiled, not installed
+    assert prebuild() is True and m.built == ["x86-64-avx2"]  # the wheel is cached: nothing compiled
+    assert "cached already" in log[-1]
+    status = m.ensure(log)
+    assert status["ok"] is True and status["flags"] == "x86-64-avx2"
+    assert m.built == ["x86-64-avx2"] and m.installed == [f"llama_cpp_python-{rt.VERSION}-x86-64-avx2.whl"]
+    shutil.rmtree(m.wheel_root(rt.FLAG_SETS[0]))
+    assert prebuild() is True and m.built == ["x86-64-avx2"]  # installed and current: nothing compiled
+    assert "installed already" in log[-1]
+
+    (tmp_path / "other").mkdir()
+    other = Machine(tmp_path / "other", {})
+
+    def failing(flags: rt.FlagSet, out: Path) -> Path:
+        raise OSError("the compiler was killed")
+
+    assert rt.prebuild(builder=failing, wheel_root=other.wheel_root, prefix=other.prefix, log=log.append) is False
+    assert not other.wheel_root(rt.FLAG_SETS[0]).exists() and "background build failed" in log[-1]
+
+
 def test_when_no_build_runs_nothing_stays_installed_and_one_line_says_why(tmp_path: Path) -> None:
     m = Machine(tmp_path, {"x86-64-avx2": DIES, "x86-64-sse42": DIES})
     log: list[str] = []

@@ -225,6 +225,53 @@ def _find_wheel(folder: Path) -> Path:
     return found[-1]
 
 
+def prebuild(*, python: str | None = None, flags: FlagSet = FLAG_SETS[0], builder: Builder | None = None,
+             wheel_root: Callable[[FlagSet], Path] = wheel_dir, prefix: str | os.PathLike[str] | None = None,
+             log: Callable[[str], object] = print) -> bool:
+    """Compile the first flag set's wheel into callbluff's wheel cache without installing it, so that set-up can
+    compile llama.cpp while it installs and prepares everything else (``setup.sh --full`` runs this in the
+    background right after making the virtualenv; it needs nothing but the standard library and pip). The
+    later :func:`ensure` finds the wheel, installs it and smoke-tests it as any cached wheel; a wheel that fails
+    there is deleted and built again, as always. Nothing is built when the installed build is ours and current
+    (:func:`ensure` keeps it) or the wheel is cached already. False when the build failed (then :func:`ensure`
+    builds in the foreground and reports the cause)."""
+    python = python or sys.executable
+    current = installed_build(prefix)
+    if current:
+        log(f"{PACKAGE} {VERSION} ({current.get('flags')}) is installed already: nothing to compile")
+        return True
+    folder = wheel_root(flags)
+    try:
+        wheel = _find_wheel(folder)
+        log(f"the {flags.name} wheel {wheel.name} is cached already: nothing to compile")
+        return True
+    except FileNotFoundError:
+        pass
+    builder = builder or pip_builder(python, log=log)
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    try:
+        wheel = builder(flags, folder)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        log(f"{flags.name}: the background build failed ({exc}); set-up will build in the foreground")
+        shutil.rmtree(folder, ignore_errors=True)
+        return False
+    log(f"built {wheel.name} in {time.monotonic() - t0:.0f} s (installed and smoke-tested later in set-up)")
+    return True
+
+
+def installed_build(prefix: str | os.PathLike[str] | None = None,
+                    flag_sets: Sequence[FlagSet] = FLAG_SETS) -> dict[str, object] | None:
+    """The status of the installed build when callbluff made it, of this version, with one of ``flag_sets``
+    and a passed smoke test (:func:`ensure` then only re-runs the smoke test); else ``None``."""
+    previous = read_status(prefix)
+    known = {(f.name, f.cmake_args) for f in flag_sets}
+    if (previous and previous.get("ok") and previous.get("version") == VERSION
+            and (previous.get("flags"), previous.get("cmake_args")) in known):
+        return previous
+    return None
+
+
 def ensure(model: str | os.PathLike[str], *, python: str | None = None,
            flag_sets: Sequence[FlagSet] = FLAG_SETS, builder: Builder | None = None,
            installer: Installer | None = None, smoke: Callable[[], SmokeResult] | None = None,
@@ -243,11 +290,8 @@ def ensure(model: str | os.PathLike[str], *, python: str | None = None,
     installer = installer or pip_installer(python)
     smoke = smoke or (lambda: smoke_test(model, python=python))
     scan = scan or (lambda: scan_instructions(prefix))
-    known = {(f.name, f.cmake_args) for f in flag_sets}
-
-    previous = read_status(prefix)
-    if (previous and previous.get("ok") and previous.get("version") == VERSION
-            and (previous.get("flags"), previous.get("cmake_args")) in known):
+    previous = installed_build(prefix, flag_sets)
+    if previous:
         result = smoke()
         if result.ok:
             log(f"{PACKAGE} {VERSION} ({previous['flags']}) passes its smoke test in a child process "
