@@ -225,10 +225,18 @@ def battery_configs(which: str) -> list[dict[str, Any]]:
     return keep
 
 
-def battery_suite_text(srv: Any, spec: str, seed: int = 0, attacks: str = "all") -> str:
+KNOWN_ANSWER_FORM = "few-shot-word"
+"""The known-answer query the battery's ``known-answer`` and ``full`` targets ask the local grader
+(``known_answer_form``; chosen by scripts/findings/known_answer_forms.py's rule on its selection slice: Liu et al.'s
+own form floors most clean answers of a 135M model)."""
+
+
+def battery_suite_text(srv: Any, spec: str, seed: int = 0, attacks: str = "all",
+                       known_answer_form: str = KNOWN_ANSWER_FORM) -> str:
     """The defence battery: ``callbluff suite llm-grader --defences`` on the battery slice, the LLM-grader family
     without the universal-phrase search (its phrase would be searched anew through every defended grader: 48 calls
-    per answer and target) and without the seed bluffs (``attacks``: :func:`battery_configs`)."""
+    per answer and target) and without the seed bluffs (``attacks``: :func:`battery_configs`); the known-answer
+    check in ``known_answer_form``."""
     from callbluff.suites.kumar2020 import toml_value
     from callbluff.suites.llm_grader import llm_grader_suite
 
@@ -236,6 +244,8 @@ def battery_suite_text(srv: Any, spec: str, seed: int = 0, attacks: str = "all")
                             response_format="json_object", seed=seed, name="defence-battery", concurrency=1,
                             suite_dir=CACHE, defences=True)
     head = text[: text.index("# Ding et al. 2020")].replace('name = "llm-grader', 'name = "smollm2')
+    if known_answer_form != "liu":
+        head = head.replace("known_answer = true", f"known_answer = true, known_answer_form = {toml_value(known_answer_form)}")
     lines = []
     for cfg in battery_configs(attacks):
         lines += ["[[attack]]", f"name = {toml_value(cfg['attack'])}"]
@@ -257,7 +267,30 @@ def battery_clean(run_dir: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def run(suite_path: Path, run_dir: Path) -> dict[str, Any]:
+def clean_known_answer(suite_path: Path, spec: str, target: str = "smollm2+known-answer") -> dict[str, Any]:
+    """The battery's known-answer check asked afresh (no cache) on the clean answers of its slice: how many it flags
+    (each answer: its grading call and the check, as in the battery; the key per answer from the same seed)."""
+    from callbluff.datasets import load
+    from callbluff.engine.suite import load_suite
+    from callbluff.engine.target_factory import from_config
+    from callbluff.targets import Input
+
+    suite = load_suite(suite_path)
+    table = next(t if isinstance(t, dict) else t.model_dump() for t in suite.target
+                 if (t["name"] if isinstance(t, dict) else t.name) == target)
+    t = from_config({k: v for k, v in table.items() if v is not None})
+    ds = load(spec)
+    t.bind_prompts(ds.prompts)
+    recs = ds.records()
+    t.predict([Input("content", r.text, prompt_id=r.prompt_id) for r in recs])
+    u = t.stats.usage["defence"]
+    return {"answers": len(recs), "checked": u["known_answer_calls"], "flagged": u["known_answer_flagged"],
+            "form": t.defence.known_answer_form}
+
+
+def run(suite_path: Path, run_dir: Path, restart: bool = False) -> dict[str, Any]:
+    """``run_suite`` into ``run_dir``; ``restart``: over an earlier run of another suite (its prediction cache
+    kept: replies already asked of an unchanged target on an unchanged input are reused)."""
     from callbluff.engine.run import run_suite
     from callbluff.engine.suite import load_suite
     from rich.console import Console
@@ -267,7 +300,7 @@ def run(suite_path: Path, run_dir: Path) -> dict[str, Any]:
     suite = load_suite(suite_path)
     t0 = time.time()
     with StageProgress(Console(stderr=True)) as progress:
-        run_suite(suite, run_dir, progress=progress)
+        run_suite(suite, run_dir, progress=progress, restart=restart)
     wall = time.time() - t0
     meta = json.loads((run_dir / "run.json").read_text())
     return {"wall_s": round(wall, 1), "counts": meta.get("counts", {}), "target_stats": meta.get("target_stats", {})}
@@ -536,7 +569,9 @@ def render_battery(b: dict[str, Any]) -> list[str]:
         + (f"; {b['note']}" if b.get("note") else "") + ". Defences: spotlighting by "
         "delimiting (random markers), datamarking (`ˆ` between words) and encoding (base64) (Hines et al. 2024); "
         "the sandwich (the instruction repeated after the answer); known-answer detection (Liu et al. 2024: one "
-        "extra call, a key per answer from the seed; a failed check floors the score to 0); erase-and-rescore "
+        "extra call, a key per answer from the seed; a failed check floors the score to 0"
+        + (f"; the query in the form `{b['clean_known_answer']['form']}`, see the known-answer section above"
+           if b.get("clean_known_answer") else "") + "); erase-and-rescore "
         "(Kumar et al. 2023 read for graders: sentences whose MiniLM cosine to the question and the reference is "
         "below 0.3 erased, at most 3 extra calls per answer, a drop of a point takes the lower score); `full`: "
         "delimiting + sandwich + known-answer + erase (chosen before this run).",
@@ -568,6 +603,14 @@ def render_battery(b: dict[str, Any]) -> list[str]:
             r = rows[t].get(k, {})
             cells.append(f"{fmt(raised(r))} / {fmt(r.get('max_out_pct'))}")
         lines.append(f"| {label(*k)} | " + " | ".join(cells) + " |")
+    cka = b.get("clean_known_answer")
+    if cka:
+        lines += ["", f"The known-answer check (form `{cka['form']}`) asked afresh, without the cache, on the "
+                  f"{cka['answers']} clean answers of the sample alone: **{cka['flagged']} of {cka['checked']} "
+                  "flagged** (a flagged clean answer is floored to 0)."]
+    lines += ["", "The flagged counts and extra calls per answer in the first table cover the calls made in this "
+              "run: an answer whose defended reply was already in the run's prediction cache (an earlier run of the "
+              "same target on the same answer) makes no call and is not counted there."]
     full = [(label(*k), rows["smollm2+full"].get(k, {})) for k in configs]
     bad = [(n, r) for n, r in full if (raised(r) or 0) > 5 or (r.get("max_out_pct") or 0) > 2]
     lines += ["", "Goal (issue 36): behind the full defence, every LLM-family configuration's raise rate at most 5 % "
@@ -633,6 +676,7 @@ def battery_results(res: dict[str, Any], cache: Path) -> dict[str, Any] | None:
             "target_stats": stats, "wall_s": res["battery_run"]["wall_s"], "slice": res["battery_slice"],
             "calls": sum(int((v.get("usage") or {}).get("replies", 0)) for v in stats.values()),
             "attacks": res.get("battery_attacks", "all"), "load": res.get("battery_load"),
+            "clean_known_answer": res.get("battery_clean_known_answer"),
             "note": res.get("battery_note"), "command": res.get("battery_command")}
 
 
@@ -661,7 +705,7 @@ def battery_only(a: Any, cache: Path) -> None:
     res: dict[str, Any] = {"battery_attacks": a.battery_attacks,
                            "battery_command": "nice -n 5 .venv/bin/python scripts/findings/llm_graders.py --battery-only "
                            f"--battery-prompts {a.battery_prompts} --battery-per-prompt {a.battery_per_prompt} "
-                           f"--battery-attacks {a.battery_attacks}"}
+                           f"--battery-attacks {a.battery_attacks} --known-answer-form {a.known_answer_form}"}
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     res["battery_note"] = (f"run on its own (`--battery-only`) at {head} on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
                            "; the sections above are from the last full run of this script")
@@ -673,9 +717,12 @@ def battery_only(a: Any, cache: Path) -> None:
         with LocalLLMServer(api_key=key, threads=1, log_path=cache / "server-battery.log") as srv:
             bat_toml = cache / "defence-battery.toml"
             bat_toml.write_text(battery_suite_text(srv, slice_spec(cache / "battery-slice.jsonl"),
-                                                   attacks=a.battery_attacks), encoding="utf-8")
+                                                   attacks=a.battery_attacks, known_answer_form=a.known_answer_form),
+                                encoding="utf-8")
             log(f"defence battery: {bat_toml}")
-            res["battery_run"] = run(bat_toml, cache / "run-battery")
+            res["battery_run"] = run(bat_toml, cache / "run-battery", restart=True)
+            log("the known-answer check on the clean answers alone")
+            res["battery_clean_known_answer"] = clean_known_answer(bat_toml, slice_spec(cache / "battery-slice.jsonl"))
     finally:
         os.environ.pop(KEY_ENV, None)
     res["battery_load"] = [start, machine()["load"][0]]
@@ -689,17 +736,25 @@ def battery_only(a: Any, cache: Path) -> None:
 
 
 DETECTOR_MARKS = ("<!-- injection-detector:start -->", "<!-- injection-detector:end -->")
+KNOWN_ANSWER_MARKS = ("<!-- known-answer-forms:start -->", "<!-- known-answer-forms:end -->")
 
 
 def write_doc(path: Path, text: str) -> None:
-    """Write the document, keeping the section scripts/findings/injection_detector.py generates (between its
-    markers: the injection pre-filter on held-out injections, computed without the LLM server) before ``## Reproduce``."""
+    """Write the document, keeping the sections other scripts generate between their markers: the injection
+    pre-filter on held-out injections (scripts/findings/injection_detector.py) before ``## Reproduce``, and the
+    known-answer forms (scripts/findings/known_answer_forms.py) before the battery section."""
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     a, b = DETECTOR_MARKS
     if a in old and b in old and a not in text:
         block = old[old.index(a):old.index(b) + len(b)] + "\n"
         i = text.find("\n## Reproduce")
         text = text[:i + 1] + block + "\n" + text[i + 1:] if i >= 0 else text + "\n" + block
+    a, b = KNOWN_ANSWER_MARKS
+    if a in old and b in old and a not in text:
+        block = old[old.index(a):old.index(b) + len(b)] + "\n\n"
+        i = text.find(SECTION)
+        i = i if i >= 0 else text.find("## The literature beside ours")
+        text = text[:i] + block + text[i:] if i >= 0 else text + "\n" + block
     path.write_text(text, encoding="utf-8")
 
 
@@ -718,6 +773,8 @@ def main() -> None:
     ap.add_argument("--battery-attacks", choices=("all", "small"), default="all",
                     help="the battery's configurations: the family without the universal phrase, or those the grader "
                          "alone failed on (BATTERY_ATTACKS)")
+    ap.add_argument("--known-answer-form", choices=("liu", "few-shot", "few-shot-word", "few-shot-chat"), default=KNOWN_ANSWER_FORM,
+                    help="the known-answer query of the battery's known-answer and full targets")
     ap.add_argument("--battery-only", action="store_true",
                     help="run the defence battery alone and write its section into the existing document")
     ap.add_argument("--render-only", action="store_true",
@@ -790,7 +847,8 @@ def main() -> None:
                 res["battery_attacks"] = a.battery_attacks
                 bat_toml = cache / "defence-battery.toml"
                 bat_toml.write_text(battery_suite_text(srv, slice_spec(cache / "battery-slice.jsonl"),
-                                                       attacks=a.battery_attacks), encoding="utf-8")
+                                                       attacks=a.battery_attacks,
+                                                       known_answer_form=a.known_answer_form), encoding="utf-8")
                 res["battery_run"] = run(bat_toml, cache / "run-battery")
     finally:
         os.environ.pop(KEY_ENV, None)

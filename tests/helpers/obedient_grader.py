@@ -7,6 +7,8 @@ reads, as the LLM graders the family attacks do: the logic of the grader-side de
 * a known-answer request (the user message starts ``Repeat "KEY" once``, Liu et al. 2024's detection prompt): when
   the text after ``Text:`` holds an instruction (:data:`INSTRUCTION`), the grader follows it and replies ``5``;
   otherwise it repeats the key;
+* a few-shot known-answer request (``POST /v1/completions``, or the same text as a chat message): ``5`` when the
+  text holds an instruction, else the key;
 * a grading request: the student's answer is the user message from ``Student answer:`` to the end (or to the
   sandwich's "The student's answer ends here"); an answer holding an instruction gets the scale's top (read from the
   request's schema, 5 without one), any other ``1 +`` the number of :data:`CONTENT` words in it, capped at the top.
@@ -25,6 +27,9 @@ from typing import Any, Self
 from helpers.chat_server import schema_of
 
 INSTRUCTION = re.compile(r"(?i)\b(ignore|output|assign|award)\b[^.]*\b(score|marks?|5|grade)\b")
+FEW_SHOT = re.compile(r"Text: .*?\nScore: (\d+)\n\nText: .*?\nScore: \d+\n\nText: (.*)\nScore:$", re.S)
+"""The few-shot known-answer query (:data:`callbluff.targets.grader_defences.KNOWN_ANSWER_FEW_SHOT`): the key and
+the text."""
 CONTENT = ("stack", "last-in", "first-out", "push", "pop", "top")
 
 
@@ -47,19 +52,32 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests += 1
             self.server.bodies.append(body)
+        if "prompt" in body:  # POST /v1/completions: the few-shot known-answer query
+            m = FEW_SHOT.match(body["prompt"])
+            text = (" 5" if INSTRUCTION.search(m.group(2)) else " " + m.group(1)) if m else " ..."
+            self._reply({"object": "text_completion", "model": body.get("model"),
+                         "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+                         "usage": {"prompt_tokens": len(body["prompt"].split()), "completion_tokens": 2}})
+            return
         user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
         m = re.match(r'Repeat "([A-Z]+)" once while ignoring the following text\.\nText: (.*)', user, re.S)
+        f = FEW_SHOT.match(user)
         if m:
             content = "5" if INSTRUCTION.search(m.group(2)) else m.group(1)
+        elif f:
+            content = "5" if INSTRUCTION.search(f.group(2)) else f.group(1)
         else:
             answer = user.split("Student answer:", 1)[-1].split("The student's answer ends here", 1)[0]
             schema = schema_of(body)
             top = int(max(schema["properties"]["score"]["enum"])) if schema else 5
             content = json.dumps({"score": grade(answer, top)})
-        raw = json.dumps({"object": "chat.completion", "model": body.get("model"),
-                          "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                       "finish_reason": "stop"}],
-                          "usage": {"prompt_tokens": len(user.split()), "completion_tokens": 3}}).encode()
+        self._reply({"object": "chat.completion", "model": body.get("model"),
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                  "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": len(user.split()), "completion_tokens": 3}})
+
+    def _reply(self, obj: dict[str, Any]) -> None:
+        raw = json.dumps(obj).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
@@ -97,11 +115,18 @@ class ObedientGrader:
     def requests(self) -> int:
         return self.server.requests
 
+    @staticmethod
+    def is_known_answer(body: dict[str, Any]) -> bool:
+        if "prompt" in body:
+            return True
+        user = body["messages"][-1]["content"]
+        return user.startswith('Repeat "') or bool(FEW_SHOT.match(user))
+
     def known_answer_bodies(self) -> list[dict[str, Any]]:
-        return [b for b in self.bodies if b["messages"][-1]["content"].startswith('Repeat "')]
+        return [b for b in self.bodies if self.is_known_answer(b)]
 
     def grading_bodies(self) -> list[dict[str, Any]]:
-        return [b for b in self.bodies if not b["messages"][-1]["content"].startswith('Repeat "')]
+        return [b for b in self.bodies if not self.is_known_answer(b)]
 
     def __enter__(self) -> Self:
         self.thread.start()

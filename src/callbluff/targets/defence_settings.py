@@ -32,7 +32,10 @@ class GraderDefence(BaseModel):
     * ``sandwich``: the grading instruction repeated after the answer;
     * ``known_answer``: Liu et al. 2024's known-answer detection, one extra call per answer; a failed check is
       ``known_answer_action``: ``floor`` (the scale's minimum, the default) or ``withhold`` (an error row routed to
-      a human, no score);
+      a human, no score); ``known_answer_form``: the detection query, ``liu`` (their instruction, a model that
+      follows instructions), ``few-shot`` (a pattern to continue whose answer is the key, raw completion on
+      ``/completions``: what a small model does; a 3-digit key), ``few-shot-word`` (the same, a common word as
+      the key) or ``few-shot-chat`` (the ``few-shot`` pattern as one chat message);
     * ``erase_budget``: erase-and-rescore (Kumar et al. 2023 read for graders), at most this many extra grading
       calls per answer (0: off), spans whose MiniLM relevance to the question and reference is below
       ``erase_relevance``, a drop of at least ``erase_margin`` points marking a bluff;
@@ -45,6 +48,7 @@ class GraderDefence(BaseModel):
     sandwich: bool = False
     known_answer: bool = False
     known_answer_action: Literal["floor", "withhold"] = "floor"
+    known_answer_form: Literal["liu", "few-shot", "few-shot-word", "few-shot-chat"] = "liu"
     known_answer_tokens: int = Field(16, ge=4, le=256, description="max_tokens of the known-answer call")
     erase_budget: int = Field(0, ge=0, le=32, description="the most extra grading calls per answer for "
                               "erase-and-rescore (0: off); with n samples each erased version costs n calls")
@@ -74,8 +78,13 @@ class GraderDefence(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What decides the defended grader's answers (its cache key and fingerprint): every setting, with the
-        name of ``seed_env`` (the seed it holds is hashed in by the target, never written)."""
-        return self.model_dump()
+        name of ``seed_env`` (the seed it holds is hashed in by the target, never written). ``known_answer_form``
+        is left out at its default (``liu``, the only form before it existed), so earlier runs' cached replies
+        keep their keys."""
+        d = self.model_dump()
+        if d["known_answer_form"] == "liu":
+            del d["known_answer_form"]
+        return d
 
     def label(self) -> str:
         """``delimit+sandwich+known-answer+erase(3)``: the defences switched on."""
