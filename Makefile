@@ -23,8 +23,11 @@ setup-full: $(STAMP_FULL)
 demo: setup
 	$(VENV)/bin/callbluff demo
 
+# Two test processes (pytest-xdist; TEST_WORKERS=0 runs them in one), each taking tests from the other's queue when
+# its own is done (worksteal: the slow real-data files do not end up behind each other on one worker).
+TEST_WORKERS ?= 2
 test: setup-full
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 # The path of a user without this Makefile: build callbluff's wheel, install it into a new virtualenv, then
 # `callbluff prepare` and `callbluff demo --limit 5` there (scripts/wheel_check.sh).
@@ -33,7 +36,7 @@ wheel-check: setup
 
 # Unit tests only: no real-data (`shared`, marked automatically by tests/conftest.py) or `slow` tests.
 test-fast: setup-full
-	$(PY) -m pytest -q -m "not slow and not shared"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slow and not shared"
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml): mutates metrics/, engine/metrics_rows.py,
 # seeding.py, targets/base.py and targets/cache.py and runs the fast tests that pin them, niced, 2 children.

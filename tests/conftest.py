@@ -6,6 +6,7 @@ message when it is absent, as on a user's machine."""
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import CodeType
@@ -37,6 +38,29 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., RunResu
         return run_small_suite(tmp_path_factory.mktemp("small-run"), suite, **kwargs)
 
     return run
+
+
+# -- parallel runs (`make test` runs `pytest -n 2`, pytest-xdist) -------------------------------------------
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+"""The native thread pools a test process may start (torch's intra-op pool, BLAS, numexpr)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``-n N`` (pytest-xdist), give each worker its share of the CPUs: the controller sets the thread
+    variables before it starts the workers, so they (and every process a test starts: the local LLM server, Ray,
+    command targets) inherit them before numpy or torch reads them. Without it, two workers each start one torch
+    thread per CPU, and on the 2-core machines the project runs on the spinning pools made the neural and AddSent
+    tests many times slower (measured under load: the neural scorer's fixture took 424 s). A variable the
+    user set is kept."""
+    workers = getattr(config.option, "numprocesses", None)
+    if not workers or hasattr(config, "workerinput"):  # serial run, or this is already a worker
+        return
+    n = workers if isinstance(workers, int) else os.cpu_count() or 1
+    per_worker = str(max(1, (os.cpu_count() or 1) // max(1, n)))
+    for var in THREAD_VARS:
+        os.environ.setdefault(var, per_worker)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 # -- the `shared` marker and the end-of-run line about skipped real-data tests ---------------------------

