@@ -235,6 +235,26 @@ def test_arr_rounds_to_the_scale() -> None:
     assert arr([0, 0, 0], 0) == 100.0 and arr([1, 2], 0) == 0.0
 
 
+def test_one_rule_for_the_minimum_in_arr_the_streaming_counts_and_the_bottom_expectation() -> None:
+    """Ding et al.'s rejection is decided in one place (``at_minimum``) and every reader agrees with it: ``arr``,
+    the streaming ``Bottom`` counts of the metric rows and the ``bottom`` expectation's verdict."""
+    from callbluff.metrics import at_minimum
+    from callbluff.metrics.expectations import Outcome, judge
+    from callbluff.metrics.streaming import Bottom
+
+    scores = np.array([0, 0.4, 0.5, 1, 2, -0.3, 2.49, 3])
+    mins = np.array([0, 0, 0, 0, 0, 0, 2, 2])
+    want = [True, True, False, False, False, True, True, False]
+    assert at_minimum(scores, mins).tolist() == want
+    assert not at_minimum(np.nan, 0)
+    b = Bottom()
+    b.add(scores, mins, np.full(8, 3.0))
+    assert (b.rejected, b.scored) == (sum(want), 8)
+    verdicts = [judge("bottom", Outcome(orig_score=1.0, adv_score=float(s), score_min=float(m)))
+                for s, m in zip(scores, mins)]
+    assert verdicts == want
+
+
 def test_arr_edge_cases() -> None:
     assert math.isnan(arr([None, float("nan")], 0))
     with pytest.raises(ValueError, match="adversarial_scores is empty"):

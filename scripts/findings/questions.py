@@ -67,6 +67,7 @@ from callbluff.datasets import load  # noqa: E402
 from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
 from callbluff.engine.run import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
+from callbluff.metrics.significance import mcnemar_exact, wilson_interval  # noqa: E402
 from callbluff.metrics.questions import ranking_metrics, success_stats  # noqa: E402
 from callbluff.metrics.rows import ALL  # noqa: E402
 from callbluff.progress import Progress, prefixed  # noqa: E402
@@ -249,15 +250,6 @@ def preprocess(cache: Path, robot: Robot, records: Sequence[OpenQuestion], want:
     return run
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (100 * (centre - half), 100 * (centre + half))
-
-
 def attack_params(cfg: Config) -> dict[str, Any]:
     params: dict[str, Any] = {**dict(cfg.params), "max_questions": PER_SOURCE}
     if cfg.attack == "DPAEG":
@@ -307,7 +299,7 @@ def attack_all(cache: Path, run: DatasetRun, cfgs: Sequence[Config], progress: P
             if abs(row["success_rate"] - m["success_rate"]) > 1e-9:
                 raise SystemExit(f"{c.key}: the run's success rate {m['success_rate']} differs from its examples' "
                                  f"{row['success_rate']}")
-            row["ci95"] = wilson(row["n_success"], row["n"])
+            row["ci95"] = wilson_interval(row["n_success"], row["n"])
             row.update({k: m[f"{k}_adv"] for k in ("recall_at_5", "recall_at_20", "mrr", "map")})
             row["mean_edit_distance"] = float(np.mean([meta["edit_distance"] for _, meta in made]))
             kinds = Counter(x["kind"] for _, meta in made for x in meta["replacements"])
@@ -390,13 +382,11 @@ def sr(run: DatasetRun, c: Config) -> float:
 def paired_p(run: DatasetRun, a: Config, b: Config) -> float:
     """Exact McNemar (sign) test over the sources both configurations attacked: the sources fooled by one
     and not the other, under H0 equally likely either way. Two-sided p-value."""
-    from scipy.stats import binomtest
-
     oa, ob = run.outcomes(a.key), run.outcomes(b.key)
     common = oa.keys() & ob.keys()
     only_a = sum(oa[s] and not ob[s] for s in common)
     only_b = sum(ob[s] and not oa[s] for s in common)
-    return float(binomtest(only_a, only_a + only_b).pvalue) if only_a + only_b else 1.0
+    return mcnemar_exact(only_b, only_a)
 
 
 def verdict(run: DatasetRun, higher: Config, lower: Config) -> str:

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from callbluff.metrics.expectations import failure_unit
+from callbluff.metrics.significance import fisher_exact, holm, mcnemar_exact
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.tasks import get_task
 from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
@@ -516,36 +517,6 @@ def _pooled_failure(run: RunData, target: str) -> dict[tuple[str, str], float | 
         key = (str(r["attack"]), str(r["params"]))
         out[key] = num(r.get("failure_pct")) if key not in out else None  # unpooled prompts: no single figure
     return out
-
-
-def mcnemar_exact(improved: int, regressed: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant pairs (a binomial test of ``regressed`` of
-    ``improved + regressed`` against 1/2); 1 when there is no discordant pair."""
-    n = improved + regressed
-    if n == 0:
-        return 1.0
-    from scipy.stats import binomtest
-
-    return float(binomtest(regressed, n, 0.5).pvalue)
-
-
-def fisher_exact(fooled_a: int, judged_a: int, fooled_b: int, judged_b: int) -> float:
-    """Two-sided Fisher exact p-value of two (fooled, not fooled) counts."""
-    from scipy.stats import fisher_exact as fisher
-
-    return float(fisher([[fooled_a, judged_a - fooled_a], [fooled_b, judged_b - fooled_b]]).pvalue)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (Holm 1979), in the input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def verdicts(cols: Sequence[tuple[RunData, str, str]], baselines: Sequence[int],

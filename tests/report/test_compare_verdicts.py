@@ -17,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from callbluff.cli import REGRESSION_EXIT, app
-from callbluff.compare import PAIRED_TEST, UNPAIRED_TEST, compare_runs, holm, mcnemar_exact
+from callbluff.compare import PAIRED_TEST, UNPAIRED_TEST, compare_runs
+from callbluff.metrics.significance import holm, mcnemar_exact, wilson_interval
 from callbluff.engine.run import RunResult
 from helpers.runs import versions_suite
 
@@ -35,6 +36,9 @@ def test_statistics_helpers() -> None:
     assert mcnemar_exact(0, 8) == pytest.approx(2 * 0.5 ** 8)  # all 8 discordant pairs one way
     assert mcnemar_exact(3, 3) == pytest.approx(1.0) and mcnemar_exact(0, 0) == 1.0
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    lo, hi = wilson_interval(8, 10)  # Wilson (1927): 8 of 10 -> 49.0 % to 94.3 %
+    assert (round(lo, 1), round(hi, 1)) == (49.0, 94.3)
+    assert all(x != x for x in wilson_interval(0, 0))  # NaN: no trial, no interval
 
 
 def test_v2_worse_on_one_attack(runs: dict[str, Path]) -> None:

@@ -52,7 +52,7 @@ from callbluff.metrics.reading import (
     worst_case_squad_metrics,
 )
 from callbluff.metrics.rows import ROW_KEYS, metric_row
-from callbluff.metrics.scoring import OVERSTABILITY_FIELDS, arr, overstability, qwk, round_half_up
+from callbluff.metrics.scoring import OVERSTABILITY_FIELDS, arr, at_minimum, overstability, qwk, round_half_up
 
 __all__ = [
     "DEFAULT_KS",
@@ -77,6 +77,7 @@ __all__ = [
     "reciprocal_rank",
     "relevance",
     "round_half_up",
+    "at_minimum",
     "squad_metrics",
     "success_rate",
     "success_stats",

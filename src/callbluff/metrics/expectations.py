@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from callbluff.metrics._common import pct
-from callbluff.metrics.scoring import TOL, round_half_up
+from callbluff.metrics.scoring import TOL, at_minimum
 
 
 Verdict = bool | None
@@ -85,7 +85,7 @@ def _lower(o: Outcome) -> Verdict:
 def _bottom(o: Outcome) -> Verdict:
     if _missing(o.adv_score) or o.score_min is None:
         return None
-    return bool(round_half_up(o.adv_score) <= round_half_up(o.score_min))
+    return bool(at_minimum(o.adv_score, o.score_min))
 
 
 def _same_score(o: Outcome) -> Verdict:

@@ -46,6 +46,14 @@ def round_half_up(values: ArrayLike) -> np.ndarray:
     return np.floor(np.asarray(values, dtype=float) + 0.5)
 
 
+def at_minimum(scores: ArrayLike, score_min: ArrayLike) -> np.ndarray:
+    """Ding et al.'s rejection (2020 Sec. 3.2: "scored as zero by the system"): each score, put on the integer
+    scale with :func:`round_half_up`, at or below its scale's minimum (``score_min`` a number or one per score).
+    The one place of this rule: ARR (:func:`arr`, the streaming ``Bottom`` counts), the ``bottom`` expectation
+    and the short-answer report's headline all call it. NaN scores are never at the minimum."""
+    return round_half_up(scores) <= round_half_up(score_min)
+
+
 def _check_range(score_min: float, score_max: float) -> None:
     if not (math.isfinite(score_min) and math.isfinite(score_max)) or score_max <= score_min:
         raise ValueError(
@@ -314,7 +322,7 @@ def arr(
     if s.size == 0:
         return math.nan
     if rounding:
-        rejected = round_half_up(s) <= round_half_up(score_min)
+        rejected = at_minimum(s, score_min)
     else:
         rejected = s <= score_min + 1e-9
     return pct(rejected.sum(), s.size)

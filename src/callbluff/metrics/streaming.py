@@ -41,7 +41,7 @@ import pandas as pd
 
 from callbluff.metrics.grading import CleanGraderStats, GraderStats, SpreadStats, variant_spreads
 from callbluff.metrics.rows import ALL
-from callbluff.metrics.scoring import DiffStats, _check_range, round_half_up
+from callbluff.metrics.scoring import DiffStats, _check_range, at_minimum, round_half_up
 from callbluff.records import Prompt, Task
 
 ORIGINAL_METRIC_COLUMNS = ["target", "prompt_id", "gold", "score", "error", "source_id", "samples"]
@@ -61,7 +61,7 @@ class Bottom:
         ok = ~np.isnan(scores)
         s = scores[ok]
         self.scored += int(s.size)
-        self.rejected += int((round_half_up(s) <= round_half_up(score_min[ok])).sum())
+        self.rejected += int(at_minimum(s, score_min[ok]).sum())
         self.scaled_total += float(((s - score_min[ok]) / width[ok] * 100.0).sum())
 
     @property

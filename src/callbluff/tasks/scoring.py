@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from callbluff.datasets.generic import SCORED_COLUMNS
-from callbluff.metrics.scoring import round_half_up
+from callbluff.metrics.scoring import at_minimum
 from callbluff.metrics.streaming import ScoringAccumulator
 from callbluff.records import Prompt, Record, ScoredResponse
 from callbluff.render.text import fmt, num, pct
@@ -92,8 +92,8 @@ class ScoringTask(Task):
         QWK says nothing (one gold value) and ARR is the figure, as in Ding et al.'s Table 3; elsewhere both."""
         ok = originals[originals["error"].isna() & originals["score"].notna() & originals["gold"].notna()]
         lo = ok["prompt_id"].map(lambda p: prompts[p].score_min if p in prompts else float("nan")).astype(float)
-        bottom = round_half_up(ok["gold"].to_numpy(float)) <= round_half_up(lo.to_numpy(float))
-        rejected = round_half_up(ok["score"].to_numpy(float)) <= round_half_up(lo.to_numpy(float))
+        bottom = at_minimum(ok["gold"].to_numpy(float), lo.to_numpy(float))
+        rejected = at_minimum(ok["score"].to_numpy(float), lo.to_numpy(float))
         n0 = int(bottom.sum())
         arr_text = fmt(100.0 * float(rejected[bottom].sum()) / n0) + "%" if n0 else "–"
         if n0 and n0 == len(ok):
