@@ -587,3 +587,20 @@ def test_ranking_cutoffs_regex_mode_and_counts() -> None:
     # two adversarial questions from wrongly answered sources: both excluded, not one
     assert success_stats([False, False, True], [True, False, False]) == {
         "n": 1, "n_success": 1, "n_excluded": 2, "n_missing": 0, "success_rate": 100.0}
+
+
+def test_every_field_of_every_task_is_declared_once_with_its_unit_and_direction() -> None:
+    """The metric-field table (metrics.fields) is the one place of units and directions: every field a task's
+    rows carry is declared there, compare's colours and scaling read it, and a redeclaration that differs fails."""
+    from callbluff.compare import direction, unit_scale
+    from callbluff.metrics.fields import MetricField, format_value, metric_field, register_metric_field
+    from callbluff.tasks import all_tasks
+
+    undeclared = sorted({f for t in all_tasks() for f in (*t.fields, *t.clean_fields) if metric_field(f) is None})
+    assert undeclared == []
+    assert direction("qwk", 0.1) == "better" and direction("failure_pct", 3.0) == "worse"
+    assert direction("mean_diff_pct", 5.0) == "" and direction("qwk", 0.0) == ""
+    assert unit_scale("mrr_adv") and not unit_scale("f1")
+    assert format_value("failure_pct", 12.5) == "12.5%" and format_value("qwk", 0.7312) == "0.731"
+    with pytest.raises(ValueError, match="declared already"):
+        register_metric_field(MetricField("qwk", "%", "lower"))

@@ -27,8 +27,8 @@ when it fell, *unchanged* otherwise. Every verdict carries its test's name, the 
 **Differences** (:func:`compare_runs`): rows aligned on (task, attack, params, prompt) across the columns: the
 task's clean quality metrics (its descriptor's ``clean_fields``) for clean rows and, for attack rows,
 ``failure_pct`` and the task's ``robust_fields`` (:mod:`callbluff.tasks`), each with its signed difference to
-the baseline (new - baseline; :data:`HIGHER_IS_BETTER` / :data:`LOWER_IS_BETTER` say which sign is an
-improvement, for colour only: the verdicts are the test). A robust field that restates ``failure_pct`` (``arr``
+the baseline (new - baseline; the field's declared direction, :mod:`callbluff.metrics.fields`, says which sign
+is an improvement, for colour only: the verdicts are the test). A robust field that restates ``failure_pct`` (``arr``
 = 100 - failure % under the ``bottom`` expectation, ``not_lowered_pct`` = failure % under ``lower``, see
 :mod:`callbluff.metrics.expectations`) is left out when it equals it in every column, so a figure is listed once.
 "Differences that matter first" (a choice): rows are sorted by their spread (max - min over the columns) on a
@@ -61,22 +61,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from callbluff.metrics.expectations import failure_unit
+from callbluff.metrics.fields import metric_field
 from callbluff.metrics.significance import fisher_exact, holm, mcnemar_exact
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.tasks import get_task
 from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
 
-UNIT_SCALE = {"qwk", "mrr", "map", "mrr_adv", "map_adv", "recall_at_1", "recall_at_5", "recall_at_20",
-              "recall_at_1_adv", "recall_at_5_adv", "recall_at_20_adv"}
-"""Metrics on a 0-1 scale (x100 when ranking differences)."""
-HIGHER_IS_BETTER = frozenset({"qwk", "em", "f1", "em_adv", "f1_adv", "arr", "neg_pct", "mrr", "map", "mrr_adv",
-                              "map_adv", "recall_at_1", "recall_at_5", "recall_at_20", "recall_at_1_adv",
-                              "recall_at_5_adv", "recall_at_20_adv"})
-"""Metrics whose rise is an improvement (the colour of a signed difference)."""
-LOWER_IS_BETTER = frozenset({"failure_pct", "not_lowered_pct", "pos_pct", "broken_pct", "success_rate",
-                             "mean_score_pct"})
-"""Metrics whose fall is an improvement. Others (e.g. ``mean_diff_pct``, whose sign depends on the attack's
-expectation) are shown uncoloured."""
 RESTATES_FAILURE = {"bottom": ("arr", 100.0), "lower": ("not_lowered_pct", 0.0)}
 """Expectation -> (robust field, offset): the field is ``|offset - failure_pct|`` under that expectation
 (:mod:`callbluff.metrics.expectations`), so it is listed only when it differs from that in some column."""
@@ -102,7 +92,7 @@ class Difference:
         if len(vals) < 2:
             return None
         s = max(vals) - min(vals)
-        return s * 100.0 if self.metric in UNIT_SCALE else s
+        return s * 100.0 if unit_scale(self.metric) else s
 
     @property
     def complete(self) -> bool:
@@ -623,7 +613,7 @@ def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
 
 def value(v: float | None, metric: str = "failure_pct") -> str:
     """A figure as compare prints it: 0-1 metrics (QWK, MRR, ...) to 3 decimals, percentages to 1."""
-    return fmt(v) if metric in UNIT_SCALE else pct(v)
+    return fmt(v) if unit_scale(metric) else pct(v)
 
 
 def signed(v: float | None, metric: str = "failure_pct") -> str:
@@ -639,11 +629,16 @@ def direction(metric: str, diff: float | None) -> Literal["better", "worse", ""]
     """Whether a signed difference of ``metric`` is an improvement (colour only; the verdicts are the test)."""
     if diff is None or abs(diff) < 1e-12:
         return ""
-    if metric in HIGHER_IS_BETTER:
-        return "better" if diff > 0 else "worse"
-    if metric in LOWER_IS_BETTER:
-        return "better" if diff < 0 else "worse"
-    return ""
+    field = metric_field(metric)
+    if field is None or field.better is None:
+        return ""
+    return "better" if (diff > 0) == (field.better == "higher") else "worse"
+
+
+def unit_scale(metric: str) -> bool:
+    """A 0-1 metric (QWK, MRR, MAP, Recall@k; its declared unit), printed to 3 decimals and x100 in the sort."""
+    field = metric_field(metric)
+    return field is not None and field.unit_scale
 
 
 def difference_columns(c: Comparison) -> list[str]:

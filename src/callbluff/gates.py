@@ -24,6 +24,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict
 
+from callbluff.metrics.fields import format_value
+
 
 class ExpectConfig(BaseModel):
     """One ``[[expect]]`` table: a gate on one metric of one attack's rows (:mod:`callbluff.gates`).
@@ -108,7 +110,8 @@ def check_gate(gate: ExpectConfig, rows: Sequence[Mapping[str, Any]]) -> GateRes
         return GateResult(gate, checks)
     parts = [f"{c.target} prompt {c.prompt}"
              + (f" {_short(c.params)}" if len({x.params for x in checks}) > 1 else "")
-             + (f": {gate.metric} = {c.value:.4g}" if c.value is not None else f": no {gate.metric} (undefined)")
+             + (f": {gate.metric} = {format_value(gate.metric, c.value)}" if c.value is not None
+                else f": no {gate.metric} (undefined)")
              for c in bad]
     return GateResult(gate, checks, f"{len(bad)} of {len(checks)} rows outside the bounds: " + "; ".join(parts))
 

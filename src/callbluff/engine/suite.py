@@ -32,6 +32,7 @@ Validation errors name the key and say what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import tomllib
@@ -42,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from callbluff.datasets.base import parse_spec
 from callbluff.gates import ExpectConfig
+from callbluff.metrics.fields import metric_field
 from callbluff.records import canonical_json
 from callbluff.resources.local_llm import identity_of
 from callbluff.targets.config import TargetConfig, validate_target_config
@@ -215,15 +217,18 @@ def _check_attacks(suite: Suite, source: str) -> None:
 def _check_expectations(suite: Suite, source: str) -> None:
     """``[[expect]]`` names an attack of the suite (or ``clean``), a known metric field and at least one bound."""
     attacks = sorted({a.name for a in suite.attack})
-    metrics = sorted({f for spec in all_tasks() for f in spec.fields if f != "expect"})
+    metrics = sorted({f for spec in all_tasks() for f in (*spec.fields, *spec.clean_fields)
+                      if (fld := metric_field(f)) is None or fld.unit != "label"})
     targets = [t.name for t in suite.target]
     for i, e in enumerate(suite.expect):
         if e.attack != "clean" and e.attack not in attacks:
             raise SuiteError(f"{source}: key `expect[{i}].attack`: {e.attack!r} is not an attack of this suite; "
                              f"allowed: {', '.join(['clean', *attacks])}")
         if e.metric not in metrics:
-            raise SuiteError(f"{source}: key `expect[{i}].metric`: unknown metric {e.metric!r}; allowed: "
-                             f"{', '.join(metrics)}")
+            close = difflib.get_close_matches(e.metric, metrics, n=1)
+            raise SuiteError(f"{source}: key `expect[{i}].metric`: unknown metric {e.metric!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; allowed: {', '.join(metrics)}")
         if e.min is None and e.max is None:
             raise SuiteError(f"{source}: key `expect[{i}]`: give `min`, `max` or both, e.g. max = 20")
         if e.min is not None and e.max is not None and e.min > e.max:
