@@ -53,3 +53,49 @@ def test_the_suites_it_runs_load(script, tmp_path: Path, monkeypatch: pytest.Mon
     var = tmp_path / "variants.toml"
     var.write_text(script.variants_suite_text(srv, spec))
     assert [t.name for t in load_suite(var).target] == ["llm-grader", "llm-grader-answer-first"]
+
+
+def test_the_battery_asks_its_known_answer_form_and_the_document_keeps_the_marked_sections(
+        script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(script, "CACHE", tmp_path)
+    srv = SimpleNamespace(base_url="http://127.0.0.1:9/v1", model="smollm2-135m-instruct")
+    spec = f"jsonl:{tmp_path / 'slice.jsonl'}?prompt_text=question&score_min=0&score_max=5"
+    for form in ("few-shot-word", "liu"):
+        path = tmp_path / f"battery-{form}.toml"
+        path.write_text(script.battery_suite_text(srv, spec, attacks="small", known_answer_form=form))
+        tables = {t.name: t.model_dump() for t in load_suite(path).target}
+        asked = {n: t["defence"].get("known_answer_form", "liu") for n, t in tables.items()
+                 if t.get("defence") and t["defence"].get("known_answer")}
+        assert asked == {"smollm2+known-answer": form, "smollm2+full": form}
+    doc = tmp_path / "doc.md"
+    ka = "\n".join(script.KNOWN_ANSWER_MARKS[:1] + ("## Known-answer forms\n\nfigures",) + script.KNOWN_ANSWER_MARKS[1:])
+    det = "\n".join(script.DETECTOR_MARKS[:1] + ("## Detector\n\nrows",) + script.DETECTOR_MARKS[1:])
+    doc.write_text(f"# T\n\n{ka}\n\n{script.SECTION}\n\nold\n\n{det}\n\n## Reproduce\n")
+    script.write_doc(doc, f"# T\n\nnew\n\n{script.SECTION}\n\nnew battery\n\n## The literature beside ours\n\n"
+                          "x\n\n## Reproduce\n")
+    out = doc.read_text()
+    assert ka in out and det in out and "new battery" in out and "old" not in out
+    assert out.index(ka) < out.index(script.SECTION) < out.index(det) < out.index("## Reproduce")
+    spliced = script.splice_battery(out, [script.SECTION, "", "newer"])
+    assert ka in spliced and det in spliced and "newer" in spliced and "new battery" not in spliced
+
+
+def test_known_answer_forms_choice_rule_and_its_section(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("ka_forms", REPO / "scripts" / "findings" / "known_answer_forms.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sel = {"liu": {"clean_pass": 30.0, "catch": 80.0}, "liu-digits": {"clean_pass": 100.0, "catch": 99.0},
+           "few-shot": {"clean_pass": 95.0, "catch": 40.0}, "few-shot-word": {"clean_pass": 96.0, "catch": 15.0}}
+    assert mod.choose(sel) == "few-shot"  # a form the product offers, clean pass >= 95 %, then the catch rate
+    sel["few-shot"]["clean_pass"] = 90.0
+    assert mod.choose(sel) == "few-shot-word"
+    sel["few-shot-word"]["clean_pass"] = 50.0
+    assert mod.choose(sel) == "few-shot"  # none reaches 95 %: the highest sum (130 against 110 and 65)
+    doc = tmp_path / "d.md"
+    doc.write_text("# T\n\nintro\n\n## Grader-side defences: the battery\n\nrows\n")
+    block = "\n".join((mod.MARKS[0], "## K", "", "one", mod.MARKS[1])) + "\n"
+    mod.write_section(doc, block)
+    mod.write_section(doc, block.replace("one", "two"))
+    out = doc.read_text()
+    assert out.count(mod.MARKS[0]) == 1 and "two" in out and "one" not in out
+    assert out.index(mod.MARKS[1]) < out.index("## Grader-side defences") and out.startswith("# T\n\nintro\n")
