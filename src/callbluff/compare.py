@@ -65,7 +65,7 @@ from callbluff.metrics.fields import metric_field
 from callbluff.metrics.significance import fisher_exact, holm, mcnemar_exact
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.tasks import get_task
-from callbluff.render.text import config_labels, fmt, num, pct, pooled_rows, short_params
+from callbluff.render.text import config_labels, metric_value, num, pooled_rows, short_params
 
 RESTATES_FAILURE = {"bottom": ("arr", 100.0), "lower": ("not_lowered_pct", 0.0)}
 """Expectation -> (robust field, offset): the field is ``|offset - failure_pct|`` under that expectation
@@ -612,8 +612,8 @@ def _nothing_comparable(cols: Sequence[tuple[RunData, str, str]],
 # -- output ---------------------------------------------------------------------------------------------------
 
 def value(v: float | None, metric: str = "failure_pct") -> str:
-    """A figure as compare prints it: 0-1 metrics (QWK, MRR, ...) to 3 decimals, percentages to 1."""
-    return fmt(v) if unit_scale(metric) else pct(v)
+    """A figure as compare prints it: percentages to 1 decimal, 0-1 metrics (QWK, MRR, ...) to 3 places."""
+    return metric_value(metric, v)
 
 
 def signed(v: float | None, metric: str = "failure_pct") -> str:

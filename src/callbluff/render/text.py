@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from callbluff.metrics.fields import metric_field
+
 
 def fmt(v: Any) -> str:
     """A metric value for people: ``None``/NaN -> "–", floats to 3 significant places, trailing zeros dropped."""
@@ -29,6 +31,13 @@ def pct(v: Any) -> str:
     if x is None:
         return "–"
     return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def metric_value(name: str, v: Any) -> str:
+    """A value of metric field ``name`` as its declared unit reads (:mod:`callbluff.metrics.fields`): a
+    percentage to one decimal (:func:`pct`), any other figure to 3 significant places (:func:`fmt`)."""
+    field = metric_field(name)
+    return pct(v) if field is not None and field.unit == "%" else fmt(v)
 
 
 def short_params(params: Any, attack: str | None = None) -> str:
