@@ -32,7 +32,7 @@ def res() -> Resources:
 @pytest.mark.parametrize(("question", "answer", "kind", "expected"), [
     # an adverb between the subject and its participle goes after the auxiliary ("first"/"last", "mostly")
     ("In what century was Romanesque architecture first used?", "12th", "noun",
-     "Romanesque architecture was first used in the century of 12th."),
+     "Romanesque architecture was first used in the 12th century."),
     ("What was the British Indian Army mostly composed of?", "hamsters", "noun",
      "The British Indian Army was mostly composed of hamsters."),
     # with do-support it stays before the verb

@@ -30,6 +30,9 @@ Two polarity flips that cancel are not made: an adjective right after a flipped 
 (``most``/``least``/``more``/``less``) keeps its word ("most successful" -> "least successful", never "least
 unsuccessful", which means the same as the question).
 
+A replacement must fit its slot (issue 37, :func:`_fits_slot`): a quantifier ``most`` (``most types of``,
+``most of``) is not flipped, and an adjective before *to* + a verb becomes only one that takes an infinitive.
+
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
 already in the question, and take the original's capitalisation. Words in a small do-not-alter list
 (``many``, ``such``, ``type``, ``kind``, ``one``...) and wh-words are left alone. Each altered token keeps its
@@ -212,7 +215,7 @@ def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
             continue
         cls = ENTITY_CLASS.get(t.ent_type_)
         for rule in RULES:
-            words = _usable(_rule_words(rule, t, cls, lex, k, used), t.text, used)
+            words = [w for w in _usable(_rule_words(rule, t, cls, lex, k, used), t.text, used) if _fits_slot(t, w)]
             if words:
                 out.append(Alteration(t.i, t.text, tuple(words[:k]), rule))
                 break
@@ -223,6 +226,41 @@ def alterations(doc: Doc, lex: Lexicon, k: int = 3) -> list[Alteration]:
 
 
 DEGREE = frozenset({"most", "least", "more", "less"})
+INFINITIVE_ADJECTIVES = frozenset({
+    "able", "unable", "likely", "unlikely", "easy", "difficult", "hard", "possible", "impossible", "ready",
+    "unready", "willing", "unwilling", "eager", "reluctant", "free", "quick", "slow", "first", "last", "next",
+    "happy", "unhappy", "glad", "sad", "sorry", "afraid", "anxious", "keen", "due", "bound", "sure", "unsure",
+    "certain", "uncertain", "necessary", "unnecessary", "important", "unimportant", "simple", "complicated",
+    "tough", "dangerous", "safe", "unsafe", "expensive", "cheap", "costly", "fit", "unfit", "prepared",
+    "unprepared", "determined", "inclined", "disinclined", "liable", "apt", "fast", "careful", "careless", "wise",
+    "unwise", "foolish", "right", "wrong", "proud", "ashamed", "lucky", "unlucky", "fortunate", "unfortunate",
+    "surprised", "pleased", "displeased", "content", "legal", "illegal", "permitted", "allowed", "forced",
+    "obliged", "required", "entitled", "eligible", "ineligible", "intended", "designed", "supposed", "expected",
+    "unexpected", "quickest", "slowest", "easiest", "hardest", "earliest", "latest", "simplest", "cheapest",
+    "fastest", "safest", "best", "worst", "better", "worse", "easier", "harder", "faster", "slower", "cheaper",
+    "safer", "likelier", "useful", "useless", "enough", "sufficient", "insufficient", "convenient",
+    "inconvenient", "reasonable", "unreasonable", "fair", "unfair", "normal", "common", "uncommon", "rare",
+    "usual", "unusual", "appropriate", "inappropriate", "essential", "vital", "crucial", "challenging",
+    "capable", "incapable", "successful", "unsuccessful", "first-ever", "second", "third", "only", "quickly"})
+"""Adjectives that take a *to*-infinitive complement ("able to", "difficult to", "the first to"; English usage):
+an adjective before *to* + a verb in the question is replaced only by one of these (issue 37's hand check found
+"A hamster was destabilizing to reconcile ...")."""
+
+
+def _fits_slot(t: Token, word: str) -> bool:
+    """Whether ``word`` can replace question token ``t`` where it stands (issue 37; kinds found by the hand check,
+    rules read on SQuAD *train* questions): ``most``/``least`` used as a quantifier (``most types of``, no
+    determiner before it) is not flipped (``least types of`` is not English), and an adjective before *to* + a
+    verb becomes only one that takes an infinitive (:data:`INFINITIVE_ADJECTIVES`)."""
+    doc = t.doc
+    nxt = doc[t.i + 1] if t.i + 1 < len(doc) else None
+    if t.lower_ in ("most", "least") and nxt is not None and (nxt.lower_ == "of" or nxt.tag_ in ("NN", "NNS", "JJ")
+                                                           and t.dep_ in ("amod", "det", "nummod")) and not (t.i > 0 and doc[t.i - 1].tag_ in ("DT", "PRP$", "POS")):
+        return False
+    if t.tag_.startswith("JJ") and nxt is not None and nxt.tag_ == "TO" and t.i + 2 < len(doc) \
+            and doc[t.i + 2].tag_ == "VB":
+        return word.lower() in INFINITIVE_ADJECTIVES
+    return True
 
 
 def _no_cancelling_flips(alts: list[Alteration]) -> list[Alteration]:
@@ -257,7 +295,7 @@ def _low_confidence(doc: Doc, lex: Lexicon, k: int, used: set[str]) -> list[Alte
             continue
         syn = synonyms(t.text, "a" if tags[0] == "JJ" else "n")
         near = [w for w in _nearby(t.text, t.tag_, None, lex, match_pos=True, k=k + 5, used=used) if w not in syn]
-        words = _usable(near[:k], t.text, used)
+        words = [w for w in _usable(near[:k], t.text, used) if _fits_slot(t, w)]
         if words:
             out.append(Alteration(t.i, t.text, tuple(words), LOW_CONF_RULES[0] if tags[0] == "JJ" else
                                   LOW_CONF_RULES[1]))

@@ -51,6 +51,17 @@ would have to rewrite is not made (None): a bare verb or misplaced adjective, ad
 (``answer_kind``), an inverted auxiliary the parse left in place, *do*-support without a verb or subject, a
 negated *do* question, ``which N of X``.
 
+Checked against the question's own parse (issue 37, second round; the kinds of error the hand check of the
+findings found, each rule read on SQuAD *train* questions, fresh slices of the shaping draw): the main verb must
+have the form its inverted auxiliary takes (*be* + ``-ing``/participle, *have* + participle, a modal + the base
+form; :func:`_form_fits`), else the parser misread a noun as the verb (``What is impact melt ...?``); a copula
+question's subject must read as a noun phrase (:func:`_noun_phrase_subject`: no stranded preposition after a
+participle, no adjective or raising verb before an infinitive, no infinitive missing its object, no quote or
+bracket left open), else the wh-phrase belongs inside it; ``what``/``which`` parsed as a noun's determiner the
+noun run missed gives nothing; an object goes into a verb's clause that has its own subject (``X said the company
+should build A``); ``how many`` takes no ordinal or adjective answer, and a counted head is said once (``10% of
+X``); an ordinal time answer reads ``the 5th century``; an opening quote before the verb stays with it.
+
 Questions without a wh-word ("Name a ...", yes/no questions) give None: AddSent makes nothing for them, as
 the authors' rules (which need a wh-phrase) make nothing. Coverage on SQuAD dev is measured in
 ``docs/findings/reading.md``.
@@ -170,11 +181,13 @@ def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str], rule: str = "
         raise ValueError(f"conversion rule {rule!r}: allowed: {', '.join(CONVERSIONS)}")
     if answer_kind not in ANSWER_KINDS:
         raise ValueError(f"answer kind {answer_kind!r}: allowed: {', '.join(ANSWER_KINDS)}")
-    if rule == "bare" and ph.kind not in ("det", "whose"):
-        return None
+    if rule == "bare" and (ph.kind not in ("det", "whose") or _counted(words, ph)):
+        return None  # and "what percentage of X" is never the bare number ("In 2001, 6.5 were ...")
     if ph.kind in ("det", "whose") and ph.end < len(words) - 1 and words[ph.end].lower() == "of":
         return None  # "which parts of the laminate": "the parts of A of the laminate" needs a person's rewrite
     a = answer.strip()
+    if re.match(r"^\d+(st|nd|rd|th) (century|centuries|millennium)\b", a):
+        a = "the " + a  # "during 9th century" -> "during the 9th century"
     first = a.split(" ", 1)[0].lower() if a else ""
     if first in FUNCTION_STARTS and a[:1].isupper():
         a = a[:1].lower() + a[1:]  # a fake date "Between 1510 and 1515" inside a sentence: "between 1510 ..."
@@ -196,10 +209,18 @@ def answer_phrase(ph: WhPhrase, answer: str, words: Sequence[str], rule: str = "
     elif ph.kind == "det" and _counted(words, ph) and _numeric(a):
         pct = "%" if words[ph.noun[0]].lower() in ("percentage", "percent") and not a.endswith("%") else ""
         core = f"{a}{pct} of {' '.join(words[ph.noun[0] + 2:ph.noun[1]])}"  # "what percentage of X" -> "43% of X"
+    elif ph.kind == "det" and _ordinal(a) and ph.noun and words[ph.noun[1] - 1].lower() in TIME_NOUNS:
+        core = f"the {a} {noun}"  # "the 5th century", not "the century of 5th"
     elif ph.kind == "det":
         core = f"the {noun} of {a}"
     elif ph.kind == "whose":
         core = f"{a}'s {noun}" if not a.endswith("s") else f"{a}' {noun}"
+    elif ph.kind == "how-many" and _ordinal(a):
+        return None  # "first states would be": an ordinal does not count
+    elif ph.kind in ("how-many", "how-much") and ph.noun and ph.noun[1] - ph.noun[0] >= 3 \
+            and words[ph.noun[0]].lower() in COUNTED_HEADS and words[ph.noun[0] + 1].lower() == "of" and _numeric(a):
+        pct = "%" if words[ph.noun[0]].lower() in ("percentage", "percent") and not a.endswith("%") else ""
+        core = f"{a}{pct} of {' '.join(words[ph.noun[0] + 2:ph.noun[1]])}"  # "10% of X", not "10% of percentage of X"
     elif ph.kind == "how-many":
         if noun and a.lower().endswith(noun.lower()):
             core = a  # "19 days", not "days days"
@@ -275,6 +296,7 @@ def _join(pieces: Sequence[tuple[str, str]]) -> str:
     text = re.sub(r"\s+", " ", text)
     text = re.sub(r" ([,;:%])", r"\1", text)
     text = re.sub(r"(\w) ('s?)(?=[\s.,;:]|$)", r"\1\2", text)  # "countries ' colonies" -> "countries' colonies"
+    text = re.sub(r"(?<=\w) - (?=\w)", "-", text)  # a noun run said again: "dive - bombers" -> "dive-bombers"
     return text
 
 
@@ -329,6 +351,11 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
         return None
     if answer_kind == "adverb" and not (ph.wh == "how" and ph.kind == "adverb"):
         return None  # "silently" answers "how", nothing else
+    if answer_kind == "adjective" and ph.kind in ("how-many", "how-much"):
+        return None  # "it had been deep years": an adjective does not count
+    w = ph.end - 1
+    if ph.kind == "pronoun" and ph.wh in ("what", "which") and doc[w].dep_ == "det" and doc[w].head.i > w:
+        return None  # "Which third-highest-ranking officer ...": the noun run missed the noun "which" determines
     n = _content_end(doc)
     repl = answer_phrase(ph, answer, words, rule, answer_kind)
     if repl is None:
@@ -412,6 +439,8 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
     verb = aux.head if aux.dep_ in ("aux", "auxpass") and aux.head.i > after else None
     if verb is not None and verb.i >= n:
         verb = None
+    if verb is not None and aux.lower_ not in DO_TENSE and not _form_fits(aux, verb, words[verb.i]):
+        return None  # "What is impact melt that ...?": "is melt" is the parser's misreading, not a verb phrase
     if aux.lower_ in DO_TENSE and (verb is None or verb.tag_ not in ("VB", "VBP")):
         verb = _do_verb(doc, after, n) or verb  # "do" hung on a noun: the base-form verb after the subject
     if aux.lower_ in DO_TENSE and verb is None:
@@ -424,7 +453,8 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
     if verb is not None:
         subj_end = verb.i
         # "What did the man who ... say?": the subject may hold its own verbs; stop at the aux's head
-    else:  # copula / main-verb "be" or "have": the subject is the auxiliary's nsubj subtree
+    copula = verb is None
+    if verb is None:  # copula / main-verb "be" or "have": the subject is the auxiliary's nsubj subtree
         subj = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > after), None)
         subj_end = min(n, subj.right_edge.i + 1) if subj is not None else n
         last = n - 1 - (doc[n - 1].tag_ == "IN" and n - 2 > rest_start)  # "What was X made of?"
@@ -446,6 +476,8 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
     subject = toks[rest_start:subj_end]
     if not subject:
         return None  # no subject before the verb: the parse is wrong ("When did work on X begin?")
+    if copula and not _noun_phrase_subject(doc, rest_start, subj_end):
+        return None  # "What were the fighters unable to hold out against?": the wh-phrase belongs inside
     moved: list[tuple[str, str]] = []
     if aux.lower_ not in DO_TENSE or verb is None:
         # "In what century was X first used?" -> "X was first used ...": an adverb between the subject and
@@ -467,6 +499,9 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
         aux_piece: list[tuple[str, str]] = []
     else:
         aux_piece = [(aux.text.lower() if not aux.text.isupper() else aux.text, " ")] + moved
+    while len(subject) > 1 and subject[-1][0] in OPEN_QUOTES and subject[-1][1] == "":
+        subject, tail = subject[:-1], [subject[-1]] + tail  # 'X "go blue"': the quote opens before the verb
+        subj_end -= 1
     # where the replacement goes
     body = aux_piece + tail
     stranded = _stranded_prep(doc, subj_end, n, ph)
@@ -485,6 +520,12 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
         free = [v for v in chain if not any(c.dep_ in ("dobj", "attr", "ccomp") and c.i > v.i for c in v.children)]
         last = next((v for v in chain if wh_head.head.i == v.i and wh_head.dep_ in OBJECT_DEPS),
                     free[-1] if free else chain[-1])
+        while (cc := next((c for c in last.children if c.dep_ == "ccomp" and last.i < c.i < n
+                           and c.tag_.startswith("VB")), None)) is not None \
+                and any(x.dep_ in ("nsubj", "nsubjpass") for x in cc.children) \
+                and not any(x.dep_ in ("dobj", "attr", "ccomp", "xcomp") and x.i > cc.i for x in cc.children):
+            last = cc  # a verb with a clause after it does not take the wh-phrase as its object (issue 37): "What
+            # did the report say the company should build?" -> "... say the company should build A"
         # ... and never after a verb that has its own object ("What does it take to know X?": "it takes A
         # to know X", not "it takes to know A X")
         # ... unless the parse hangs the wh-phrase on an earlier one ("How many days does X have to ...?")
@@ -499,6 +540,62 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
 
 
 PRE_PARTICIPLE = NOMINAL_TAGS | {"DT", "PRP$", "RB", "PDT", "NNP", "NNPS"}
+OPEN_QUOTES = frozenset({'"', "'", "\u201c", "\u2018", "``"})
+ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                      "last", "next"})
+
+
+def _ordinal(answer: str) -> bool:
+    """Whether the answer starts with an ordinal (``first``, ``21st``): it cannot answer ``how many``."""
+    first = answer.strip().split(" ", 1)[0].lower()
+    return first in ORDINALS or bool(re.fullmatch(r"\d+(st|nd|rd|th)", first))
+
+
+def _form_fits(aux: Token, verb: Token, word: str) -> bool:
+    """Whether the question's main verb has the form its (inverted) auxiliary takes, checked against the
+    question's own tags and the verb's inflections (lemminflect): *be* + ``-ing`` or a past participle, *have* +
+    a past participle, a modal + the base form. The parser hangs an auxiliary on a noun or adjective it misread
+    as a verb ("What is impact melt ...?"); such a reading gives no sentence (issue 37)."""
+    from lemminflect import getAllInflections, getInflection
+
+    last = max((c for c in verb.children if c.dep_ in ("aux", "auxpass") and aux.i < c.i < verb.i), default=None,
+               key=lambda c: c.i)
+    aux = last if last is not None else aux  # "has been producing": the form follows the last auxiliary
+    lemma, low = aux.lemma_.lower(), word.lower()
+    forms = getAllInflections(verb.lemma_.lower(), upos="VERB") if word == verb.text else {}
+    if forms:  # a regular verb's participle is listed only under its past tense
+        forms["VBN"] = tuple(getInflection(verb.lemma_.lower(), tag="VBN"))
+    vbn = verb.tag_ == "VBN" or low in forms.get("VBN", ())
+    if aux.tag_ == "MD":
+        return verb.tag_ in ("VB", "VBP") or low in forms.get("VB", ())
+    if lemma == "be":
+        return vbn or verb.tag_ == "VBG" or (low.endswith("ing") and verb.tag_.startswith("VB"))
+    if lemma == "have":
+        return vbn or (verb.tag_ == "VBD" and not forms)
+    return True
+
+
+def _noun_phrase_subject(doc: Doc, lo: int, hi: int) -> bool:
+    """Whether question tokens ``[lo, hi)``, the subject of a copula question, read as a noun phrase: not ending
+    in a preposition or particle (its object is the wh-phrase: "... formerly limited to"), and no adjective taking
+    an infinitive ("... unable to hold out"): both put the wh-phrase inside the subject, not after *be*."""
+    if doc[hi - 1].tag_ in ("IN", "RP", "TO"):
+        head = doc[hi - 1].head  # "one thing a vault depends on" is a relative clause with its own subject
+        if not (head.tag_ in ("VBZ", "VBD", "VBP") and any(c.dep_ in ("nsubj", "nsubjpass") for c in head.children)):
+            return False
+    text = [doc[j].text for j in range(lo, hi)]
+    if sum(t in ('"', "\u201c", "\u201d", "``", "''") for t in text) % 2 or text.count("(") != text.count(")"):
+        return False  # 'Another term for X's "subject': the answer would land inside the quote or bracket
+    return not any(doc[j].tag_ == "TO" and doc[j + 1].tag_ == "VB" and (doc[j - 1].tag_ in ("JJ", "JJR", "JJS") or (
+        doc[j - 1].tag_ in ("VBN", "VBD") and doc[j + 1].lower_ in ("have", "be")) or (
+        doc[j + 1].lemma_.lower() in OBJECT_VERBS and not any(c.dep_ in ("dobj", "ccomp", "xcomp", "attr")
+                                                               for c in doc[j + 1].children)))
+                   for j in range(lo + 1, hi - 1))  # "wrestlers expected to do for decades": "do" lacks its object
+
+
+OBJECT_VERBS = frozenset({"do", "make", "take", "get", "give", "use", "find", "provide", "achieve", "accomplish",
+                          "produce", "create", "build", "become", "call", "name", "consider", "bring", "put", "want"})
+"""Verbs that need an object: one without it in a copula question's subject is missing the wh-phrase."""  # "unable to hold out", "X said to have been renamed"
 
 
 def _passive_participle(doc: Doc, start: int, n: int) -> int | None:
@@ -510,8 +607,8 @@ def _passive_participle(doc: Doc, start: int, n: int) -> int | None:
         t = doc[j]
         if t.tag_ == "VBN" or (t.tag_ == "VBD" and doc[j - 1].tag_ in NOUN_TAGS | {"RB"}):
             return j
-        if t.tag_ not in PRE_PARTICIPLE and t.lower_ != "of":  # "the Dissolution of the Monasteries carried out"
-            return None
+        if t.tag_ not in PRE_PARTICIPLE and t.tag_ != "IN":  # "the Dissolution of the Monasteries carried out",
+            return None  # "the viaduct along 155th Street constructed"
     return None
 
 

@@ -22,6 +22,11 @@ percentages keep their sign. Each rule's answer has a kind (:func:`answer_kind`:
 reason), so the conversion can refuse a kind that cannot stand where the wh-phrase stood; the POS rules add a
 second form (:data:`SECOND_FORM`: the other number of the noun, the gerund of a verb).
 
+Issue 37's second round: a date's number changes inside its token and keeps its affixes (``mid-19th`` ->
+``mid-8th``, a decade stays a decade: ``1940s`` -> ``1910s``), and a gold answer that is a whole clause (a finite
+verb among more than four tokens) gets no date or number rule (its own words with a number changed cannot fill a
+noun's slot).
+
 AddSent makes several candidate sentences, so :func:`fake_answers` returns the rule's answer first and then,
 for entity answers, frequent entities of the same class from the lexicon's corpus, and for dates/numbers
 the rule applied again to its own output (our choice; the paper's crowd supplied the variety). An answer
@@ -65,12 +70,17 @@ def ans_date(answer: str, toks: Sequence[AnswerToken], question: str) -> str | N
         return None
     out = []
     for t in toks:
-        if t.tag == "CD" or t.text.isdigit():
-            try:
-                value = int(t.text)
-            except ValueError:
-                value = 10
+        if t.tag == "CD" or t.text.isdigit() or re.search(r"\d", t.text):
+            m = re.search(r"\d+", t.text)
+            value = int(m.group()) if m else 10
             new = str(value - 25) if value > 50 else str(value - 11) if value > 15 else str(value + 11)
+            if m:  # "mid-19th" -> "mid-8th", "1990s" -> "1965s": the number changes, its affixes stay (issue 37)
+                suffix = t.text[m.end():]
+                if re.fullmatch(r"(st|nd|rd|th)", suffix.lower()):
+                    suffix = _ordinal_suffix(int(new))
+                elif suffix.lower() in ("s", "'s") and value >= 100:
+                    new = str(value - 30)  # a decade stays a decade: "1940s" -> "1910s", not "1915s"
+                new = t.text[:m.start()] + new + suffix
         elif t.text.lower() in MONTHS:
             new = MONTHS[(MONTHS.index(t.text.lower()) + 6) % 12].title()
         else:
@@ -78,6 +88,13 @@ def ans_date(answer: str, toks: Sequence[AnswerToken], question: str) -> str | N
         out.append((new, t.before))
     new_ans = _join(out)
     return None if new_ans == answer else new_ans
+
+
+def _ordinal_suffix(n: int) -> str:
+    """The English ordinal suffix of ``n`` (``21st``, ``12th``)."""
+    if 10 <= n % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
 def _change_number(w: str) -> str | None:
@@ -331,7 +348,10 @@ def fake_answers(answer: str, toks: Sequence[AnswerToken], question: str, golds:
             out.append((text.strip(), rule))
 
     first_rule = ""
+    clause = len(toks) > 4 and any(t.tag in ("VBD", "VBZ", "VBP", "MD") for t in toks)
     for name, rule in ANSWER_RULES:
+        if clause and name in ("date", "number"):
+            continue  # a whole clause with a number changed ("X was mentioned in 378") cannot fill a noun's slot
         new = rule(answer, toks, question)
         if new and not overlaps_gold(new, golds):
             add(new, name)

@@ -28,7 +28,11 @@ non-subject answer must not precede a verb of the main clause (the root and its 
 nothing after it (``... tends Jeff Dean to favor.`` fails, ``... viewed Jeff Dean to be the Antichrist.``
 passes) and must not sit inside the root's subject (``... photographs hamsters capture.``:
 the parser reads "hamsters" as the subject). These are properties of the re-parsed sentence, so they also judge
-sentences made by other means. AddSent ranks the candidates that pass by a language model's fluency
+sentences made by other means. Since issue 37's second round the fake answer must not stand right before a noun
+phrase or pronoun of the question (``It takes learning a person to ...``: a slot the parse misplaced), and the
+phrase-level errors of :func:`_phrases_issue37b` fail (``many of hamsters``, ``in least types of``, ``10% of
+percentage of``, ``the 21 century``, ``X torn his ...``), as does a quote set apart from its words and a singular
+common noun with a base-form present verb (``A hamster allow``). AddSent ranks the candidates that pass by a language model's fluency
 (:mod:`.fluency`) where one is installed. The findings report the share of candidates that pass and show
 samples of both kinds, so a reader can judge the check itself.
 """
@@ -83,6 +87,7 @@ def grammar_problems(sentence: str, res: Any, answer: str | None = None, answer_
         problems.extend(_agreement(doc, root))
         problems.extend(_inverted(doc, root))
     problems.extend(_phrases(doc, text))
+    problems.extend(_phrases_issue37b(doc))
     return problems
 
 
@@ -115,7 +120,9 @@ def _agreement(doc: Any, root: Any) -> list[str]:
         low = finite.lower_
         # by the word, not the tag alone: the parser tags a misread noun or bare infinitive VBZ / VBP
         singular = low in SINGULAR_VERBS or (finite.tag_ == "VBZ" and low.endswith("s") and low not in PLURAL_VERBS)
-        plural = low in PLURAL_VERBS
+        plural = low in PLURAL_VERBS or (finite.tag_ == "VBP" and finite is verb and low == finite.lemma_.lower()
+                                         and not low.endswith("s") and subj.tag_ == "NN" and subj.i < verb.i)
+        # issue 37: "A hamster allow the TVs ...": a singular common noun with a base-form present verb
         conj = any(c.dep_ == "conj" for c in subj.children)
         if (conj and singular) or (not conj and ((subj.tag_ == "NNS" and singular) or
                                                  (subj.tag_ in ("NN", "NNP") and plural))):
@@ -175,13 +182,15 @@ def _phrases(doc: Any, text: str) -> list[str]:
             break
     for a, b in zip(toks, toks[1:]):
         if (a.tag_ in ("IN", "TO") and a.lower_ in STRANDABLE and b.lower_ in ("in", "on", "at", "during")) or (
-                a.tag_ == "IN" and a.lower_ in STRANDABLE and b.tag_ in FINITE):
+                a.tag_ in ("IN", "TO") and a.lower_ in STRANDABLE and b.tag_ in FINITE):
             out.append(f"preposition without an object ({a.text} {b.text})")  # "came from in Chicago"
             break
     if any(t.lower_ in ("what", "how") and t.i > 0 for t in toks):
         out.append("a wh-word is left")
     opened = len(re.findall(r"(?:^|\s)'(?=\w)", text))
     closed = len(re.findall(r"(?<=\w)'(?=[\s.,;:!?)]|$)", text))
+    if re.search(r"(?:^|\s)[\"'\u201c\u2018]\s|\s[\"\u201d](?=[.,;:!?]?$)", text):
+        out.append("quote set apart from its words")  # "' prostomiums' come", "... is any hamster \"."
     if text.count("(") != text.count(")") or text.count("[") != text.count("]") or text.count('"') % 2 \
             or opened > closed:
         out.append("unbalanced quote or bracket")
@@ -189,6 +198,68 @@ def _phrases(doc: Any, text: str) -> list[str]:
 
 
 FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+NP_STARTS = frozenset({"NN", "NNS", "NNP", "NNPS", "DT", "PRP$", "CD", "JJ", "JJS", "JJR", "PDT", "PRP"})
+"""Tags that start (or continue) a noun phrase: the fake answer must not stand right before one."""
+QUANTIFIERS = frozenset({"many", "much", "few", "fewer", "several", "most", "some", "all", "none", "each", "both",
+                         "any", "one", "either", "neither", "half", "more", "less", "least", "fewest"})
+"""Words that take ``of`` + a determined noun phrase (``many of the hamsters``), never ``of`` + a bare common noun
+(``many of hamsters``)."""
+COUNT_HEADS = frozenset({"percentage", "percent", "proportion", "%"})
+
+
+def _phrases_issue37b(doc: Any) -> list[str]:
+    """Phrase-level errors the issue-37 hand check found (kinds, not sentences; each rule read on SQuAD *train*
+    candidates with ``scripts/findings/reading_addsent_shaping.py``): a quantifier + ``of`` + a bare common noun
+    (``many of hamsters``); a superlative in a noun phrase without a determiner (``in least types of``, after the
+    ``most`` -> ``least`` flip); a counted noun said twice (``10% of percentage of X``, ``Tribunal of Tribunal``);
+    a bare cardinal before ``century`` (``the 21 century``); a past participle used as a finite verb with a
+    subject and no auxiliary (``Christopher Clark torn his ...``)."""
+    out: list[str] = []
+    toks = [t for t in doc if not t.is_space]
+    for a, b, c in zip(toks, toks[1:], toks[2:]):
+        if a.lower_ in QUANTIFIERS and b.lower_ == "of" and (c.tag_ in ("NN", "NNS") or (
+                c.tag_.startswith("JJ") and c.head.tag_ in ("NN", "NNS") and c.head.i > c.i)) \
+                and not any(x.dep_ in ("det", "poss", "nummod", "predet") for x in (c.head if c.tag_.startswith("JJ")
+                                                                                     else c).children):
+            out.append(f"quantifier + of + a bare noun ({a.text} of {c.text})")
+            break
+    for t in toks:
+        if t.tag_ not in ("JJS", "RBS") or t.lower_ == "most" and t.dep_ in ("amod", "det"):
+            continue  # "most hamsters" is a quantifier
+        noun = t.head if t.dep_ in ("amod", "det") else t.head.head if (t.dep_ == "advmod" and t.head.dep_ == "amod") \
+            else None
+        if noun is None or noun.tag_ not in ("NN", "NNS") or noun.i < t.i:
+            continue
+        if t.i > 0 and doc[t.i - 1].lower_ == "at":
+            continue  # "at least"
+        if not any(x.dep_ in ("det", "poss", "nummod", "predet") and x.i < t.i for x in noun.children) and not (
+                t.i > 0 and doc[t.i - 1].tag_ in ("DT", "PRP$", "POS")):
+            out.append(f"superlative without a determiner ({t.text} {noun.text})")
+            break
+    for a, b, c in zip(toks, toks[1:], toks[2:]):
+        if b.lower_ == "of" and (a.lower_ == c.lower_ and a.tag_ in ("NN", "NNS", "NNP", "NNPS") or (
+                a.lower_ in COUNT_HEADS and c.lower_ in COUNT_HEADS)):
+            out.append(f"counted noun repeated ({a.text} of {c.text})")
+            break
+    for a, b in zip(toks, toks[1:]):
+        if a.text.isdigit() and b.lower_ in ("century", "centuries"):
+            out.append(f"cardinal before century ({a.text} {b.text})")
+            break
+    for t in toks:
+        if t.tag_ in ("VBN", "VBD") and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children) \
+                and not any(c.dep_ in ("aux", "auxpass") for c in t.children) and _participle_only(t):
+            out.append(f"participle without an auxiliary ({t.text})")
+            break
+    return out
+
+
+def _participle_only(t: Any) -> bool:
+    """Whether ``t``'s word is a past participle of its verb and never its past tense (``torn``, ``written``)."""
+    from lemminflect import getAllInflections
+
+    forms = getAllInflections(t.lemma_.lower(), upos="VERB")
+    low = t.lower_
+    return low in forms.get("VBN", ()) and low not in forms.get("VBD", ())
 
 
 def _word_order(doc: Any, root: Any, text: str, answer: str | None, answer_is_subject: bool) -> list[str]:
@@ -200,11 +271,18 @@ def _word_order(doc: Any, root: Any, text: str, answer: str | None, answer_is_su
                 and nxt.tag_ in FINITE and (nxt.i == root.i or nxt.head.i == root.i)):
             out.append(f"bare participle before the verb ({t.text} {nxt.text})")  # "called was", "to carry was"
             break
-    if not answer or answer_is_subject:
+    if not answer:
         return out
     start = text.find(answer)
     span = doc.char_span(start, start + len(answer), alignment_mode="expand") if start >= 0 else None
     if span is None:
+        return out
+    if span.end < len(doc) and doc[span.end].tag_ in NP_STARTS:
+        # issue 37: "It takes learning a person to ...", "feels Jeff Dean the church's policy ...", "Jeff Dean
+        # third-lowest-ranking officer": the answer landed in front of a noun phrase of the question, a slot the
+        # parse misplaced (an indirect object, "gave A the award", is rejected too: rare, and not told apart)
+        out.append(f"answer followed by a noun phrase ({doc[span.end].text})")
+    if answer_is_subject:
         return out
     verbs = [root]
     while (x := next((c for c in verbs[-1].children if c.dep_ == "xcomp"), None)) is not None:
