@@ -83,9 +83,9 @@ on the same MiniLM reader, 34.1 / 41.2 F1 on their 1,000 questions (measured by 
 JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
 """The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
 seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
-JUDGED_SEED, JUDGED_N = 37, 60
-"""A fresh sample for issue 37's rules (seed 37; the previous rules' sheet, seed 0 and 40 sentences, is in git
-history: 28 of 40 grammatical)."""
+JUDGED_SEED, JUDGED_N = 73, 60
+"""A fresh sample for issue 37's second-round rules (seed 73, never used before; the earlier sheets, seed 0 with
+40 sentences (28 grammatical) and seed 37 with 60 (51 grammatical), are in git history)."""
 ISSUE37_SHAPING = (
     "Issue 37's rules (wording, fake answers of the question's type, the wider grammar check): the issue named "
     "the kinds of error from sentences of this sample (word order after `last`/`first`, prepositions before "
@@ -100,7 +100,14 @@ ISSUE37_SHAPING = (
     "a fronted preposition said once, agreement judged by the verb's word): 109 of the 126 then get a sentence "
     "(candidate pools only; F1 not re-measured there). Larger pools (6 kept of 16, 3 variants, 3 fake answers) "
     "gave 34.8 on the same 70 and were not taken. Nothing was chosen on this sample: the run above is the first "
-    "with these rules, and the judged sheet was drawn after it.")
+    "with these rules, and the judged sheet was drawn after it. Issue 37's second round (the conversion checked "
+    "against its question's parse, the phrase-level checks, slot-fitting alterations, dates keeping their affixes) "
+    "was shaped on the *kinds* of error the seed-37 hand check listed (its nine rejected sentences are quoted "
+    "below; no rule matches them) and written and read on fresh slices of the same SQuAD train draw (questions "
+    "850-1349, in slices of 200, 150 and 150); its coverage there, candidate pools only, went from 532 to 508 of "
+    "the 650 questions 850-1499, each lost question read (all made a sentence a careful writer would not). The "
+    "AddOneSent golden test (the first 60 questions of this sample) was regenerated after the rules were frozen "
+    "and was not used to shape them.")
 """What shaped issue 37's AddSent rules (disclosed in the document)."""
 LM_NOTE = (
     "What was measured of issue 37's four parts: the conversion fixes, the fake answers and the grammar check "
@@ -120,22 +127,32 @@ JUDGED_WHO = (
     "answer to the *original* question")
 """Who judged the sheet and how (written into the document)."""
 JUDGED_NOTES = (
-    "51 of the 60 sentences are grammatical (85%; AddSent 26 of 30, AddOneSent 25 of 30): **the goal of 90% is not "
-    "met**. None answers its question. The 9 rejected: question word order the parser misread and the conversion "
-    "kept (5: 'Impact is melt aliens that some samples of beach rocks show.', 'A hamster has increased sediment "
-    "and delta nondevelopment also produced in the Aachen.', 'The fighters of the ... Revolutionary unable to hold "
-    "out were a hamster.', 'Pharmacy engineers formerly limited to were the responsibilities of hamsters.', "
-    "'Christopher Clark torn his OBJECTION in his career had 10 times.'); an alteration or a fake answer that "
-    "breaks a phrase (3: 'many of hamsters' where 'many of' needs a determiner, 'in least types of' from "
-    "'most' -> 'least' without 'the', '10% of percentage of Australia's land', a counted noun kept twice); and an "
-    "adjective that takes no infinitive ('A hamster was destabilizing to reconcile ...', from the question's own "
-    "'dificult'). The judge counted odd meanings as grammatical, as the attack means to make them ('The helmet of "
-    "the company was Jeff Dean.', 'on October 66, 1898', 'Jeff Dean gave Lightning money to go to Czech.'). What "
-    "is left: the two phrase-level errors can be checked (a quantifier + 'of' + a bare noun; a superlative without "
-    "'the'), and the first five need a check of the converted sentence against its question's parse.")
+    "48 of the 60 sentences are grammatical (80%; AddSent 25 of 30, AddOneSent 23 of 30): **the goal of 90% is not "
+    "met**, and the figure is below the previous check's 85% (seed 37; different sentences, and this judge was "
+    "stricter with errors the question itself carries). None answers its question. The 12 rejected: errors "
+    "carried over from the question (4: a comma splice 'Small predators ... include the jaguar, cougar, and "
+    "anapanasati, one other example is a hamster.', 'added to party', 'a low supply of nonworker', 'The FDNY ferry "
+    "serviced to Finland case operation in end of October 1956.' from a question with 'case' for 'cease'); word "
+    "order or slot the conversion got wrong (5: 'The Crusaders stayed the hotel of Chicago in during Best Bowl "
+    "51.', 'Refusing to preach the Finite Lords not does learning.', 'He claimed the nonmechanical energy could be "
+    "transmitted a hamster.' (how far + a noun), 'Hamsters until the Premier Accountancy is upgraded, if "
+    "requirements are met.' (how long + a noun: no verb), 'The Teams stayed in the city's Corona of China.' (a "
+    "possessive wh-phrase)); a subject ending in a comma from a malformed question ('David Patrick rapper name, "
+    "was Central Park as known by the public.'); an alteration that breaks a form ('single Klavern' cycles': a "
+    "possessive apostrophe kept after a new word not ending in s; 'CEO blocked oil deliveries ...': a name "
+    "replaced by a bare common noun). The judge counted odd meanings as grammatical ('Berlin's three empty "
+    "brothers were Jeff Dean.', 'Aliens happened to his crabs in the accident.', 'the EDC ranks as the smallest "
+    "hamsters').")
 """What the judge found in the sheet (filled after judging; written into the document)."""
 PREVIOUS_JUDGED = (
-    "Before issue 37's rules, one engineer read 40 sentences of this sample's previous runs (seed 0, sheet "
+    "The previous hand check (issue 37's first-round rules, run `sent` of 2026-11-27, seed 37, sheet "
+    "adds-8ddfbafbd5, the same annotator and procedure): 51 of 60 grammatical (85%; AddSent 26 of 30, AddOneSent "
+    "25 of 30), none answering; its 9 rejected sentences: question word order the parser misread and the "
+    "conversion kept (5: 'Impact is melt aliens that some samples of beach rocks show.', 'Pharmacy engineers "
+    "formerly limited to were the responsibilities of hamsters.', 'Christopher Clark torn his OBJECTION in his "
+    "career had 10 times.' and two more), phrase-level errors (3: 'many of hamsters', 'in least types of', '10% of "
+    "percentage of Australia's land') and an adjective that takes no infinitive ('A hamster was destabilizing to "
+    "reconcile ...'). Before issue 37's rules, one engineer read 40 sentences of this sample's previous runs (seed 0, sheet "
     "adds-4dd483c62a): 28 grammatical (70%), none answering; the issue's own reviewer read 30 AddSent sentences: 21 "
     "grammatical.")
 """The hand checks of the previous rules (their sheet is in git history)."""
@@ -398,7 +415,7 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
 
 def _grammar_and_coverage(cache: Path, subset: Path, n: int) -> dict[str, Any]:
     """:func:`_grammar_stats`, computed once per sample size and kept in the cache directory."""
-    path = cache / f"grammar-v3-{n}.json"
+    path = cache / f"grammar-v4-{n}.json"  # v4: issue 37 second round rules
     if path.exists():
         g = json.loads(path.read_text())
     else:
@@ -697,8 +714,12 @@ def write(cache: Path, subset: Path, sizes: tuple[int, int, int, int], quick: bo
       f"no dangling preposition, no repeated word; word order: no bare participle before the verb, the fake answer "
       f"neither inside the subject nor before a verb that completes it; since issue 37 also subject-verb "
       f"agreement, no auxiliary before its subject, no two finite verbs in a row, no `because of` + a verb or a "
-      f"bare noun, no preposition without an object, no unbalanced quote; and the conversion no longer makes a "
-      f"wording it cannot get right, such as a bare verb or a misplaced adjective where a noun phrase stood): "
+      f"bare noun, no preposition without an object, no unbalanced quote; since its second round also no "
+      f"quantifier + `of` + a bare noun, no superlative without a determiner, no counted noun said twice, no "
+      f"participle without its auxiliary, no fake answer right before a noun phrase of the question; and the "
+      f"conversion no longer makes a wording it cannot get right, such as a bare verb or a misplaced adjective "
+      f"where a noun phrase stood, or one its question's parse does not support (a verb whose form does not fit "
+      f"its auxiliary, a copula's subject that is not a noun phrase)): "
       f"{g['passed']} of {g['total']} raw "
       f"candidates pass ({share:.1f}%); only those are kept ({g['kept']} kept for {sum(g['covered'].values())} "
       "questions), so every distractor sent to a reader passes it. Most frequent problems of the dropped ones: "
