@@ -451,10 +451,14 @@ def render(res: dict[str, Any]) -> str:
           f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); fitted on one corpus and applied to "
           f"another it flags {100 * oos['flagged'] / oos['n']:.1f} % of Mohler's answers, so `filter fit` must "
           "still be run on the answers it will guard. A phrasing is counted caught only when all its insertions "
-          "are flagged, so one host answer that dilutes it is a miss; the misses above are what the grammar and "
-          "the parts lexicon do not reach (requests in words the lexicon lacks, other languages' paraphrases, "
-          "frames written for other tasks). The grader-side defences (known-answer detection, erase-and-rescore) "
-          "are the layer behind it.", "",
+          "are flagged, so one host answer that dilutes it is a miss. Read in the lists above (this paragraph was "
+          "written after set B's figures were seen; the detector was not changed): most of B's misses ask for no "
+          "grade in the grammar's shape -- pleas and threats, social proof, self-assessments, authority or "
+          "accommodation notices, \"nothing here deserves a deduction\" -- or are short lines behind an encoding "
+          "or look-alikes, or paraphrases in languages the grammar has few words for; the public misses are "
+          "frames written for other tasks (résumés, WHOIS reports). A classifier of injection *parts* reaches "
+          "what states a request or verdict; persuasion without one is left to the grader-side defences "
+          "(known-answer detection, erase-and-rescore), the layer behind it.", "",
           f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
           f"{[round(x, 2) for x in res['load']]}. Reproduce: `flock /tmp/callbluff-heavy.lock nice -n 5 "
           ".venv/bin/python scripts/findings/injection_detector.py`.", END]
