@@ -61,6 +61,16 @@ def test_bare_wording_never_drops_a_counted_head(res: Resources) -> None:
     ("In what year was the viaduct along 155th Street constructed?", "1868", "noun",
      "The viaduct along 155th Street was constructed in the year of 1868."),
     ("What were wrestlers expected to do for decades?", "learning", "noun", None),
+    # a possessive wh-phrase, a "how far/long" with a noun, a subject ending in a comma: nothing
+    ("In what city's Marriott did the Broncos stay?", "Chicago", "noun", None),
+    ("How far did he claim the mechanical energy could be transmitted?", "a hamster", "noun", None),
+    ("How far did he claim the mechanical energy could be transmitted?", "20 miles", "noun",
+     "He claimed the mechanical energy could be transmitted 20 miles."),
+    ("What was Isiah Bowman nick name, as known by the public.", "Central Park", "noun", None),
+    # a whole clause before the comma: a semicolon, no comma splice; a fronted adverbial keeps its comma
+    ("Ronald Reagan had a nickname, what was it?", "Jupiter", "noun", "Ronald Reagan had a nickname; it was Jupiter."),
+    ("In 2007, what was the high end of the salary range?", "91004", "noun",
+     "In 2007, the high end of the salary range was 91004."),
     # a noun run joined again keeps its hyphen
     ("How many Ju 87 Stuka dive-bombers were used?", "10", "noun", "10 Ju 87 Stuka dive-bombers were used."),
 ])
@@ -82,6 +92,10 @@ def test_conversion_checked_against_the_question(res: Resources, question: str, 
      "answer followed by a noun phrase"),
     ("' prostomiums' come from Chicago.", None, False, "quote set apart from its words"),
     ("A hamster allow the cable-unready TVs to display HD content.", None, False, "subject and verb disagree"),
+    ("The Crusaders stayed the hotel of Chicago in during Best Bowl 51.", None, False, "preposition without an object"),
+    ("Refusing to preach the Finite Lords not does learning.", None, False, "negation before a finite verb"),
+    ("David Patrick rapper name, was Central Park as known by the public.", None, False,
+     "comma between subject and verb"),
     ("Jennifer Ramos made final 10 it on English Elliott.", "final 10", False, "answer followed by a noun phrase"),
 ])
 def test_phrase_errors_rejected(res: Resources, sentence: str, answer: str | None, subject: bool,
@@ -100,6 +114,9 @@ def test_phrase_errors_rejected(res: Resources, sentence: str, answer: str | Non
     ("Jeff Dean was captured in 1990.", "Jeff Dean", True),
     ("Hamsters allow the TVs to display HD content.", None, False),
     ("The water flows into the sea.", None, False),
+    ("Jeff Dean, the king, was born in 1990.", None, False),
+    ("The Philippine Spanish constitution was brought about by Central Park.", None, False),
+    ("The people did not go.", None, False),
     ('The terms "Near East" and "Far East" appear together in Chicago.', "Chicago", False),
 ])
 def test_well_formed_sentences_pass(res: Resources, sentence: str, answer: str | None, subject: bool) -> None:
@@ -122,6 +139,19 @@ def test_adjective_before_an_infinitive_takes_one(res: Resources) -> None:
     j = [t.text for t in q].index("difficult")
     assert not _fits_slot(q[j], "destabilizing")
     assert _fits_slot(q[j], "easy")
+
+
+def test_possessive_apostrophe_follows_the_new_word(res: Resources) -> None:
+    """'Kuznets' cycles' -> 'Klavern's cycles', not 'Klavern' cycles'."""
+    from callbluff.attacks.reading.alterations import Alteration, perturbed_words
+
+    q = res.doc("What are Kuznets' cycles?")
+    j = [t.text for t in q].index("Kuznets")
+    assert q[j + 1].tag_ == "POS"
+    words = perturbed_words(q, [Alteration(j, "Kuznets", ("Klavern",), "nearby-proper-noun")], 0)
+    assert words[j:j + 2] == ["Klavern", "'s"]
+    words = perturbed_words(q, [Alteration(j, "Kuznets", ("Simons",), "nearby-proper-noun")], 0)
+    assert words[j:j + 2] == ["Simons", "'"]
 
 
 def test_date_keeps_its_affixes() -> None:

@@ -31,7 +31,8 @@ Two polarity flips that cancel are not made: an adjective right after a flipped 
 unsuccessful", which means the same as the question).
 
 A replacement must fit its slot (issue 37, :func:`_fits_slot`): a quantifier ``most`` (``most types of``,
-``most of``) is not flipped, and an adjective before *to* + a verb becomes only one that takes an infinitive.
+``most of``) is not flipped, and an adjective before *to* + a verb becomes only one that takes an infinitive. A possessive apostrophe after an altered word not ending in
+``s`` becomes ``'s`` (:func:`perturbed_words`: ``Kuznets' cycles`` -> ``Klavern's cycles``).
 
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
 already in the question, and take the original's capitalisation. Words in a small do-not-alter list
@@ -327,4 +328,7 @@ def perturbed_words(doc: Doc, alts: list[Alteration], variant: int) -> list[str]
     words = [t.text for t in doc]
     for a in alts:
         words[a.i] = a.words[min(variant, len(a.words) - 1)]
+        if a.i + 1 < len(doc) and doc[a.i + 1].text == "'" and doc[a.i + 1].tag_ == "POS" \
+                and not words[a.i].lower().endswith(("s", "z", "x")):
+            words[a.i + 1] = "'s"  # "Kuznets' cycles" -> "Klavern's cycles", not "Klavern' cycles" (issue 37)
     return words

@@ -60,7 +60,10 @@ participle, no adjective or raising verb before an infinitive, no infinitive mis
 bracket left open), else the wh-phrase belongs inside it; ``what``/``which`` parsed as a noun's determiner the
 noun run missed gives nothing; an object goes into a verb's clause that has its own subject (``X said the company
 should build A``); ``how many`` takes no ordinal or adjective answer, and a counted head is said once (``10% of
-X``); an ordinal time answer reads ``the 5th century``; an opening quote before the verb stays with it.
+X``); an ordinal time answer reads ``the 5th century``; an opening quote before the verb stays with it. Third pass
+(the kinds the seed-73 hand check found, read on the same train slices): a possessive wh-phrase (``what city's
+Marriott``) and ``how far/long`` with an answer that is not a measure give nothing; a subject ending at a comma is
+no noun phrase; a whole clause before the wh-phrase's comma is joined by ``;`` (``X had a nickname; it was A``).
 
 Questions without a wh-word ("Name a ...", yes/no questions) give None: AddSent makes nothing for them, as
 the authors' rules (which need a wh-phrase) make nothing. Coverage on SQuAD dev is measured in
@@ -353,6 +356,11 @@ def convert(doc: Doc, answer: str, words: Sequence[str] | None = None, rule: str
         return None  # "silently" answers "how", nothing else
     if answer_kind == "adjective" and ph.kind in ("how-many", "how-much"):
         return None  # "it had been deep years": an adjective does not count
+    of = next((j for j in range(ph.start, ph.end) if doc[j].lower_ == "of"), ph.end)
+    if (ph.end < len(doc) and doc[ph.end].tag_ == "POS") or any(doc[j].tag_ == "POS" for j in range(ph.start, of)):
+        return None  # "In what city's Marriott ...": the wh-phrase is a possessor, a person would reword it
+    if ph.kind == "how-adj" and not re.search(r"\d", answer) and answer.split(" ", 1)[0].lower() not in NUMBER_WORDS:
+        return None  # "How far/long ...?" + "a hamster": a measure answers it, a noun leaves no verb or preposition
     w = ph.end - 1
     if ph.kind == "pronoun" and ph.wh in ("what", "which") and doc[w].dep_ == "det" and doc[w].head.i > w:
         return None  # "Which third-highest-ranking officer ...": the noun run missed the noun "which" determines
@@ -394,6 +402,9 @@ def _convert(doc: Doc, ph: WhPhrase, repl: str, toks: list[tuple[str, str]], ws:
     prefix_end = 0
     if ph.start > 0 and words[ph.start - 1] == ",":
         prefix_end = ph.start  # "In 1880, what city did ..." keeps its fronted adverbial
+        if _independent_clause(doc, prefix_end - 1):
+            toks = list(toks)
+            toks[prefix_end - 1] = (";", toks[prefix_end - 1][1])  # "X had a nickname, what was it?": no comma splice
     fronted = ph.start == prefix_end
     after = ph.end + (ph.end < n - 1 and words[ph.end].lower() == "else")
     aux = doc[after] if after < n else None
@@ -545,6 +556,24 @@ ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "s
                       "last", "next"})
 
 
+NUMBER_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                          "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "several",
+                          "about", "over", "nearly", "almost", "around", "approximately", "more", "less"})
+SUBORDINATORS = frozenset({"if", "while", "although", "though", "when", "after", "before", "as", "since", "because",
+                           "unless", "until", "once", "whereas", "besides", "despite", "in", "on", "at", "by", "for",
+                           "from", "during", "with", "without", "according", "like", "unlike", "along", "apart"})
+
+
+def _independent_clause(doc: Doc, comma: int) -> bool:
+    """Whether the question's words before the comma at ``comma`` are a whole clause (a finite verb with its
+    subject, not opened by a subordinator or preposition): the statement then joins it with ``;`` (a comma
+    splice is not English)."""
+    if comma <= 0 or doc[0].lower_ in SUBORDINATORS:
+        return False
+    return any(t.tag_ in ("VBD", "VBZ", "VBP") and any(c.dep_ in ("nsubj", "nsubjpass") and c.i < t.i
+                                                        for c in t.children) for t in doc[:comma])
+
+
 def _ordinal(answer: str) -> bool:
     """Whether the answer starts with an ordinal (``first``, ``21st``): it cannot answer ``how many``."""
     first = answer.strip().split(" ", 1)[0].lower()
@@ -579,6 +608,8 @@ def _noun_phrase_subject(doc: Doc, lo: int, hi: int) -> bool:
     """Whether question tokens ``[lo, hi)``, the subject of a copula question, read as a noun phrase: not ending
     in a preposition or particle (its object is the wh-phrase: "... formerly limited to"), and no adjective taking
     an infinitive ("... unable to hold out"): both put the wh-phrase inside the subject, not after *be*."""
+    if doc[hi - 1].text == ",":
+        return False  # "What was X nick name, as known by ...?": the subject ends at the comma the parse misread
     if doc[hi - 1].tag_ in ("IN", "RP", "TO"):
         head = doc[hi - 1].head  # "one thing a vault depends on" is a relative clause with its own subject
         if not (head.tag_ in ("VBZ", "VBD", "VBP") and any(c.dep_ in ("nsubj", "nsubjpass") for c in head.children)):

@@ -32,7 +32,9 @@ sentences made by other means. Since issue 37's second round the fake answer mus
 phrase or pronoun of the question (``It takes learning a person to ...``: a slot the parse misplaced), and the
 phrase-level errors of :func:`_phrases_issue37b` fail (``many of hamsters``, ``in least types of``, ``10% of
 percentage of``, ``the 21 century``, ``X torn his ...``), as does a quote set apart from its words and a singular
-common noun with a base-form present verb (``A hamster allow``). AddSent ranks the candidates that pass by a language model's fluency
+common noun with a base-form present verb (``A hamster allow``); and (third pass) a preposition left before
+another (``stayed ... in during``), ``not`` before a finite verb (``X not does``), a single comma between the
+subject and its verb (``X name, was A``). AddSent ranks the candidates that pass by a language model's fluency
 (:mod:`.fluency`) where one is installed. The findings report the share of candidates that pass and show
 samples of both kinds, so a reader can judge the check itself.
 """
@@ -185,6 +187,21 @@ def _phrases(doc: Any, text: str) -> list[str]:
                 a.tag_ in ("IN", "TO") and a.lower_ in STRANDABLE and b.tag_ in FINITE):
             out.append(f"preposition without an object ({a.text} {b.text})")  # "came from in Chicago"
             break
+    for a, b in zip(toks, toks[1:]):
+        if a.lower_ in DANGLING_PREPS and a.tag_ in ("IN", "TO", "RP", "RB") and a.dep_ != "prt" \
+                and b.lower_ in LATER_PREPS and b.tag_ == "IN":
+            out.append(f"preposition without an object ({a.text} {b.text})")  # "stayed ... in during"
+            break
+    for a, b in zip(toks, toks[1:]):
+        if a.lower_ == "not" and b.tag_ in ("VBZ", "VBD", "VBP") and b.lower_ not in ("is", "are", "was", "were"):
+            out.append(f"negation before a finite verb ({a.text} {b.text})")  # "X not does learning"
+            break
+    for a, b in zip(toks, toks[1:]):
+        if a.text == "," and not any(t.text == "," for t in toks[:a.i]) and (b.dep_ == "ROOT" or (b.dep_ in ("aux", "auxpass") and b.head.dep_ == "ROOT")) \
+                and b.tag_ in FINITE and any(c.dep_ in SUBJECT_DEPS and c.i < a.i for c in
+                                             (b if b.dep_ == "ROOT" else b.head).children):
+            out.append(f"comma between subject and verb ({b.text})")  # "X rapper name, was Central Park"
+            break
     if any(t.lower_ in ("what", "how") and t.i > 0 for t in toks):
         out.append("a wh-word is left")
     opened = len(re.findall(r"(?:^|\s)'(?=\w)", text))
@@ -198,6 +215,8 @@ def _phrases(doc: Any, text: str) -> list[str]:
 
 
 FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+DANGLING_PREPS = frozenset({"in", "on", "at", "to", "from", "for", "with", "by", "into", "of"})
+LATER_PREPS = frozenset({"during", "in", "on", "at", "after", "before", "since", "until", "by"})
 NP_STARTS = frozenset({"NN", "NNS", "NNP", "NNPS", "DT", "PRP$", "CD", "JJ", "JJS", "JJR", "PDT", "PRP"})
 """Tags that start (or continue) a noun phrase: the fake answer must not stand right before one."""
 QUANTIFIERS = frozenset({"many", "much", "few", "fewer", "several", "most", "some", "all", "none", "each", "both",
