@@ -18,6 +18,7 @@ annotate_app = typer.Typer(help="Human evaluation: annotation sheets out, Kumar 
                                 "AddSent verification in.",
                            no_args_is_help=True)
 
+
 @annotate_app.command("export")
 def annotate_export(
     run_dir: Annotated[Path, typer.Argument(help="a finished run directory")],
