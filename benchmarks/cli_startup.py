@@ -8,7 +8,8 @@ jobs held the cores. ``--compare-src DIR`` times the same commands on another so
 checkout of an older commit's ``src``), interleaved too, for a before/after in one table. Goal: under 1 s wall
 each for --version, list and suite --help.
 
-Usage: python benchmarks/cli_startup.py [--repeats 5] [--compare-src DIR] [--out benchmarks/cli_startup.md]
+Usage: python benchmarks/cli_startup.py [--repeats 5] [--compare-src DIR [--compare-label TEXT]]
+       [--out benchmarks/cli_startup.md]
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--compare-src", type=Path, default=None,
                     help="another source tree (a directory holding callbluff/) timed in the same run")
+    ap.add_argument("--compare-label", default=None,
+                    help="the name of --compare-src in the table, e.g. 'main at d337ba9' (default: its path)")
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("cli_startup.md"))
     args = ap.parse_args()
     trees = {"this checkout": REPO / "src"}
@@ -63,7 +66,7 @@ def main() -> None:
         if not (args.compare_src / "callbluff").is_dir():
             raise SystemExit(f"--compare-src {args.compare_src}: no callbluff/ package in it; give a source "
                              "directory such as OTHER_CHECKOUT/src")
-        trees[f"{args.compare_src}"] = args.compare_src.resolve()
+        trees[args.compare_label or str(args.compare_src)] = args.compare_src.resolve()
     base = entry_point()
     load_before = [round(x, 2) for x in os.getloadavg()]
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
