@@ -9,7 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from callbluff.cli import REPORT_ROWS_PER_RUN, app
+from callbluff.cli import app
+from callbluff.cli.summary import REPORT_ROWS_PER_RUN
 from callbluff.engine.run import RunResult
 
 PERCENTS = ", ".join(str(p) for p in range(1, 41))
@@ -60,7 +61,7 @@ def test_the_error_summary_says_how_many_more_causes(tmp_path: Path, capsys) -> 
     import json
     from types import SimpleNamespace
 
-    from callbluff.cli import print_error_causes
+    from callbluff.cli.summary import print_error_causes
 
     rows = [{"stage": "predict_original", "target": "api", "cause": f"HTTP 50{k % 5}"} for k in range(20)]
     (tmp_path / "errors.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

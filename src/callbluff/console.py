@@ -1,6 +1,5 @@
-"""The command line's two consoles and its one way to stop with an error, shared by :mod:`callbluff.cli` and
-the sub-commands other packages contribute (``callbluff filter``, :mod:`callbluff.filter_cli`), so that those
-never import the command that mounts them.
+"""The command line's two consoles and its one way to stop with an error, shared by the command modules of
+:mod:`callbluff.cli` (a light module of a low layer: a command module never imports the package that mounts it).
 
 User text (file paths, suite, target, prompt and attack names, data values, error causes) is never rich
 markup: both consoles have markup off, so a string printed on them, a table cell or a table title shows as

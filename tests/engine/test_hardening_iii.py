@@ -573,7 +573,8 @@ def test_compare_fail_on_regression_tests_the_counts_when_examples_parquet_is_mi
         two_versions: dict[str, Path], tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from callbluff.cli import REGRESSION_EXIT, app
+    from callbluff.cli import app
+    from callbluff.cli.compare import REGRESSION_EXIT
 
     cand = _candidate_without(two_versions["v2"], tmp_path / "v2", "examples.parquet", "originals.parquet")
     r = CliRunner().invoke(app, ["compare", str(two_versions["v1"]), str(cand), "--fail-on-regression",

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from callbluff.cli import REGRESSION_EXIT, app
+from callbluff.cli import app
+from callbluff.cli.compare import REGRESSION_EXIT
 from callbluff.compare import compare_runs, fast_qwk
 from callbluff.engine.run import run_suite
 from callbluff.metrics.scoring import qwk

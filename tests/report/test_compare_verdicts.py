@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from callbluff.cli import REGRESSION_EXIT, app
+from callbluff.cli import app
+from callbluff.cli.compare import REGRESSION_EXIT
 from callbluff.compare import PAIRED_TEST, UNPAIRED_TEST, compare_runs
 from callbluff.metrics.significance import holm, mcnemar_exact, wilson_interval
 from callbluff.engine.run import RunResult

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from callbluff.cli import GATE_FAILED, app
+from callbluff.cli import app
+from callbluff.cli.summary import GATE_FAILED
 from callbluff.engine.suite import ExpectConfig, SuiteError, parse_suite
 from callbluff.gates import check_gate, junit_xml
 

@@ -17,8 +17,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from callbluff.metrics._common import as_float_array, pct, same_length
 
@@ -139,6 +137,8 @@ def qwk(
 
     if np.all(t == t[0]) and np.all(p == t[0]):
         return 1.0  # perfect agreement of two constant raters (sklearn: 0/0 -> NaN)
+    from sklearn.metrics import cohen_kappa_score  # here, not at import: the CLI starts without scikit-learn
+
     ti, pi = t.astype(int), p.astype(int)
     return float(cohen_kappa_score(ti, pi, weights="quadratic", labels=labels))
 
@@ -239,6 +239,8 @@ class DiffStats:
         else:
             var = max(self.m2, 0.0) / (n - 1)
             t = (self.total / n) / math.sqrt(var / n) if var > 0 else math.inf
+            from scipy import stats  # here, not at import: the CLI starts without SciPy
+
             p = float(2.0 * stats.t.sf(abs(t), n - 1))
         out["ttest_p"] = p
         return out

@@ -18,16 +18,48 @@ in front of any target.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from callbluff.targets.base import Candidate, Input, Output, Target, TargetStats, Timer
-from callbluff.targets.cache import PredictionCache
-from callbluff.targets.callables import CallableTarget
-from callbluff.targets.command import CommandTarget
-from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
-from callbluff.targets.hf import HFTarget
-from callbluff.targets.http_target import HttpTarget
-from callbluff.targets.openai_target import OpenAITarget
-from callbluff.targets.sklearn_target import SklearnTarget
-from callbluff.targets.wrappers import CachedTarget, chunked
+
+# The adapters, the cache and the config validation load on first use (PEP 562): ``callbluff.targets.base``,
+# which every attack reaches through the Oracle, stays light, so `callbluff list` starts quickly.
+_LAZY = {
+    "PredictionCache": "callbluff.targets.cache", "CallableTarget": "callbluff.targets.callables",
+    "CommandTarget": "callbluff.targets.command", "TARGET_TYPES": "callbluff.targets.config",
+    "TargetConfigError": "callbluff.targets.config", "validate_target_config": "callbluff.targets.config",
+    "HFTarget": "callbluff.targets.hf", "HttpTarget": "callbluff.targets.http_target",
+    "OpenAITarget": "callbluff.targets.openai_target", "SklearnTarget": "callbluff.targets.sklearn_target",
+    "CachedTarget": "callbluff.targets.wrappers", "chunked": "callbluff.targets.wrappers",
+}
+
+if TYPE_CHECKING:
+    from callbluff.targets.cache import PredictionCache
+    from callbluff.targets.callables import CallableTarget
+    from callbluff.targets.command import CommandTarget
+    from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
+    from callbluff.targets.hf import HFTarget
+    from callbluff.targets.http_target import HttpTarget
+    from callbluff.targets.openai_target import OpenAITarget
+    from callbluff.targets.sklearn_target import SklearnTarget
+    from callbluff.targets.wrappers import CachedTarget, chunked
+
+
+def __getattr__(name: str) -> Any:
+    """``callbluff.targets.NAME`` for the names of ``_LAZY``: import the module that defines it, once."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'callbluff.targets' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "TARGET_TYPES", "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",

@@ -48,11 +48,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field
-from spacy.tokens import Doc
 
 from callbluff.attacks.base import AttackParams, SearchAttack, SearchParams, StaticAttack, register
 from callbluff.attacks.reading.alterations import alterations, nearby_lookups, perturbed_words
@@ -65,6 +64,9 @@ from callbluff.attacks.reading.fake_answers import (AnswerToken, answer_kind, an
 from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
 from callbluff.metrics.reading import exact_match, f1_score
 from callbluff.records import Perturbed, QAExample, Record
+
+if TYPE_CHECKING:  # annotations only: spaCy is imported where a text is parsed, not at start-up
+    from spacy.tokens import Doc
 
 PAPER = "Jia & Liang 2017, Adversarial Examples for Evaluating Reading Comprehension Systems"
 REQUIRES = ("spacy-parse", "wordnet", "lemminflect", "torch", "squad-train")

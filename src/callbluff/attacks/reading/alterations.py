@@ -44,11 +44,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-from spacy.tokens import Doc, Token
+from typing import TYPE_CHECKING
 
 from callbluff.attacks.reading.lexicon import ENTITY_CLASS, Lexicon
 from callbluff.resources.wordnet_setup import load_wordnet
+
+if TYPE_CHECKING:  # annotations only: spaCy is imported where a text is parsed, not at start-up
+    from spacy.tokens import Doc, Token
 
 SPECIAL = {
     "States": "Kingdom", "US": "UK", "U.S": "U.K.", "U.S.": "U.K.", "UK": "US", "U.K.": "U.S.", "U.K": "U.S.",

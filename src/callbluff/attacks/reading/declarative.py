@@ -75,8 +75,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from spacy.tokens import Doc, Token
+if TYPE_CHECKING:  # annotations only: spaCy is imported where a text is parsed, not at start-up
+    from spacy.tokens import Doc, Token
 
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})

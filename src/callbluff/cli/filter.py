@@ -4,6 +4,9 @@
 the prompts and thresholds); ``apply`` flags the answers of a dataset (JSON lines: id, prompt, flagged,
 value) and refuses prompts the filter was not fitted on. A saved filter also goes in front of any scorer with
 ``filter = "DIR"`` in a ``[[target]]`` table.
+
+Light at import (the lazy-import rule of :mod:`callbluff.cli`): the filters, the data and the tasks are imported
+inside the commands.
 """
 
 from __future__ import annotations
@@ -17,9 +20,6 @@ from typing import Annotated
 import typer
 
 from callbluff.console import console, fail, out, say
-from callbluff.datasets import load
-from callbluff.defenses.filters import FILTERS, load_filter
-from callbluff.tasks import get_task
 from callbluff.terminal import StageProgress
 
 filter_app = typer.Typer(help="Adversarial-answer filters (Ding et al. 2020 Sec. 5.4): fit on your answers, "
@@ -27,6 +27,8 @@ filter_app = typer.Typer(help="Adversarial-answer filters (Ding et al. 2020 Sec.
 
 
 def _dataset(spec: str, prompts: str | None):
+    from callbluff.datasets import load
+
     if prompts:
         spec += ("&" if "?" in spec else "?") + f"prompts={prompts}"
     try:
@@ -61,6 +63,9 @@ def fit(
                                                                   "learned detector)")] = False,
 ) -> None:
     """Fit a filter per prompt on the answers of --data and save it to --out."""
+    from callbluff.defenses.filters import FILTERS
+    from callbluff.tasks import get_task
+
     if kind not in FILTERS:
         fail(f"--kind {kind!r}: use one of {', '.join(sorted(FILTERS))}")
     ds = _dataset(data, prompts)
@@ -122,6 +127,8 @@ def apply(
     prompts: Annotated[str | None, typer.Option(help="only these prompt ids")] = None,
 ) -> None:
     """Flag the answers of --data with a saved filter (one JSON line per answer)."""
+    from callbluff.defenses.filters import load_filter
+
     try:
         f = load_filter(filter_dir)
     except ValueError as e:
