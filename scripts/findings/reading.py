@@ -83,9 +83,10 @@ on the same MiniLM reader, 34.1 / 41.2 F1 on their 1,000 questions (measured by 
 JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
 """The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
 seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
-JUDGED_SEED, JUDGED_N = 73, 60
-"""A fresh sample for issue 37's second-round rules (seed 73, never used before; the earlier sheets, seed 0 with
-40 sentences (28 grammatical) and seed 37 with 60 (51 grammatical), are in git history)."""
+JUDGED_SEED, JUDGED_N = 91, 60
+"""A fresh sample for issue 37's second-round rules after their third pass (seed 91, never used before; the
+earlier sheets, seed 0 with 40 sentences (28 grammatical), seed 37 with 60 (51) and seed 73 with 60 (48), are in
+git history)."""
 ISSUE37_SHAPING = (
     "Issue 37's rules (wording, fake answers of the question's type, the wider grammar check): the issue named "
     "the kinds of error from sentences of this sample (word order after `last`/`first`, prepositions before "
@@ -107,7 +108,10 @@ ISSUE37_SHAPING = (
     "850-1349, in slices of 200, 150 and 150); its coverage there, candidate pools only, went from 532 to 508 of "
     "the 650 questions 850-1499, each lost question read (all made a sentence a careful writer would not). The "
     "AddOneSent golden test (the first 60 questions of this sample) was regenerated after the rules were frozen "
-    "and was not used to shape them.")
+    "and was not used to shape them. A third pass (commit 626c5f1) followed the seed-73 hand check of these rules "
+    "(48 of 60, below): it was shaped on the *kinds* of error that check listed and read on the same train "
+    "slices (coverage there 508 -> 505 of 650), the run above is the first with it, and its sheet (seed 91) was "
+    "drawn after it.")
 """What shaped issue 37's AddSent rules (disclosed in the document)."""
 LM_NOTE = (
     "What was measured of issue 37's four parts: the conversion fixes, the fake answers and the grammar check "
@@ -119,17 +123,40 @@ LM_NOTE = (
     "counted; no hand judgment compares the two rankings.")
 """What was measured of the language-model ranking (written into the document)."""
 JUDGED_WHO = (
-    "the engineer who wrote issue 37's rules (an AI agent session of the project, one annotator) read each of the "
+    "the engineer who wrote issue 37's second-round rules (an AI agent session of the project, not the session "
+    "that judged the seed-37 sheet; one annotator) read each of the "
     f"{JUDGED_N} sentences beside its question, after the run and after the rules were frozen, and wrote the "
     "judgments into the exported sheet by hand: grammatical = a well-formed English sentence (word order, "
-    "agreement, articles, prepositions, word forms), whatever its meaning (invented names and odd facts are the "
-    "attack's point); answers the question = a reader of the sentence alone would take its fake answer as the "
+    "agreement, articles, prepositions, punctuation, word forms), whatever its meaning (invented names and odd "
+    "facts are the attack's point), an error carried over from the question counting against it; answers the question = a reader of the sentence alone would take its fake answer as the "
     "answer to the *original* question")
 """Who judged the sheet and how (written into the document)."""
 JUDGED_NOTES = (
+    "47 of the 60 sentences are grammatical (78%; AddSent 21 of 30, AddOneSent 26 of 30): **the goal of 90% is not "
+    "met**; three fresh samples of issue 37's rules have now read 85% (seed 37), 80% (seed 73) and 78% (seed 91), "
+    "the last two by a stricter judge than the first. None answers its question. The 13 rejected: a slot or word "
+    "order the conversion got wrong (7: 'The Classical branch off to formed a hamster in Vienna.', 'The name of "
+    "the husband was Stark Industries arranged for Dalek by his mother.', 'Learning can rubisco do by "
+    "confusion.', 'Rather than Ancient numerals, the FIFA decided a hamster to use.', 'Poland was Jeff Dean under "
+    "the administration of when it came under the rule of the General Presidente.', 'Students enrol the payout of "
+    "Stark Industries in priority courses receive.', and 'Jeff Dean sororities belong to ...' (how many + a name)); "
+    "an alteration that breaks a word form or a phrase (3: 'non nonviolent', 'in the Catholicism', 'an alter in "
+    "an organization'); errors carried over from the question (3: 'The Finite Lords asks' from 'does the Ten "
+    "Commandments ask', 'allies of English' from 'allies of French', 'The two treaties of Treaty of Rome 1882 "
+    "...'). Accepted though odd: misspellings the question carries ('reformilated ... equtions'), meanings "
+    "('Chloroplasts are a hamster.', 'in China in Glasgow'). What is left, by kind: the conversion still follows "
+    "a misparsed question in about one sentence in nine (a check that the sentence's own parse puts the answer "
+    "where the question's wh-phrase was would reject most of these); alterations need a check of the new word's "
+    "part of speech and article use in its slot; the question's own errors pass through (the paper's crowd fixed "
+    "them by hand).")
+"""What the judge found in the sheet (filled after judging; written into the document)."""
+SEED73_JUDGED = (
+    "The hand check before this one (issue 37's second-round rules as first frozen, commit eee7d62; run `sent` of "
+    "2026-11-28 02:17 UTC, 774 of 1000 attacked, F1 every question 30.9; seed 73, sheet adds-3662b0a506, the same "
+    "annotator and procedure): " +
     "48 of the 60 sentences are grammatical (80%; AddSent 25 of 30, AddOneSent 23 of 30): **the goal of 90% is not "
     "met**, and the figure is below the previous check's 85% (seed 37; different sentences, and this judge was "
-    "stricter with errors the question itself carries). None answers its question. The 12 rejected: errors "
+    "stricter with errors the question itself carries than that check's judge, another session). None answers its question. The 12 rejected: errors "
     "carried over from the question (4: a comma splice 'Small predators ... include the jaguar, cougar, and "
     "anapanasati, one other example is a hamster.', 'added to party', 'a low supply of nonworker', 'The FDNY ferry "
     "serviced to Finland case operation in end of October 1956.' from a question with 'case' for 'cease'); word "
@@ -143,10 +170,10 @@ JUDGED_NOTES = (
     "replaced by a bare common noun). The judge counted odd meanings as grammatical ('Berlin's three empty "
     "brothers were Jeff Dean.', 'Aliens happened to his crabs in the accident.', 'the EDC ranks as the smallest "
     "hamsters').")
-"""What the judge found in the sheet (filled after judging; written into the document)."""
-PREVIOUS_JUDGED = (
-    "The previous hand check (issue 37's first-round rules, run `sent` of 2026-11-27, seed 37, sheet "
-    "adds-8ddfbafbd5, the same annotator and procedure): 51 of 60 grammatical (85%; AddSent 26 of 30, AddOneSent "
+"""The seed-73 check (its sheet is in git history, commit 5869786)."""
+PREVIOUS_JUDGED = SEED73_JUDGED + " " + (
+    "The check before that (issue 37's first-round rules, run `sent` of 2026-11-27, seed 37, sheet "
+    "adds-8ddfbafbd5, the same procedure, judged by the agent session that wrote those rules): 51 of 60 grammatical (85%; AddSent 26 of 30, AddOneSent "
     "25 of 30), none answering; its 9 rejected sentences: question word order the parser misread and the "
     "conversion kept (5: 'Impact is melt aliens that some samples of beach rocks show.', 'Pharmacy engineers "
     "formerly limited to were the responsibilities of hamsters.', 'Christopher Clark torn his OBJECTION in his "
@@ -415,7 +442,7 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
 
 def _grammar_and_coverage(cache: Path, subset: Path, n: int) -> dict[str, Any]:
     """:func:`_grammar_stats`, computed once per sample size and kept in the cache directory."""
-    path = cache / f"grammar-v4-{n}.json"  # v4: issue 37 second round rules
+    path = cache / f"grammar-v5-{n}.json"  # v5: issue 37 second round, third pass
     if path.exists():
         g = json.loads(path.read_text())
     else:
