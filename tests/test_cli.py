@@ -100,6 +100,8 @@ def test_train_rejects_unknown_kind_and_prompt(tmp_path: Path) -> None:
     res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:content", "--out", str(tmp_path / "m"),
                               "--prompt", "nope"])
     assert res.exit_code == 2 and "unknown prompt(s) nope" in res.output
+    res = runner.invoke(app, ["train", "content-scorer", "--data", "demo:squad", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "trains on scored responses (content, essay data)" in res.output  # the tasks' own
 
 
 def test_train_with_eval_stores_held_out_figures(tmp_path: Path) -> None:

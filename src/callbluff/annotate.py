@@ -45,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from callbluff.attacks.base import get_attack
 from callbluff.datasets import load
 from callbluff.report.load import ANNOTATIONS_FILE
 from callbluff.seeding import derive_seed
@@ -185,9 +186,10 @@ def export_sheet(run_dir: str | Path, kind: str, n: int, out: str | Path, seed: 
             raise AnnotationError(f"{run_dir}: no adversarial example with an original response to compare "
                                   "(prompt-level generators have none)")
     elif kind == "addsent":
-        if task != "reading":
-            raise AnnotationError(f"{run_dir}: addsent sheets need a reading run with AddSent or AddOneSent, this "
-                                  f"one is {task!r}")
+        served = {get_attack(name).task for name in ADDSENT_ATTACKS}  # the task AddSent's attacks serve
+        if task not in served:
+            raise AnnotationError(f"{run_dir}: addsent sheets need a {' or '.join(sorted(served))} run with AddSent "
+                                  f"or AddOneSent, this one is {task!r}")
         examples = examples[examples["attack"].isin(ADDSENT_ATTACKS)]
         if not len(examples):
             raise AnnotationError(f"{run_dir}: the run has no AddSent or AddOneSent example; add one of them to the "

@@ -24,6 +24,7 @@ from callbluff.engine.run import run_suite
 from callbluff.engine.suite import parse_suite
 from callbluff.models.retriever import RetrieverReader
 from callbluff.progress import Progress, prefixed
+from callbluff.tasks import all_tasks, get_task
 
 SCORERS: dict[str, tuple[str, str]] = {
     "content-scorer": ("callbluff.models.content", "ContentScorer"),
@@ -53,8 +54,9 @@ def train_model(kind: str, data: str, out_dir: str | Path, *, prompts: Sequence[
     t0 = time.perf_counter()
     if kind in SCORERS:
         ds = load(data)
-        if ds.task not in ("essay", "content"):
-            raise DataError(f"{kind} trains on scored responses (essay or content data); {data} is {ds.task!r}")
+        if not get_task(ds.task).scoring:
+            scoring = ", ".join(t.name for t in all_tasks() if t.scoring)
+            raise DataError(f"{kind} trains on scored responses ({scoring} data); {data} is {ds.task!r}")
         wanted = {str(p) for p in prompts} if prompts else None
         if wanted and not wanted <= set(ds.prompts):
             raise DataError(f"{data}: unknown prompt(s) {', '.join(sorted(wanted - set(ds.prompts)))}; "

@@ -166,7 +166,10 @@ def test_no_distractor_contains_a_gold_answer_on_1000_squad_dev_questions(res: R
         for c in cands:
             assert not overlaps_gold(c.sentence, rec.answers), (rec.id, c.sentence, rec.answers)
         covered += bool(cands)
-    assert covered >= 800  # most SQuAD questions have a wh-phrase, an alteration and a sentence passing the check
+    # most SQuAD questions have a wh-phrase, an alteration and a sentence passing the check: 761 of these 1,000 with
+    # issue 37's stricter rules (626c5f1 refuses doubtful conversions; was 804), whose F1 every question, 31.7, still
+    # meets the paper's 34.1 (docs/findings/reading.md); a floor that catches a rule refusing far more
+    assert covered >= 750
     att = AddOneSent(fluency="structural")
     for i in pick[:100]:
         rec = records[int(i)]

@@ -110,3 +110,11 @@ def test_majority_rule() -> None:
     by = {r["attack"]: r for r in out["table"]}
     assert by["all"]["accepted_pct"] == 50.0 and by["AddSent"]["grammatical_pct"] == pytest.approx(200 / 3)
     assert by["AddOneSent"]["answers_question_pct"] == pytest.approx(200 / 3)
+
+
+def test_an_addsent_sheet_of_a_scoring_run_names_the_task_addsent_serves(small_run, tmp_path: Path) -> None:
+    """The task check reads the task AddSent's attacks serve (no task name spelled in annotate.py)."""
+    essay_run = small_run().run_dir
+    with pytest.raises(AnnotationError, match=r"addsent sheets need a reading run with AddSent or AddOneSent, "
+                                              r"this one is 'essay'"):
+        export_sheet(essay_run, "addsent", 4, tmp_path / "sheet.csv")
