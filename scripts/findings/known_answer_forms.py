@@ -63,8 +63,13 @@ CACHE = REPO / ".findings-cache" / "known-answer"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 MARKS = ("<!-- known-answer-forms:start -->", "<!-- known-answer-forms:end -->")
 TOKENS = 16
-PRODUCT_FORMS = {"liu": "liu", "few-shot": "few-shot", "few-shot-word": "few-shot-word", "few-shot-chat": "few-shot-chat"}
-"""The measured forms the product offers (``known_answer_form``), by name."""
+
+
+def product_forms() -> tuple[str, ...]:
+    """The forms the product offers (the setting ``known_answer_form``'s values)."""
+    from callbluff.targets.grader_defences import KNOWN_ANSWER_FORMS
+
+    return KNOWN_ANSWER_FORMS
 
 
 def log(msg: str) -> None:
@@ -256,7 +261,7 @@ def choose(sel: dict[str, Any]) -> str:
     """The rule, fixed before the run: among the product's forms with a clean pass rate of at least
     :data:`MIN_CLEAN` % on the selection slice, the highest catch rate (ties: the higher clean pass rate, then the
     form listed first); when none reaches it, the highest sum of the two."""
-    cands = [n for n in sel if n in PRODUCT_FORMS]
+    cands = [n for n in sel if n in product_forms()]
     ok = [n for n in cands if sel[n]["clean_pass"] >= MIN_CLEAN]
     if ok:
         return max(ok, key=lambda n: (sel[n]["catch"], sel[n]["clean_pass"], -cands.index(n)))
@@ -291,7 +296,7 @@ def render(res: dict[str, Any]) -> str:
              f"**Selection slice** ({sel[next(iter(sel))]['clean_n']} clean answers: half Mohler, half ASAP-SAS; "
              f"{sel[next(iter(sel))]['planted_n']} planted texts, {res['args']['select_per_config']} per "
              "configuration). The rule, fixed before the run: among the forms the product offers "
-             f"(`known_answer_form`: {', '.join(PRODUCT_FORMS)}), the highest catch rate with a clean pass rate of at "
+             f"(`known_answer_form`: {', '.join(product_forms())}), the highest catch rate with a clean pass rate of at "
              f"least {MIN_CLEAN:g} %; when none reaches it, the highest sum. Disclosure: `few-shot-word` was added "
              "after the other forms' selection figures were seen (the numeric keys' clean failures were the model "
              "counting on: key 669 shown twice, reply 670), before its own were measured.",
@@ -306,7 +311,7 @@ def render(res: dict[str, Any]) -> str:
         lines.append(f"| {name} | {'/v1/completions' if endpoint == 'completions' else '/v1/chat/completions'} | "
                      f"{ {'letters': '7 letters', 'digits3': '3 digits', 'digits2': '2 digits', 'word': 'a common word'}[kind]} | "
                      f"{r['clean_pass']:.1f} ({by.get('mohler', 0):.0f} / {by.get('asap-sas', 0):.0f}) | "
-                     f"{r['catch']:.1f} | {'yes' if name in PRODUCT_FORMS else 'no (measured only)'} |")
+                     f"{r['catch']:.1f} | {'yes' if name in product_forms() else 'no (measured only)'} |")
     lines += ["", f"Chosen: **{chosen}**.", "",
               f"**Report slice** (other answers: {rep[chosen]['clean_n']} clean, {rep[chosen]['planted_n']} planted, "
               f"{res['args']['report_per_config']} per configuration; chosen before these were asked):", "",

@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Spotlight = Literal["none", "delimit", "datamark", "encode"]
+KnownAnswerForm = Literal["liu", "few-shot", "few-shot-word", "few-shot-chat"]
+"""The known-answer query's forms (:mod:`callbluff.targets.grader_defences`)."""
 SPOTLIGHTS: tuple[str, ...] = ("none", "delimit", "datamark", "encode")
 
 
@@ -48,7 +50,7 @@ class GraderDefence(BaseModel):
     sandwich: bool = False
     known_answer: bool = False
     known_answer_action: Literal["floor", "withhold"] = "floor"
-    known_answer_form: Literal["liu", "few-shot", "few-shot-word", "few-shot-chat"] = "liu"
+    known_answer_form: KnownAnswerForm = "liu"
     known_answer_tokens: int = Field(16, ge=4, le=256, description="max_tokens of the known-answer call")
     erase_budget: int = Field(0, ge=0, le=32, description="the most extra grading calls per answer for "
                               "erase-and-rescore (0: off); with n samples each erased version costs n calls")

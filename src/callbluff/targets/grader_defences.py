@@ -91,14 +91,14 @@ import string
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, get_args
 
 from callbluff.records import Prompt
 from callbluff.targets._common import config_hash
 from callbluff.targets.base import Input, Output
 from callbluff.targets.chat import request_key
 from callbluff.targets.config import OpenAIConfig, TargetConfigError
-from callbluff.targets.defence_settings import GraderDefence
+from callbluff.targets.defence_settings import GraderDefence, KnownAnswerForm
 from callbluff.targets.http_target import _Failure
 from callbluff.targets.openai_target import OpenAITarget
 
@@ -120,7 +120,8 @@ KEY_WORDS = ("apple", "river", "candle", "garden", "window", "pencil", "orange",
              "harbor", "igloo", "jungle", "kettle", "lizard", "meadow", "napkin", "oyster", "puzzle", "quartz",
              "ribbon", "spider", "turtle", "winter")
 """Common words a key may be (measured as the ``few-shot-word`` variant by scripts/findings/known_answer_forms.py)."""
-KNOWN_ANSWER_FORMS = ("liu", "few-shot", "few-shot-word", "few-shot-chat")
+KNOWN_ANSWER_FORMS: tuple[str, ...] = get_args(KnownAnswerForm)
+"""The forms ``known_answer_form`` allows, as declared in its setting."""
 DATAMARK = "\u02c6"  # Hines et al. 2024's example marker, "ˆ"
 
 SPOTLIGHT_SYSTEM = {
