@@ -58,9 +58,12 @@ def fit(
              "asap-aes:training_set_rel3.tsv.gz or squad:dev-v1.1.json.gz; --data's answers and the built-in "
              "demo answers are always used")] = None,
     injections: Annotated[int, typer.Option(help="injection filter: grammar-generated injections its learned stage "
-                                                 "trains on")] = 6000,
+                                                 "trains on")] = 8000,
     rules_only: Annotated[bool, typer.Option("--rules-only", help="injection filter: the rules stage alone (no "
-                                                                  "learned detector)")] = False,
+                                                                  "language stage, no learned detector)")] = False,
+    no_languages: Annotated[bool, typer.Option("--no-languages", help="injection filter: without the language "
+                                               "stage (which flags a sentence in a language none of --data's "
+                                               "answers use; for answers that quote other languages)")] = False,
 ) -> None:
     """Fit a filter per prompt on the answers of --data and save it to --out."""
     from callbluff.defenses.filters import FILTERS
@@ -75,10 +78,11 @@ def fit(
     extra: dict[str, object] = {"action": action} if action != "minimum" else {}
     if extra and not hasattr(FILTERS[kind], "transform"):
         fail(f"--action {action!r}: only the injection filter routes answers to a human; --kind {kind} rejects them")
-    if (negatives or rules_only) and kind != "injection":
-        fail("--negatives / --rules-only: options of --kind injection")
+    if (negatives or rules_only or no_languages) and kind != "injection":
+        fail("--negatives / --rules-only / --no-languages: options of --kind injection")
     if kind == "injection":
-        extra.update({"negatives": list(negatives or []), "learned": not rules_only, "n_injections": injections})
+        extra.update({"negatives": list(negatives or []), "learned": not rules_only, "languages": not (rules_only or no_languages),
+                      "n_injections": injections})
     try:
         f = FILTERS[kind](seed=seed, dev_count=dev_count, corpus=corpus, **extra)
     except ValueError as e:
@@ -105,6 +109,13 @@ def fit(
         out.print(f"prompt {pid}: {s.get('n_fit')} fit / {s.get('n_dev')} development answers, threshold "
                   f"{thr if thr is None or math.isinf(thr) else round(thr, 4)} ({s.get('threshold_from')})"
                   + (f", development ARR {s['dev_arr']} %, recall {s['dev_recall']} %" if "dev_arr" in s else ""),
+                  highlight=False)
+    prof = next((st.get("languages") for st in getattr(f, "states", {}).values() if st.get("languages")), None)
+    if prof is not None:
+        from callbluff.defenses.injection_language import describe
+        other = ", ".join(describe(g) for g in sorted(prof.guarded)) or "none"
+        out.print(f"language stage: {prof.n_fit} answers read; languages besides English guarded (held by at least "
+                  f"{100 * prof.min_share:g} % of them): {other}; a sentence in any other language is flagged",
                   highlight=False)
     det = getattr(f, "detector", lambda: None)()
     if det is not None:

@@ -201,7 +201,7 @@ class InjectionDetector:
     """The learned stage (module docstring): :meth:`fit` on real texts, :meth:`score` answers (the largest unit
     probability), :meth:`flag` above the out-of-fold threshold, :meth:`explain` the unit that decided."""
 
-    def __init__(self, *, n_injections: int = 6000, folds: int = 3, max_flagged: float = 0.003,
+    def __init__(self, *, n_injections: int = 8000, folds: int = 3, max_flagged: float = 0.003,
                  glue: float = 0.35, minilm: bool = True, parts: bool = True, dense_weight: float = 0.5,
                  train_units: int = 24, C: float = 4.0, seed: int = 0) -> None:
         if not 0 < max_flagged < 0.5:

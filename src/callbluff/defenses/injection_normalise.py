@@ -18,7 +18,15 @@ reader understands, and says which steps changed something, so ``explain`` can n
 5. ``leetspeak``: digits and symbols inside words that also hold letters read as letters (``0``->o, ``1``->i,
    ``3``->e, ``4``/``@``->a, ``5``/``$``->s, ``7``->t, ``!``->i); a number on its own is left alone (a grade);
 6. ``base64`` / ``hex`` / ``url``: blobs that decode to readable text are replaced by that text, and the result is
-   normalised again (one level of nesting more).
+   normalised again (one level of nesting more);
+7. ``marks``: combining marks stacked on Latin letters removed (strike-through, underline and "zalgo" overlays:
+   U+0300-U+036F, U+1AB0-U+1AFF, U+20D0-U+20FF after NFC), which a reader reads through; an accented letter that
+   Unicode composes (é, ñ, ő) is one character after NFC and stays;
+8. ``rot13`` / ``reversed``: a line of at least three words of which under a third are English words
+   (:func:`english_share`, wordfreq's English list) is replaced by its ROT13 or its character-reversed reading
+   when that reading is at least 70 % English words (the classic encodings of garak's ``encoding`` probes and
+   Prompt Guard's obfuscation families: a capable grader decodes both). A line in another language is neither
+   (its ROT13 and reversal are no more English than it is), so it is left alone.
 
 The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
 answer (its own letters); only the detector reads this copy.
@@ -33,7 +41,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field
 
-__all__ = ["CONFUSABLES", "Normalised", "clean", "hidden_text", "normalise"]
+__all__ = ["CONFUSABLES", "Normalised", "clean", "english_share", "hidden_text", "normalise"]
 
 _INVISIBLE = ("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
               "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -67,6 +75,58 @@ def clean(text: str) -> str:
 def hidden_text(text: str) -> str:
     """The ASCII that Unicode Tags characters in ``text`` spell (an invisible instruction), "" when none."""
     return " ".join("".join(chr(ord(c) - 0xE0000) for c in m.group()) for m in _TAGS.finditer(text))
+
+
+_COMBINING = re.compile("(?<=[A-Za-z0-9 ])[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff]+")
+_ALPHA_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_EN_WORDS: frozenset[str] | None = None
+
+
+def _english_words() -> frozenset[str]:
+    """wordfreq's small English list (the 30,000 most frequent words), loaded once; empty without wordfreq."""
+    global _EN_WORDS
+    if _EN_WORDS is None:
+        try:
+            from wordfreq import get_frequency_dict
+            _EN_WORDS = frozenset(get_frequency_dict("en", wordlist="small"))
+        except (ImportError, OSError, LookupError):  # the package works without it: rot13/reversal are skipped
+            _EN_WORDS = frozenset()
+    return _EN_WORDS
+
+
+def english_share(text: str) -> tuple[float, int]:
+    """(share of ``text``'s Latin-letter words that are English words, how many words): what tells a line written in
+    English from the same line encoded. Single letters are not counted (they are words in every encoding)."""
+    words = [w.lower() for w in _ALPHA_WORD.findall(text) if len(w) > 2]
+    if not words:
+        return 0.0, 0
+    en = _english_words()
+    return sum(w in en for w in words) / len(words), len(words)
+
+
+def _rot13(s: str) -> str:
+    import codecs
+    return codecs.encode(s, "rot_13")
+
+
+def _decode_lines(text: str, steps: list[str]) -> str:
+    """Lines (and sentences) that read as English only through ROT13 or reversed (module docstring, step 8)."""
+    if not _english_words():
+        return text
+    out = []
+    changed: list[str] = []
+    for line in text.split("\n"):
+        share, n = english_share(line)
+        if n >= 3 and share < 1 / 3:
+            for name, fn in (("rot13", _rot13), ("reversed", lambda x: x[::-1])):
+                cand = fn(line)
+                if english_share(cand)[0] >= 0.7:
+                    line = cand
+                    changed.append(name)
+                    break
+        out.append(line)
+    steps += [c for c in dict.fromkeys(changed)]
+    return "\n".join(out)
 
 
 _RLO = re.compile("\u202e([^\u202c]*)\u202c?")
@@ -204,7 +264,12 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     f = _fold_mixed(c)
     if f != c:
         steps.append("confusables")
+    m = _COMBINING.sub("", unicodedata.normalize("NFC", f))
+    if m != unicodedata.normalize("NFC", f):
+        steps.append("marks")
+        f = m
     d = _decode_blobs(f, steps)
+    d = _decode_lines(d, steps)
     d = _despace(d, steps)
     d = _deleet(d, steps)
     if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url")):

@@ -1,0 +1,189 @@
+"""The language stage of the injection pre-filter: a passage in a language none of the guarded answers use.
+
+Why: an instruction written in another language is the simplest way past a detector that knows the answers'
+language (Prompt Guard was made multilingual for this reason; AEGIS, arXiv 2509.00088, reports students' injections
+in other languages than the course's), and a grader reads it as well as English. A word list per language in the
+grammar (:mod:`callbluff.defenses.injection_grammar`, 15 languages) teaches the learned stage those languages only;
+there are thousands. What every such injection shares, whatever its language, is that it is not in the language
+of the answers the filter guards. So the stage learns, at fit time, which languages the fit's own answers are
+written in (:meth:`LanguageProfile.fit`), and flags an answer holding a passage in any other
+(:meth:`LanguageProfile.foreign`).
+
+**The choice, and its cost** (stated because it flags passages that are not injections too): a sentence quoted in
+another language in an English answer is flagged like an injection. On the answers the filter guards that is rare
+(docs/findings/llm-graders.md measures it on all Mohler answers and the ASAP-SAS public leaderboard); a course whose
+answers quote other languages should fit the filter on such answers (their language is then guarded) or set
+``languages = false``. A flagged answer goes where the filter's ``action`` sends it (``human`` routes it to a
+person, which suits this stage).
+
+How a passage's language is told, without a model:
+
+* **other scripts**: at least :data:`MIN_SCRIPT_LETTERS` letters of one non-Latin script (Cyrillic, Greek, Arabic,
+  Hebrew, Han, kana, Hangul, Devanagari, Thai, ...; the script is the first word of the letter's Unicode name) in
+  one sentence, with a word of at least two such letters: ``script:HANGUL``. A Greek letter in a formula (``Δt``,
+  ``λ``) is not a passage;
+* **Latin-script languages**: the sentence's words of three letters or more looked up in wordfreq's small word
+  lists (the 30,000-60,000 most frequent words of each of :data:`LATIN_LANGUAGES`, with their Zipf frequencies;
+  short upper-case words of a mixed-case sentence are left out: acronyms); the sentence is in language L when at
+  least three of its words are counted, at least 75 % of them are L words and their mean Zipf frequency in L is at
+  least :data:`MARGIN` above their mean in English (a word a list does not hold counts 0). Frequencies, not mere
+  membership, because each list holds the others' common words ("die", "ich", "note" are English words too). An
+  English sentence with spelling errors is not another language (its misspellings are no language's words).
+
+The labels of the fit's own answers' sentences make the profile: a label is *guarded* when at least
+``min_share`` of those answers hold it (0.5 %). English is never flagged: the grader's own instructions are
+English, and an English injection is the other stages' job.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+__all__ = ["LATIN_LANGUAGES", "LanguageProfile", "MIN_SCRIPT_LETTERS", "sentence_labels"]
+
+LATIN_LANGUAGES = ("en", "es", "de", "fr", "it", "pt", "nl", "pl", "sv", "ro", "tr", "id", "cs", "fi", "hu", "vi",
+                   "ms", "ca", "da", "nb", "sk", "sl", "lt", "lv", "fil", "is", "sh")
+"""The Latin-script languages told apart (wordfreq's small lists: every Latin-script language it has)."""
+MIN_SCRIPT_LETTERS = 4
+MARGIN = 1.0
+"""How much higher (mean Zipf frequency of the sentence's words) another language must read than English."""
+_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
+          "pl": "Polish", "sv": "Swedish", "ro": "Romanian", "tr": "Turkish", "id": "Indonesian", "cs": "Czech",
+          "fi": "Finnish", "hu": "Hungarian", "vi": "Vietnamese", "ms": "Malay", "ca": "Catalan", "da": "Danish",
+          "nb": "Norwegian", "sk": "Slovak", "sl": "Slovenian", "lt": "Lithuanian", "lv": "Latvian",
+          "fil": "Filipino", "is": "Icelandic", "sh": "Serbo-Croatian", "en": "English"}
+_SENT = re.compile(r"(?<=[.!?;:。！？])\s+|\n+|(?<=[。！？])")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _lists() -> dict[str, dict[str, float]]:
+    """Each Latin language's small word list as word -> Zipf frequency (log10 per billion words); empty when
+    wordfreq is missing (the Latin part is then off)."""
+    try:
+        from wordfreq import get_frequency_dict
+    except ImportError:
+        return {}
+    out = {}
+    for lang in LATIN_LANGUAGES:
+        try:
+            out[lang] = {w: math.log10(f) + 9 for w, f in get_frequency_dict(lang, wordlist="small").items()}
+        except (LookupError, OSError, ValueError):
+            continue
+    return out
+
+
+def _script(c: str) -> str:
+    try:
+        return unicodedata.name(c).split(" ", 1)[0]
+    except ValueError:
+        return ""
+
+
+def _scripts(sentence: str) -> set[str]:
+    """The non-Latin scripts with a passage in ``sentence`` (module docstring)."""
+    counts: Counter[str] = Counter()
+    worded: set[str] = set()
+    for w in _WORD.findall(sentence):
+        per = Counter(_script(c) for c in w if c.isalpha())
+        for s, k in per.items():
+            if s and s != "LATIN":
+                counts[s] += k
+                if k >= 2:
+                    worded.add(s)
+    # Han, kana and Hangul are one writing system's parts for this purpose: a Japanese sentence mixes them
+    cjk = {"CJK", "HIRAGANA", "KATAKANA"}
+    if sum(counts[s] for s in cjk) >= MIN_SCRIPT_LETTERS and worded & cjk:
+        return {"script:CJK"} | {f"script:{s}" for s, k in counts.items()
+                                 if s not in cjk and k >= MIN_SCRIPT_LETTERS and s in worded}
+    return {f"script:{s}" for s, k in counts.items() if k >= MIN_SCRIPT_LETTERS and s in worded}
+
+
+def _latin(sentence: str) -> str | None:
+    """The Latin-script language of ``sentence``, when it clearly is one (module docstring): ``en``, another code,
+    or None (too short or unclear)."""
+    lists = _lists()
+    if "en" not in lists:
+        return None
+    mixed = any(c.islower() for c in sentence)
+    words = [w.lower() for w in _WORD.findall(sentence)
+             if len(w) > 2 and all(_script(c) == "LATIN" for c in w) and not (mixed and w.isupper())]
+    if len(words) < 3:
+        return None
+    n = len(words)
+
+    def mean(lang: str) -> tuple[float, int]:
+        zs = [lists[lang].get(w, 0.0) for w in words]
+        return sum(zs) / n, sum(z > 0 for z in zs)
+
+    en, _ = mean("en")
+    best, best_mean, best_known = "en", en, 0
+    for lang in lists:
+        if lang != "en":
+            m, k = mean(lang)
+            if m > best_mean:
+                best, best_mean, best_known = lang, m, k
+    if best != "en" and best_known >= 3 and best_known >= 0.75 * n and best_mean >= en + MARGIN:
+        return best
+    return "en" if best == "en" else None
+
+
+def sentence_labels(text: str) -> list[tuple[str, str]]:
+    """(label, sentence) for the sentences of ``text`` that have a language label other than plain English: a
+    non-Latin script's passage (``script:NAME``) or a Latin-script language (``es``, ``de``, ...)."""
+    out: list[tuple[str, str]] = []
+    for s in _SENT.split(text):
+        s = s.strip()
+        if not s:
+            continue
+        for lab in sorted(_scripts(s)):
+            out.append((lab, s))
+        lab = _latin(s)
+        if lab and lab != "en":
+            out.append((lab, s))
+    return out
+
+
+def describe(label: str) -> str:
+    """``script:HANGUL`` -> "Hangul script"; ``pl`` -> "Polish (pl)"."""
+    if label.startswith("script:"):
+        return f"{label[7:].title()} script"
+    return f"{_NAMES.get(label, label)} ({label})"
+
+
+@dataclass
+class LanguageProfile:
+    """The languages of the answers a filter guards (:meth:`fit`) and the test for a passage in another
+    (:meth:`foreign`). ``guarded``: the labels of :func:`sentence_labels` the fit's answers use."""
+
+    guarded: frozenset[str] = field(default_factory=frozenset)
+    min_share: float = 0.005
+    n_fit: int = 0
+    shares: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], *, min_share: float = 0.005) -> LanguageProfile:
+        """The labels held by at least ``min_share`` of ``texts`` (the fit's own answers) are guarded."""
+        held: Counter[str] = Counter()
+        n = 0
+        for t in texts:
+            if not t or not t.strip():
+                continue
+            n += 1
+            held.update({lab for lab, _ in sentence_labels(t)})
+        shares = {lab: k / max(n, 1) for lab, k in held.items()}
+        guarded = frozenset(lab for lab, s in shares.items() if s >= min_share)
+        return cls(guarded, float(min_share), n, {k: round(v, 5) for k, v in sorted(shares.items())})
+
+    def foreign(self, text: str) -> list[tuple[str, str]]:
+        """(label, sentence) of each passage of ``text`` in a language the profile does not guard."""
+        return [(lab, s) for lab, s in sentence_labels(text) if lab not in self.guarded]
+
+    def flag(self, texts: Iterable[str]) -> list[bool]:
+        return [bool(self.foreign(t)) for t in texts]
