@@ -253,7 +253,8 @@ class InjectionFilter(AnswerFilter):
     def explain(self, prompt_id: str | None, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
         """Per text, why it is flagged: ``(rule, span)`` for each rule matched (stage 1), ``("language", "a sentence
         in Polish (pl), ...")`` when the language stage flags it (stage 2), then ``("learned", "p=0.97 > 0.92 on
-        '<unit>' (normalised: base64, leetspeak)")`` when the learned stage flags it (stage 3), naming the unit of the normalised text that decided and the normalisation that mattered."""
+        '<unit>' (normalised: base64, leetspeak)")`` when the learned stage flags it (stage 3), naming the unit of
+        the normalised text that decided and the normalisation that mattered."""
         st = self.state(prompt_id)
         sh = frozenset(st.get("rubric_shingles", ()))
         out = [findings(t, sh, self.params["rubric_words"]) for t in texts]
