@@ -84,6 +84,9 @@ def suite_llm_grader(
     defences: Annotated[bool, typer.Option(help="add the same grader behind each of its own defences (spotlighting, "
                                                 "sandwich, known-answer detection, erase-and-rescore, all of them)")]
     = False,
+    filter_dir: Annotated[Path | None, typer.Option("--filter", help="an injection pre-filter directory (`callbluff "
+                                                    "filter fit --kind injection`): add the grader behind it and, with "
+                                                    "--defences, behind it and the full defence (layered)")] = None,
 ) -> None:
     """An LLM grader behind a chat endpoint: the seed bluffs of the task and the LLM-grader family."""
     from callbluff.suites.llm_grader import write_llm_grader_suite
@@ -92,7 +95,8 @@ def suite_llm_grader(
         path = write_llm_grader_suite(out_file, task=task, data=data, base_url=base_url, model=model,
                                       api_key_env=api_key_env, response_format=response_format, variants=variants,
                                       n=samples, count=count, search_budget=search_budget, seed=seed,
-                                      defences=defences)
+                                      defences=defences,
+                                      filter_dir=str(filter_dir.resolve()) if filter_dir is not None else None)
     except ValueError as e:
         fail(str(e))
         raise

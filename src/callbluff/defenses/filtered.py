@@ -9,6 +9,12 @@ Two optional parts of a filter's contract (the LLM pre-filter, :class:`callbluff
 ``transform(prompt_id, texts)`` gives the texts the scorer receives instead of the answers (e.g. normalised, with
 invisible characters removed), and ``action = "human"`` makes a flagged answer an error row "routed to a human"
 (no automatic score, never a 0) instead of the scale's minimum.
+
+Accounting: the wrapper shares the wrapped target's ``stats.usage`` dict (a chat grader's tokens, a defended
+grader's ``defence`` counts: :mod:`callbluff.targets.grader_defences`), so a filter in front of a defended grader
+(``filter = "DIR"`` and ``defence = {...}`` on one ``type = "openai"`` table) reports both layers in run.json's
+``target_stats``; it adds ``usage["filter"]``: ``kind``, ``answers`` (inputs it read in this run) and ``flagged``
+(those it rejected; an answer read from the prediction cache is not asked again and not counted).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 
 from callbluff.defenses.filters import AnswerFilter, FilterPromptError, load_filter
 from callbluff.targets.base import Input, Output, Target, TargetStats
+from callbluff.targets.wrappers import inner_usage
 
 
 class FilteredTarget:
@@ -35,6 +42,10 @@ class FilteredTarget:
         self.fingerprint: str = f"{target.fingerprint}|filter:{self.filter.fingerprint}"
         self.name = getattr(target, "name", None)
         self.stats = TargetStats()
+        usage = inner_usage(target)
+        if usage is not None:  # one dict for both layers: the grader's own accounting reaches run.json too
+            self.stats.usage = usage
+        self.stats.usage["filter"] = {"kind": self.filter.kind, "answers": 0, "flagged": 0}
         self.rejected = 0
 
     def predict(self, inputs: Sequence[Input]) -> list[Output]:
@@ -76,6 +87,9 @@ class FilteredTarget:
                 out[i] = o
         self.stats.calls += 1
         self.stats.inputs += len(inputs)
+        counts = self.stats.usage["filter"]
+        counts["answers"] += len(inputs)
+        counts["flagged"] = self.rejected
         self.stats.seconds += time.perf_counter() - t0
         final = [o if o is not None else Output.failed("filtered target: internal error, no output") for o in out]
         self.stats.errors += sum(1 for o in final if o.error is not None)

@@ -70,18 +70,25 @@ def chat_target(name: str, base_url: str, model: str, *, api_key_env: str | None
             "timeout": 60.0}
 
 
+ERASE_SUFFIX_TOKENS = 2
+"""erase-and-rescore's suffix mode in the ``erase`` and ``full`` defences (``erase_suffix_tokens``): the answer also
+scored without its last 1..d words. Chosen by scripts/findings/llm_graders.py's ``--erase-selection`` on Mohler
+answers outside the defence battery's slice (docs/findings/llm-graders.md, the battery section)."""
+
 GRADER_DEFENCES: list[tuple[str, dict[str, Any]]] = [
     ("delimit", {"spotlight": "delimit"}),
     ("datamark", {"spotlight": "datamark"}),
     ("encode", {"spotlight": "encode"}),
     ("sandwich", {"sandwich": True}),
     ("known-answer", {"known_answer": True}),
-    ("erase", {"erase_budget": 3}),
-    ("full", {"spotlight": "delimit", "sandwich": True, "known_answer": True, "erase_budget": 3}),
+    ("erase", {"erase_budget": 3, "erase_suffix_tokens": ERASE_SUFFIX_TOKENS}),
+    ("full", {"spotlight": "delimit", "sandwich": True, "known_answer": True, "erase_budget": 3,
+              "erase_suffix_tokens": ERASE_SUFFIX_TOKENS}),
 ]
 """The grader-side defences ``--defences`` adds, one target each (:mod:`callbluff.targets.grader_defences`): Hines et
 al. 2024's three spotlighting modes, the sandwich, Liu et al. 2024's known-answer detection, erase-and-rescore with
-at most 3 extra calls per answer, and all of them together (``full``: delimiting, the spotlighting mode a small
+at most 3 extra calls per answer (sentences of low relevance and, :data:`ERASE_SUFFIX_TOKENS`, the last words),
+and all of them together (``full``: delimiting, the spotlighting mode a small
 model can still read, chosen before any measurement; datamarking changes every token it reads and encoding needs a
 model that decodes base64)."""
 
@@ -97,8 +104,11 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
                      response_format: str = "json_schema", variants: bool = False, n: int = 1, count: int = 20,
                      search_budget: int = 216, seed: int = 0, limit: int | None = None, suite_dir: Path | str = ".",
                      name: str = "llm-grader", concurrency: int = 2, defences: bool = False,
-                     shown_path: str | None = None) -> str:
-    """The suite TOML text (module docstring)."""
+                     shown_path: str | None = None, filter_dir: str | None = None) -> str:
+    """The suite TOML text (module docstring). ``filter_dir`` (a ``callbluff filter fit --kind injection``
+    directory): the same grader behind that pre-filter (``NAME+injection-filter``) and, with ``defences``, behind
+    the pre-filter and the full grader-side defence together (``NAME+filter+full``: the layered defence, one
+    target table with both ``filter`` and ``defence``)."""
     if task not in DEFAULT_DATA:
         raise ValueError(f"task {task!r}: an LLM grader suite grades content (short answers) or essay")
     spec = relative_spec(data, Path(suite_dir)) if data else DEFAULT_DATA[task]
@@ -126,6 +136,12 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
                            n=n, concurrency=concurrency)]
     if defences:
         targets += defence_targets(targets[0], seed)
+    if filter_dir is not None:
+        base = targets[0]["name"]
+        targets.append({**targets[0], "name": f"{base}+injection-filter", "filter": filter_dir})
+        if defences:
+            full = next(t for t in targets if t["name"] == f"{base}+full")
+            targets.append({**full, "name": f"{base}+filter+full", "filter": filter_dir})
     if variants:
         targets.append(chat_target("llm-grader-answer-first", base_url, model, api_key_env=api_key_env,
                                    response_format=response_format, user=VARIANT_USER, n=n, concurrency=concurrency))
@@ -136,6 +152,11 @@ def llm_grader_suite(*, task: str = "content", data: str | None = None, base_url
                          "structured_outputs (vLLM), none")
             if api_key_env is None:
                 lines.append('# api_key_env = "OPENAI_API_KEY"   # the variable holding the key, if the endpoint needs one')
+        elif "filter" in t:
+            lines.append("# The same grader behind the injection pre-filter (callbluff.defenses.filtered: a flagged "
+                         "answer gets the minimum)" + (" and the full grader-side defence: the layered defence; the "
+                         "filter's flags and each defence's extra calls in run.json's target_stats" if "defence" in t
+                         else ""))
         elif "defence" in t:
             lines.append(f"# The same grader behind its own defence ({t['name'].split('+', 1)[1]}: "
                          "callbluff.targets.grader_defences); extra calls per answer in run.json's target_stats")
@@ -167,4 +188,4 @@ def write_llm_grader_suite(out: Path | str, **options: Any) -> Path:
     return p
 
 
-__all__: Sequence[str] = ("DEFAULT_DATA", "GRADER_DEFENCES", "chat_target", "defence_targets", "llm_grader_suite", "seed_bluffs", "write_llm_grader_suite")
+__all__: Sequence[str] = ("DEFAULT_DATA", "ERASE_SUFFIX_TOKENS", "GRADER_DEFENCES", "chat_target", "defence_targets", "llm_grader_suite", "seed_bluffs", "write_llm_grader_suite")

@@ -40,7 +40,9 @@ class GraderDefence(BaseModel):
       the key) or ``few-shot-chat`` (the ``few-shot`` pattern as one chat message);
     * ``erase_budget``: erase-and-rescore (Kumar et al. 2023 read for graders), at most this many extra grading
       calls per answer (0: off), spans whose MiniLM relevance to the question and reference is below
-      ``erase_relevance``, a drop of at least ``erase_margin`` points marking a bluff;
+      ``erase_relevance``, a drop of at least ``erase_margin`` points marking a bluff; ``erase_suffix_tokens = d``
+      adds Kumar et al.'s suffix mode: the answer without its last ``i`` words (``i`` = 1..d, each tail below
+      ``erase_relevance``) among the candidates, within the same budget;
     * ``seed`` / ``seed_env``: what the per-answer secrets (the known-answer key, the delimiters) are derived from;
       ``seed_env`` names an environment variable holding the seed (read per run, never written) and overrides
       ``seed`` (which is written to run.json: anyone holding it and an answer can compute that answer's key)."""
@@ -58,6 +60,9 @@ class GraderDefence(BaseModel):
                                    "question and to the reference answer are both below this says little about "
                                    "them and may be erased")
     erase_margin: float = Field(1.0, gt=0, description="a score drop (points) without a span that marks it a bluff")
+    erase_suffix_tokens: int = Field(0, ge=0, le=16, description="erase-and-rescore's suffix mode (Kumar et al. "
+                                     "2023, Sec. 4): the answer is also scored without its last i words, i = 1..d "
+                                     "(0: off); the candidates share erase_budget")
     seed: int = 0
     seed_env: str | None = None
 
@@ -73,6 +78,9 @@ class GraderDefence(BaseModel):
         if not self.active():
             raise ValueError("a defence table with every defence off; give spotlight, sandwich, known_answer or "
                              "erase_budget (or drop the key)")
+        if self.erase_suffix_tokens and not self.erase_budget:
+            raise ValueError("erase_suffix_tokens needs erase_budget > 0 (the suffix erasures are rescored within "
+                             "erase-and-rescore's call budget)")
         return self
 
     def active(self) -> bool:
@@ -82,15 +90,19 @@ class GraderDefence(BaseModel):
         """What decides the defended grader's answers (its cache key and fingerprint): every setting, with the
         name of ``seed_env`` (the seed it holds is hashed in by the target, never written). ``known_answer_form``
         is left out at its default (``liu``, the only form before it existed), so earlier runs' cached replies
-        keep their keys."""
+        keep their keys; so is ``erase_suffix_tokens`` at 0 (off, the behaviour before it existed)."""
         d = self.model_dump()
         if d["known_answer_form"] == "liu":
             del d["known_answer_form"]
+        if not d["erase_suffix_tokens"]:
+            del d["erase_suffix_tokens"]
         return d
 
     def label(self) -> str:
-        """``delimit+sandwich+known-answer+erase(3)``: the defences switched on."""
-        parts = [self.spotlight] if self.spotlight != "none" else []
+        """``delimit+sandwich+known-answer+erase(3)``: the defences switched on (``erase(3,suffix 2)`` with the
+        suffix mode)."""
+        parts: list[str] = [self.spotlight] if self.spotlight != "none" else []
         parts += ["sandwich"] * self.sandwich + ["known-answer"] * self.known_answer
-        parts += [f"erase({self.erase_budget})"] if self.erase_budget else []
+        suffix = f",suffix {self.erase_suffix_tokens}" if self.erase_suffix_tokens else ""
+        parts += [f"erase({self.erase_budget}{suffix})"] if self.erase_budget else []
         return "+".join(parts)

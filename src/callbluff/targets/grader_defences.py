@@ -68,13 +68,26 @@ Sec. 3: erase-and-check, which erases subsequences of a prompt and checks each; 
     samples). The answer is scored again without each; when the lowest of these scores is at least
     ``erase_margin`` points below the answer's score, the erased text lowered nothing of substance yet carried
     points: a bluff. The answer gets that lower score and is counted as flagged. No extra call is made for an answer
-    already at the minimum, for one with no low-relevance sentence, for one of a single sentence, or for one the
-    known-answer check flagged. A failed rescoring call fails the answer (an error row, asked again on a later run),
+    already at the minimum, for one with no candidate (no low-relevance sentence or a single sentence, and no
+    suffix erasure), or for one the known-answer check flagged. A failed rescoring call fails the answer (an error row, asked again on a later run),
     as one failed sample fails an input.
+
+    **The suffix mode** (``erase_suffix_tokens = d``; Kumar et al. 2023, Sec. 4, "adversarial suffix":
+    erase-and-check erases the last ``i`` tokens for every ``i`` up to ``d`` and checks each): a phrase appended to
+    the answer without a sentence break of its own (Raina et al.'s universal phrase: ``answer + " excellent"``) is
+    merged by the sentence split into the answer's last sentence, which carries content, so no sentence candidate
+    removes it alone. With the suffix mode the answer is also scored without its last ``i`` words (``i`` = 1..d;
+    tokens are whitespace-separated words here, not a model's tokens; at least one word is kept), each only when
+    the erased tail's MiniLM relevance is below ``erase_relevance`` (a tail that restates the question or the
+    reference is content). Order of the candidates: the largest sentence erasure (all low-relevance sentences at
+    once), then the suffix erasures (``i`` = 1..d), then the runs and single sentences; all share the budget
+    (``erase_budget`` extra grading calls per answer at most, unchanged) and the decision rule above. An answer of
+    a single sentence may now get suffix erasures.
 
 Accounting (``stats.usage["defence"]``, in run.json's ``target_stats``): ``answers`` (graded inputs asked now),
 ``grading_calls`` (the answer's own grading requests), ``known_answer_calls`` / ``known_answer_flagged``,
-``erase_calls`` / ``erase_flagged`` / ``erase_skipped_spans`` (candidates the budget left out), and
+``erase_calls`` / ``erase_flagged`` / ``erase_skipped_spans`` (candidates the budget left out) /
+``erase_suffix_candidates`` (suffix erasures rescored), and
 ``extra_calls_per_answer`` per defence. Counted for the calls made in this run (an answer read from the prediction
 cache makes none). ``stats.calls`` (every request) includes them.
 """
@@ -260,12 +273,40 @@ def erase(text: str, spans: Sequence[tuple[int, int]], drop: Sequence[int]) -> s
     return "".join(out).strip()
 
 
+_WORD = re.compile(r"\S+")
+
+
+def suffix_tails(text: str, d: int) -> list[tuple[str, str]]:
+    """Kumar et al.'s suffix erasures of ``text``: for ``i`` = 1..d (at most the number of words less one), the
+    pair (the text without its last ``i`` words, those words)."""
+    words = [m.start() for m in _WORD.finditer(text)]
+    out = []
+    for i in range(1, min(d, len(words) - 1) + 1):
+        cut = words[-i]
+        out.append((text[:cut].rstrip(), text[cut:].strip()))
+    return out
+
+
+def erase_texts(text: str, spans: Sequence[tuple[int, int]], relevance: Sequence[float],
+                tails: Sequence[tuple[str, str]], tail_relevance: Sequence[float], threshold: float,
+                limit: int) -> tuple[list[str], int]:
+    """The erased versions of ``text`` to rescore, in order (module docstring: the largest sentence erasure, the
+    suffix erasures whose tail is below ``threshold``, the other sentence erasures), without repeats or empty
+    texts, cut to ``limit``; and how many the cut left out."""
+    cands, _ = erase_candidates(relevance, threshold, 1 << 30) if len(spans) >= 2 else ([], 0)
+    sent = [erase(text, spans, c) for c in cands]
+    suffix = [t for (t, _), r in zip(tails, tail_relevance, strict=True) if r < threshold]
+    ordered = [t for t in dict.fromkeys(sent[:1] + suffix + sent[1:]) if t and t != text.strip()]
+    return ordered[:limit], max(0, len(ordered) - limit)
+
+
 @dataclass(frozen=True)
 class ErasePlan:
     """The erased versions of one answer to score (texts), and the candidates the budget left out."""
 
     texts: tuple[str, ...] = ()
     skipped: int = 0
+    suffix: int = 0  # how many of ``texts`` are suffix erasures
 
 
 Relevance = Callable[[Sequence[str], Sequence[str]], list[float]]
@@ -305,7 +346,8 @@ class DefendedChatTarget(OpenAITarget):
         self.fingerprint = f"{self.fingerprint}|defence:{config_hash(self.defence.identity())}"
         self.stats.usage["defence"] = {"defences": self.defence.label(), "answers": 0, "grading_calls": 0,
                                        "known_answer_calls": 0, "known_answer_flagged": 0, "erase_calls": 0,
-                                       "erase_flagged": 0, "erase_skipped_spans": 0, "extra_calls_per_answer": {}}
+                                       "erase_flagged": 0, "erase_skipped_spans": 0, "erase_suffix_candidates": 0,
+                                       "extra_calls_per_answer": {}}
         self._count()
 
     def _init_runtime(self) -> None:
@@ -382,35 +424,41 @@ class DefendedChatTarget(OpenAITarget):
         return self._anchors[prompt.id]
 
     def plan(self, inputs: Sequence[Input]) -> dict[Input, ErasePlan]:
-        """Erase-and-rescore's erased versions of each graded input (one batched relevance call)."""
+        """Erase-and-rescore's erased versions of each graded input (one batched relevance call per prompt:
+        the sentences and, with the suffix mode, the tails)."""
         d = self.defence
         limit = d.erase_budget // self.n
         if limit < 1:
             return {}
-        todo: list[tuple[Input, list[tuple[int, int]], list[str], int]] = []
+        todo: list[tuple[Input, list[tuple[int, int]], list[tuple[str, str]], list[str]]] = []
         for inp in inputs:
             prompt = self._graded(inp)
             if prompt is None or not self._anchor_texts(prompt):
                 continue
             spans = sentences(inp.text)
-            if len(spans) >= 2:
-                todo.append((inp, spans, self._anchor_texts(prompt), 0))
+            spans = spans if len(spans) >= 2 else []
+            tails = suffix_tails(inp.text, d.erase_suffix_tokens) if d.erase_suffix_tokens else []
+            if spans or tails:
+                todo.append((inp, spans, tails, self._anchor_texts(prompt)))
         plans: dict[Input, ErasePlan] = {}
         relevance = self.relevance or minilm_relevance
         by_anchor: dict[tuple[str, ...], list[int]] = {}
-        for k, (_, _, anchors, _) in enumerate(todo):
-            by_anchor.setdefault(tuple(anchors), []).append(k)
+        for k, item in enumerate(todo):
+            by_anchor.setdefault(tuple(item[3]), []).append(k)
         for anchors, ks in by_anchor.items():
-            sents = [todo[k][0].text[a:b] for k in ks for a, b in todo[k][1]]
-            rel = relevance(sents, list(anchors))
+            units = [u for k in ks for u in ([todo[k][0].text[a:b] for a, b in todo[k][1]]
+                                             + [tail for _, tail in todo[k][2]])]
+            rel = relevance(units, list(anchors))
             pos = 0
             for k in ks:
-                inp, spans, _, _ = todo[k]
+                inp, spans, tails, _ = todo[k]
                 mine = rel[pos:pos + len(spans)]
                 pos += len(spans)
-                cands, skipped = erase_candidates(mine, d.erase_relevance, limit)
-                texts = tuple(t for t in dict.fromkeys(erase(inp.text, spans, c) for c in cands) if t)
-                plans[inp] = ErasePlan(texts, skipped)
+                tail_rel = rel[pos:pos + len(tails)]
+                pos += len(tails)
+                texts, skipped = erase_texts(inp.text, spans, mine, tails, tail_rel, d.erase_relevance, limit)
+                suffix = sum(1 for t in texts if any(t == s for s, _ in tails))
+                plans[inp] = ErasePlan(tuple(texts), skipped, suffix)
         return plans
 
     def _predict(self, inputs: Sequence[Input], emit: Callable[[int, Output], None] | None) -> list[Output]:
@@ -510,7 +558,8 @@ class DefendedChatTarget(OpenAITarget):
             plan = self._plans.get(inp)
         if plan is None or not plan.texts:
             return out
-        self._count(erase_skipped_spans=plan.skipped, erase_calls=self.n * len(plan.texts))
+        self._count(erase_skipped_spans=plan.skipped, erase_calls=self.n * len(plan.texts),
+                    erase_suffix_candidates=plan.suffix)
         variants = [replace(inp, text=t) for t in plan.texts]
         if d.spotlight == "delimit":
             secrets.extend(delimiter_tag(seed, v) for v in variants)
