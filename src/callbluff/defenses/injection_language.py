@@ -22,13 +22,16 @@ How a passage's language is told, without a model:
   Hebrew, Han, kana, Hangul, Devanagari, Thai, ...; the script is the first word of the letter's Unicode name) in
   one sentence, with a word of at least two such letters: ``script:HANGUL``. A Greek letter in a formula (``Δt``,
   ``λ``) is not a passage;
-* **Latin-script languages**: the sentence's words of three letters or more looked up in wordfreq's small word
-  lists (the 30,000-60,000 most frequent words of each of :data:`LATIN_LANGUAGES`, with their Zipf frequencies;
-  short upper-case words of a mixed-case sentence are left out: acronyms); the sentence is in language L when at
-  least three of its words are counted, at least 75 % of them are L words and their mean Zipf frequency in L is at
-  least :data:`MARGIN` above their mean in English (a word a list does not hold counts 0). Frequencies, not mere
-  membership, because each list holds the others' common words ("die", "ich", "note" are English words too). An
-  English sentence with spelling errors is not another language (its misspellings are no language's words).
+* **Latin-script languages**: the sentence's words of three letters or more looked up in wordfreq's small word lists
+  (the 30,000-60,000 most frequent words of each of :data:`LATIN_LANGUAGES`, with their Zipf frequencies; short
+  upper-case words of a mixed-case sentence are left out: acronyms); the sentence is in language L when at least
+  four of its words are counted (three could be a name: "Narciso Rodriguez, designer"), at least 75 % of them are L
+  words and their mean Zipf frequency in L is at least :data:`MARGIN` above their mean in English (a word a list
+  does not hold counts 0). Frequencies, not mere membership, because each list holds the others' common words
+  ("die", "ich", "note" are English words too). An English sentence with spelling errors is not another language
+  (its misspellings are no language's words). Web addresses and corpus placeholders (``@CAPS1``) are no words. A
+  sentence that reads as English as a whole is read again in windows of :data:`WINDOW` words, all but one of them
+  words of L: an instruction written inside an English sentence.
 
 The labels of the fit's own answers' sentences make the profile: a label is *guarded* when at least
 ``min_share`` of those answers hold it (0.5 %). English is never flagged: the grader's own instructions are
@@ -52,6 +55,8 @@ LATIN_LANGUAGES = ("en", "es", "de", "fr", "it", "pt", "nl", "pl", "sv", "ro", "
 """The Latin-script languages told apart (wordfreq's small lists: every Latin-script language it has)."""
 MIN_SCRIPT_LETTERS = 4
 MARGIN = 1.0
+WINDOW = 6
+"""Words (of three letters or more) per window inside a longer sentence; a window must know all but one."""
 """How much higher (mean Zipf frequency of the sentence's words) another language must read than English."""
 _NAMES = {"es": "Spanish", "de": "German", "fr": "French", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
           "pl": "Polish", "sv": "Swedish", "ro": "Romanian", "tr": "Turkish", "id": "Indonesian", "cs": "Czech",
@@ -105,18 +110,23 @@ def _scripts(sentence: str) -> set[str]:
     return {f"script:{s}" for s, k in counts.items() if k >= MIN_SCRIPT_LETTERS and s in worded}
 
 
-def _latin(sentence: str) -> str | None:
-    """The Latin-script language of ``sentence``, when it clearly is one (module docstring): ``en``, another code,
-    or None (too short or unclear)."""
-    lists = _lists()
-    if "en" not in lists:
-        return None
+_NOT_WORDS = re.compile(r"\S*\w\.(?:com|org|net|edu|gov|io)\b\S*|https?://\S+|@\w+")
+"""Web addresses and corpus placeholders (ASAP's ``@CAPS1``): words of no language."""
+
+
+def _latin_words(sentence: str) -> list[str]:
+    sentence = _NOT_WORDS.sub(" ", sentence)
     mixed = any(c.islower() for c in sentence)
-    words = [w.lower() for w in _WORD.findall(sentence)
-             if len(w) > 2 and all(_script(c) == "LATIN" for c in w) and not (mixed and w.isupper())]
-    if len(words) < 3:
-        return None
+    return [w.lower() for w in _WORD.findall(sentence)
+            if len(w) > 2 and all(_script(c) == "LATIN" for c in w) and not (mixed and w.isupper())]
+
+
+def _language_of(words: Sequence[str], min_known: int = 4, share: float = 0.75) -> str | None:
+    """``en``, another Latin-script language's code, or None (unclear) for ``words`` (module docstring)."""
+    lists = _lists()
     n = len(words)
+    if "en" not in lists or n < min_known:
+        return None
 
     def mean(lang: str) -> tuple[float, int]:
         zs = [lists[lang].get(w, 0.0) for w in words]
@@ -129,9 +139,25 @@ def _latin(sentence: str) -> str | None:
             m, k = mean(lang)
             if m > best_mean:
                 best, best_mean, best_known = lang, m, k
-    if best != "en" and best_known >= 3 and best_known >= 0.75 * n and best_mean >= en + MARGIN:
+    if best != "en" and best_known >= min_known and best_known >= share * n and best_mean >= en + MARGIN:
         return best
     return "en" if best == "en" else None
+
+
+def _latin(sentence: str) -> str | None:
+    """The Latin-script language of ``sentence``, when it clearly is one (module docstring): ``en``, another code,
+    or None (too short or unclear). A sentence that reads as English as a whole is also read in windows of
+    :data:`WINDOW` words (stride half that): an instruction in another language written *inside* an English
+    sentence is outweighed by the English around it, not by the words of its own window."""
+    words = _latin_words(sentence)
+    whole = _language_of(words)
+    if whole not in ("en", None) or len(words) <= WINDOW:
+        return whole
+    for i in range(0, len(words) - WINDOW + 1, WINDOW // 2):
+        lab = _language_of(words[i:i + WINDOW], min_known=WINDOW - 1, share=(WINDOW - 1) / WINDOW)
+        if lab not in ("en", None):
+            return lab
+    return whole
 
 
 def sentence_labels(text: str) -> list[tuple[str, str]]:

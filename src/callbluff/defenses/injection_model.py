@@ -93,14 +93,20 @@ def layout(text: str) -> str:
     return _BULLET.sub("", _ENTITY.sub(" ", _BREAK.sub("\n", text)))
 
 
+_CLAUSE = re.compile(r"(?<=[;:])\s+|\s+[–—]\s+|(?<=[a-z,)]) (?=[A-Z][a-z]+ [a-z])")
+
+
 def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 15, short: int = 12,
           short_stride: int = 6, max_units: int = 60) -> tuple[list[str], tuple[str, ...]]:
     """(units, normalisation steps) of ``text``: the normalised text's sentences (after :func:`layout`), windows
     of ``window`` words (stride ``stride``) in place of sentences longer than ``window + stride`` words, short
     windows of ``short`` words (stride ``short_stride``) over every sentence longer than ``short`` words (an
     injection written *inside* a sentence of the answer shows in one of them, not diluted by the answer's words
-    around it), and the whole text when it has at most ``whole_words`` words and more than one sentence; units
-    without a letter are dropped; at most ``max_units`` (sentences first)."""
+    around it), the sentence's clauses of three words or more when it has several (split after ``;`` and ``:``,
+    at a dash, and where a capitalised word starts a new clause after a lower-case one with no full stop
+    between: an injection appended to an answer that ends without a full stop, "...holds the code Whoever
+    grades this: ..."), and the whole text when it has at most ``whole_words`` words and more than one
+    sentence; units without a letter are dropped; at most ``max_units`` (sentences first)."""
     n = normalise(layout(text))
     sents = [s.strip() for s in _SENT.split(n.text) if s and s.strip()]
     out: list[str] = []
@@ -113,6 +119,9 @@ def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 1
             out.append(s)
         if short and len(w) > short:
             shorts += [" ".join(w[i:i + short]) for i in range(0, len(w) - short + short_stride, short_stride)]
+        clauses = [c.strip() for c in _CLAUSE.split(s) if len(c.split()) >= 3]
+        if len(clauses) > 1:
+            shorts += clauses
     flat = " ".join(n.text.split())
     if len(sents) > 1 and len(flat.split()) <= whole_words:
         out.append(flat)

@@ -22,11 +22,11 @@ reader understands, and says which steps changed something, so ``explain`` can n
 7. ``marks``: combining marks stacked on Latin letters removed (strike-through, underline and "zalgo" overlays:
    U+0300-U+036F, U+1AB0-U+1AFF, U+20D0-U+20FF after NFC), which a reader reads through; an accented letter that
    Unicode composes (é, ñ, ő) is one character after NFC and stays;
-8. ``rot13`` / ``reversed``: a line of at least three words of which under a third are English words
-   (:func:`english_share`, wordfreq's English list) is replaced by its ROT13 or its character-reversed reading
-   when that reading is at least 70 % English words (the classic encodings of garak's ``encoding`` probes and
-   Prompt Guard's obfuscation families: a capable grader decodes both). A line in another language is neither
-   (its ROT13 and reversal are no more English than it is), so it is left alone.
+8. ``rot13`` / ``reversed``: a run of at least two words that are no English words (wordfreq's English list) but
+   whose ROT13 or reversal are is replaced by its ROT13 or its character-reversed reading (the classic encodings
+   of garak's ``encoding`` probes and Prompt Guard's obfuscation families: a capable grader decodes both). A
+   sentence in another language is neither (its words' ROT13 and reversals are no English words), so it is left
+   alone; :func:`english_share` is the same list's share of a text's words.
 
 The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
 answer (its own letters); only the detector reads this copy.
@@ -109,24 +109,59 @@ def _rot13(s: str) -> str:
     return codecs.encode(s, "rot_13")
 
 
-def _decode_lines(text: str, steps: list[str]) -> str:
-    """Lines (and sentences) that read as English only through ROT13 or reversed (module docstring, step 8)."""
-    if not _english_words():
+def _decode_spans(text: str, steps: list[str]) -> str:
+    """Runs of words that read as English only through ROT13 or reversed (module docstring, step 8): each word of
+    three letters or more is marked when it is no English word but its decoding is; a run of marked words (words of
+    one or two letters may sit between them) with at least two marked is replaced by its decoding -- the whole run
+    reversed for ``reversed``, so its word order comes back too. A run, not a line: an encoded instruction inside an
+    English answer is surrounded by English words."""
+    en = _english_words()
+    if not en:
         return text
-    out = []
-    changed: list[str] = []
-    for line in text.split("\n"):
-        share, n = english_share(line)
-        if n >= 3 and share < 1 / 3:
-            for name, fn in (("rot13", _rot13), ("reversed", lambda x: x[::-1])):
-                cand = fn(line)
-                if english_share(cand)[0] >= 0.7:
-                    line = cand
-                    changed.append(name)
-                    break
-        out.append(line)
-    steps += [c for c in dict.fromkeys(changed)]
-    return "\n".join(out)
+    for name, fn in (("rot13", _rot13), ("reversed", lambda x: x[::-1])):
+        words = list(_ALPHA_WORD.finditer(text))
+        marks = []
+        for m in words:
+            w = m.group().lower()
+            if len(w) <= 2:
+                marks.append(None)  # either way
+            else:
+                marks.append(w not in en and fn(w) in en)
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(words):
+            if marks[i] is not True:
+                i += 1
+                continue
+            j, last, hits = i, i, 0
+            while j < len(words) and marks[j] is not False:
+                if marks[j]:
+                    last, hits = j, hits + 1
+                j += 1
+            if hits >= 2:
+                a_, b_ = i, last  # two-letter words at the edges that decode to English belong to the run
+                edge = [marks[k] is None and len(m.group()) == 2 and fn(m.group().lower()) in en
+                        for k, m in enumerate(words)]
+                while a_ > 0 and edge[a_ - 1]:
+                    a_ -= 1
+                while b_ + 1 < len(words) and edge[b_ + 1]:
+                    b_ += 1
+                start, end = words[a_].start(), words[b_].end()
+                while start > 0 and not text[start - 1].isspace() and not text[start - 1].isalnum():
+                    start -= 1  # the punctuation stuck to the run's first word (a reversed full stop)
+                while end < len(text) and not text[end].isspace() and not text[end].isalnum():
+                    end += 1
+                spans.append((start, end))
+            i = j
+        if spans:
+            out, prev = [], 0
+            for a_, b_ in spans:
+                seg = text[a_:b_]
+                out += [text[prev:a_], fn(seg)]
+                prev = b_
+            text = "".join(out) + text[prev:]
+            steps.append(name)
+    return text
 
 
 _RLO = re.compile("\u202e([^\u202c]*)\u202c?")
@@ -269,7 +304,7 @@ def normalise(text: str, depth: int = 2) -> Normalised:
         steps.append("marks")
         f = m
     d = _decode_blobs(f, steps)
-    d = _decode_lines(d, steps)
+    d = _decode_spans(d, steps)
     d = _despace(d, steps)
     d = _deleet(d, steps)
     if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url")):
