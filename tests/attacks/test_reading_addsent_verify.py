@@ -173,3 +173,71 @@ def test_clause_answer_is_not_renumbered() -> None:
             enumerate(zip(words, tags))]
     fakes = fake_answers(" ".join(words), toks, "What archaic name was mentioned in 878?", [" ".join(words)], None)
     assert fakes and all("Somersetshire" not in f for f, _ in fakes)
+
+
+# -- issue 37, fourth pass (.verify and alterations._keeps_form): sentences written for the tests or of the kinds
+# the seed-91 hand check listed, shaped on SQuAD v1.1 train questions (never the findings' dev sample)
+
+from callbluff.attacks.reading.verify import misspelled_words, position_problems  # noqa: E402
+
+
+@pytest.mark.parametrize(("sentence", "phrase", "wh", "kind", "subject", "problem"), [
+    # an object wh-phrase fronted as a subject: the verb gets two subjects
+    ("Learning can photosynthesis do by mistake.", "Learning", "what", "pronoun", False, "two subjects"),
+    # a finite verb left at the end with no subject
+    ("Students enrol the payout of Acme in priority courses receive.", "the payout of Acme", "what", "det", False,
+     "finite verb without a subject"),
+    # "to" before a past form
+    ("The Roman branch off to formed a hamster in Paris.", "a hamster", "what", "pronoun", False, "to + VBN"),
+    # a subject wh-phrase whose answer landed elsewhere
+    ("The company founded Jeff Dean.", "Jeff Dean", "who", "pronoun", True, "subject answer is not a subject"),
+    # an object wh-phrase whose answer is the main subject
+    ("Hamsters eat the farmers.", "Hamsters", "what", "pronoun", False, "answer is the main subject"),
+])
+def test_position_rejects(res: Resources, sentence: str, phrase: str, wh: str, kind: str, subject: bool,
+                          problem: str) -> None:
+    problems = position_problems(res.doc(sentence), phrase, wh, kind, subject)
+    assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize(("sentence", "phrase", "wh", "kind", "subject"), [
+    ("Jeff Dean founded the company.", "Jeff Dean", "who", "pronoun", True),
+    ("The capital of the province is Chicago.", "Chicago", "what", "pronoun", True),
+    ("The farmers eat hamsters.", "hamsters", "what", "pronoun", False),
+    ("The treaty was signed in Paris.", "in Paris", "where", "adverb", False),
+    ("The station moved its studios in 1958.", "in 1958", "when", "adverb", False),
+    ("He claimed the energy could be transmitted 20 miles.", "20 miles", "how", "how-adj", False),
+    ("The company was founded to make money.", "to make money", "why", "adverb", False),
+    ("Photosynthesis can do learning by mistake.", "learning", "what", "pronoun", False),
+])
+def test_position_keeps(res: Resources, sentence: str, phrase: str, wh: str, kind: str, subject: bool) -> None:
+    assert position_problems(res.doc(sentence), phrase, wh, kind, subject) == []
+
+
+def test_misspelled_words_of_the_question(res: Resources) -> None:
+    # a question with two misspellings, a technical word and a name: only the misspellings count
+    q = res.doc("How were the equtions reformilated by Maxwell to describe rubisco?")
+    assert misspelled_words(q) == frozenset({"equtions", "reformilated"})
+    assert misspelled_words(res.doc("Where did the Broncos practice for the Super Bowl?")) == frozenset()
+
+
+@pytest.mark.parametrize(("question", "word_i", "word", "fits"), [
+    # a prefix written as a word: no replacement with the same or a negating prefix
+    ("What did the non violent movement achieve?", 4, "nonviolent", False),
+    ("What did the non violent movement achieve?", 4, "peaceful", True),
+    # a capitalised -ism after an article
+    ("What did the Protestants reject?", 3, "Catholicism", False),
+    ("What did the Protestants reject?", 3, "Catholics", True),
+    # a noun slot takes a noun of the same number
+    ("Who was an officer in the organization?", 3, "alter", False),
+    ("Who was an officer in the organization?", 3, "soldier", True),
+    ("Who were the officers of the organization?", 3, "soldier", False),
+    ("Who were the officers of the organization?", 3, "soldiers", True),
+    ("Who was the officer of the organization?", 3, "soldiers", False),
+    # an adjective slot takes an adjective
+    ("What was the deep lake called?", 3, "shallow", True),
+    ("What was the deep lake called?", 3, "alter", False),
+])
+def test_alteration_keeps_the_slot_form(res: Resources, question: str, word_i: int, word: str, fits: bool) -> None:
+    doc = res.doc(question)
+    assert _fits_slot(doc[word_i], word) is fits, [(t.text, t.tag_) for t in doc]
