@@ -424,12 +424,12 @@ def erase_selection(a: Any, cache: Path) -> dict[str, Any]:
     rows = {t: rows_by(metrics, t) for t in ["smollm2"] + [f"smollm2+erase-suffix{d}" for d in ERASE_SELECTION_D]}
     for d in ERASE_SELECTION_D:
         t = f"smollm2+erase-suffix{d}"
-        row = next(iter(rows[t].values()), {})
+        row = next((r for k, r in rows[t].items() if k[0] == "UniversalPhrase"), {})
         u = (r["target_stats"].get(t, {}).get("usage") or {}).get("defence", {})
         per_d[d] = {"raised": raised(row), "max_out": row.get("max_out_pct"),
                     "clean_lowered": low.get(t, {}).get("lowered"), "clean_lowered_pct": low.get(t, {}).get("lowered_pct"),
                     "erase_per_answer": (u.get("extra_calls_per_answer") or {}).get("erase")}
-    alone = next(iter(rows["smollm2"].values()), {})
+    alone = next((r for k, r in rows["smollm2"].items() if k[0] == "UniversalPhrase"), {})
     res = {"slice": info, "per_d": per_d, "alone": {"raised": raised(alone), "max_out": alone.get("max_out_pct")},
            "chosen": choose_suffix(per_d), "wall_s": round(time.time() - t0, 1), "calls": sum(
                int((v.get("usage") or {}).get("replies", 0)) for v in r["target_stats"].values())}
