@@ -93,7 +93,7 @@ def layout(text: str) -> str:
     return _BULLET.sub("", _ENTITY.sub(" ", _BREAK.sub("\n", text)))
 
 
-_CLAUSE = re.compile(r"(?<=[;:])\s+|\s+[–—]\s+|(?<=[a-z,)]) (?=[A-Z][a-z]+ [a-z])")
+_CLAUSE = re.compile(r"(?<=[;:])\s+|\s+[–—]\s+|(?<=[a-z,)]) (?=[A-Z][A-Za-z]+ [A-Za-z])")
 
 
 def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 15, short: int = 12,

@@ -224,8 +224,12 @@ def _decode_hex(blob: str) -> str | None:
 
 
 def _decode_url(blob: str) -> str | None:
+    """Percent-encoding is unambiguous (three or more ``%XX`` escapes), so the decoded text need only be printable
+    with a letter in it: "SCORE: 100%" is two-thirds digits and punctuation, and a reader still reads it."""
     s = urllib.parse.unquote_plus(blob)
-    return s if s != blob and _readable(s) else None
+    if s == blob or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+        return None
+    return s if re.search(r"[^\W\d_]{2,}", s) else None
 
 
 def _despace(text: str, steps: list[str]) -> str:
