@@ -283,7 +283,7 @@ def check_order_and_chunking(attack: Attack, ctx: _Context) -> None:
     chunks = {**_bytes(_run(_fresh(attack), ctx, ctx.records[:half], states)),
               **_bytes(_run(_fresh(attack), ctx, ctx.records[half:], states))}
     if isinstance(attack, PromptGenerator):
-        count = attack.params.count  # type: ignore[attr-defined]
+        count = attack.params.count
         cut = max(1, count // 3)
         chunks = {}
         for pid in sorted({getattr(r, "prompt_id", None) for r in ctx.records} - {None}):
@@ -402,7 +402,7 @@ def check_examples_differ_from_source(attack: Attack, ctx: _Context) -> None:
 def check_search_budget(attack: Attack, ctx: _Context) -> None:
     """(Search attacks.) Never makes the target answer more than ``query_budget`` inputs per record (counted
     on the target's side) and reports what it spent through the oracle."""
-    for budget in sorted({1, 3, int(attack.params.query_budget)}):  # type: ignore[attr-defined]
+    for budget in sorted({1, 3, int(attack.params.query_budget)}):
         small = _fresh(attack, query_budget=budget)
         states = _fit(small, ctx)
         for r in ctx.records:
@@ -416,7 +416,7 @@ def check_search_budget(attack: Attack, ctx: _Context) -> None:
 def check_generator_count(attack: Attack, ctx: _Context) -> None:
     """(Prompt generators.) At most ``count`` answers per prompt, each ``prompt:<id>`` with a distinct index
     in ``[0, count)`` and non-blank text."""
-    count = attack.params.count  # type: ignore[attr-defined]
+    count = attack.params.count
     states = _fit(attack, ctx)
     for pid in sorted({getattr(r, "prompt_id", None) for r in ctx.records} - {None}):
         got = attack.examples_for(ctx.prompts[pid], states.get(pid), ctx.seed, ctx.res)

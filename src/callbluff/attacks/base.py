@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -113,8 +113,17 @@ def _type_names(t: type | tuple[type, ...]) -> str:
     return " or ".join(x.__name__ for x in types)
 
 
-class Attack(ABC):
-    """What every kind of attack has: identity, params, expectation, requirements, the fit step."""
+P = TypeVar("P", bound=AttackParams)
+"""An attack's parameter model: ``class Mine(StaticAttack[MyParams])`` types ``self.params`` as ``MyParams``."""
+SP = TypeVar("SP", bound=SearchParams)
+GP = TypeVar("GP", bound=GeneratorParams)
+
+
+class Attack(ABC, Generic[P]):
+    """What every kind of attack has: identity, params, expectation, requirements, the fit step.
+
+    Generic in its parameter model: ``class Mine(StaticAttack[MyParams])`` with ``Params = MyParams`` types
+    ``self.params`` as ``MyParams`` (a subclass that names no model has ``Any`` parameters)."""
 
     name: ClassVar[str]
     task: ClassVar[Task]
@@ -132,9 +141,13 @@ class Attack(ABC):
     """The record field the attack's texts replace: ``"text"`` (responses, questions) or ``"context"``
     (reading comprehension paragraphs, e.g. AddSent / AddAny append to the context)."""
 
+    params: P
+
     def __init__(self, **params: Any) -> None:
         try:
-            self.params = self.Params(**params)
+            # ``Params`` is a class attribute, which cannot name the type variable (a ClassVar holds no type
+            # variable), so its instance is declared to be the ``P`` the subclass names
+            self.params = cast(P, self.Params(**params))
         except ValidationError as e:
             problems = "; ".join(
                 f"{'.'.join(str(x) for x in err['loc']) or '(params)'}: {err['msg']}" for err in e.errors()
@@ -212,7 +225,7 @@ class Attack(ABC):
         )
 
 
-class StaticAttack(Attack):
+class StaticAttack(Attack[P]):
     """An attack that needs no model: pure given ``rng``, resources and the fit state."""
 
     kind = "static"
@@ -234,7 +247,7 @@ class StaticAttack(Attack):
         return self._stamp(self.generate(record, rng, res, prompt, state), state)
 
 
-class SearchAttack(Attack):
+class SearchAttack(Attack[SP]):
     """A model-in-the-loop attack: searches for the worst case through an oracle with a fixed query budget."""
 
     kind = "search"
@@ -256,7 +269,7 @@ class SearchAttack(Attack):
         return self._stamp(self.search(record, oracle, rng, res, prompt, state), state)
 
 
-class PromptGenerator(Attack):
+class PromptGenerator(Attack[GP]):
     """Makes ``count`` answers per prompt from what ``fit`` learnt on the prompt's records (or a corpus).
 
     Its examples have no source record: ``source_id = "prompt:<prompt id>"``; they are measured by the score
@@ -287,7 +300,7 @@ class PromptGenerator(Attack):
         ``prompt_rng(seed, prompt.id, name, params, i)``, so any split of the range gives the same bytes."""
         self.check_prompt(prompt)
         self._check_state(state)
-        count = int(self.params.count)  # type: ignore[attr-defined]  (Params subclasses GeneratorParams)
+        count = int(self.params.count)
         stop = count if stop is None else min(stop, count)
         out: list[Perturbed] = []
         for i in range(max(0, start), stop):

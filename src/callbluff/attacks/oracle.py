@@ -87,5 +87,5 @@ class Oracle:
         out = self.ask([text])
         return out[0] if out else None
 
-    def __reduce__(self) -> None:  # type: ignore[override]
+    def __reduce__(self) -> NoReturn:
         raise TypeError("an Oracle is bound to a live target and cannot be pickled; build one per search")

@@ -63,7 +63,7 @@ def generate(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_file.with_name(out_file.name + ".tmp")
     n_ex = n_err = n_rec = 0
-    with pool as ex:  # type: ignore[attr-defined]
+    with pool as ex:
         try:
             chunks = generate_chunks([spec], ds, ds.prompts, seed=seed, executor=ex, limit=limit)
         except (MissingResources, ValueError) as e:  # missing resources, a search attack: before any work

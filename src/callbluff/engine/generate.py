@@ -233,7 +233,7 @@ class Generation:
         pids = sorted(self.prompts) if prompt_ids is None else sorted(set(prompt_ids) & set(self.prompts))
         work = []
         for spec in self.generators:
-            count = int(self.attacks[spec].params.count)  # type: ignore[attr-defined]
+            count = int(self.attacks[spec].params.count)
             for pid in pids:
                 if (spec, pid) not in self.states:
                     continue

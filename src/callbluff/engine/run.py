@@ -263,6 +263,6 @@ def run_suite(suite: Suite | Mapping[str, Any] | str | Path, out_dir: str | Path
         suite = load_suite(suite)
     elif isinstance(suite, Mapping):
         suite = parse_suite(dict(suite), source="run_suite", base_dir=Path.cwd())
-    with make_executor(executor, workers, ray_address) as ex:  # type: ignore[attr-defined]
+    with make_executor(executor, workers, ray_address) as ex:
         return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress, retry_errors=retry_errors,
                       restart=restart, targets=targets).execute()

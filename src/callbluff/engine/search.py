@@ -59,7 +59,7 @@ def search_one(attack: SearchAttack, record: Record, target: Target, tname: str,
                raise_errors: bool = False) -> SearchResult:
     """Run ``attack``'s search on ``record`` against ``target`` (see the module docstring). A failing search is
     an error row, or (``raise_errors``: the conformance kit) its exception propagates."""
-    budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
+    budget = int(attack.params.query_budget)
     pid = getattr(record, "prompt_id", None)
     prompt = prompts.get(pid) if pid is not None else None
     oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, attack.task),

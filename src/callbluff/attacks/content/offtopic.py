@@ -53,7 +53,7 @@ def _source_answers(spec: str) -> tuple[tuple[str, str, str, str, float | None],
     return tuple(out)
 
 
-class _OffTopic(PromptGenerator):
+class _OffTopic(PromptGenerator[OffTopicParams]):
     """Shared by :class:`OffTopic` (short answers) and the essay form
     (:class:`callbluff.attacks.essay.offtopic.OffTopicEssay`); see the module docstring."""
 

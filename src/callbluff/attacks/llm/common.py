@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from callbluff.attacks.base import AttackParams, StaticAttack
+from callbluff.attacks.base import AttackParams, P, StaticAttack
 from callbluff.records import Prompt, ScoredResponse
 
 KUMAR = "Kumar et al. 2020, Calling Out Bluff"
@@ -98,7 +98,7 @@ def scale_text(prompt: Prompt | None) -> dict[str, str]:
     return {"max": fmt(prompt.score_max), "min": fmt(prompt.score_min)}
 
 
-class LLMStatic(StaticAttack):
+class LLMStatic(StaticAttack[P]):
     """Base of the family's static attacks: a scored response with a prompt (the scale a payload names)."""
 
     task = "content"

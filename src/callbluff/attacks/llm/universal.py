@@ -35,7 +35,7 @@ class UniversalParams(SearchParams):
 
 
 @register
-class UniversalPhrase(SearchAttack):
+class UniversalPhrase(SearchAttack[UniversalParams]):
     """A short phrase appended to every answer, chosen to raise the grader's mean score (Raina et al. 2024, Sec.
     3.2-3.3: the universal attack on absolute assessment; a greedy search adds, word by word, the vocabulary word
     that maximises the mean predicted score over a set of training answers, and the phrase then transfers to
@@ -64,7 +64,7 @@ class UniversalPhrase(SearchAttack):
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Any) -> list[str]:
         scored = [r for r in records if isinstance(r, ScoredResponse) and r.text.strip()]
         scored.sort(key=lambda r: (r.gold if r.gold is not None else float("inf"), r.id))
-        return [r.text for r in scored[: self.params.train_answers]]  # type: ignore[attr-defined]
+        return [r.text for r in scored[: self.params.train_answers]]
 
     def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
         return isinstance(record, ScoredResponse) and bool(record.text.strip())
@@ -75,11 +75,11 @@ class UniversalPhrase(SearchAttack):
         if not train:
             return []
         p = self.params
-        words = list(p.words or VOCABULARY)  # type: ignore[attr-defined]
+        words = list(p.words or VOCABULARY)
         phrase: list[str] = []
         best: tuple[float, int] | None = None  # (mean, prefix length)
         trail: list[float] = []
-        for _ in range(p.length):  # type: ignore[attr-defined]
+        for _ in range(p.length):
             step: tuple[float, str] | None = None
             for w in words:
                 cand = " ".join([*phrase, w])

@@ -315,7 +315,7 @@ def skip_reason(question: str) -> str | None:
 
 
 @register
-class DPAEG(StaticAttack):
+class DPAEG(StaticAttack[DPAEGParams]):
     """DPAEG (Sec. 3): keywords from the dependency parse (Algorithm 1, Sec. 3.3) replaced by their typos,
     spell-similar words and typos of spell-similar words (Algorithm 2, Sec. 3.4), questions kept within
     edit distance ``epsilon`` of the original (Sec. 3.5). A robust Q&A robot still answers correctly
@@ -445,7 +445,8 @@ class _ContentDeletionParams(_DeletionParams):
 def _baseline(cls_name: str, params: type[DPAEGParams], doc: str, description: str) -> type[DPAEG]:
     cls = type(cls_name, (DPAEG,), {"__doc__": doc, "name": cls_name, "Params": params, "description": description,
                                     "requires": ("spacy-parse",), "__module__": __name__})
-    return register(cls)  # type: ignore[arg-type]
+    assert issubclass(cls, DPAEG)
+    return register(cls)
 
 
 DPAEGDelete = _baseline(
