@@ -58,7 +58,7 @@ from callbluff.records import Perturbed, Prompt, Record, record_to_dict
 from callbluff.resources.context import Resources, default_resources
 from callbluff.resources.requirements import check_requirements
 from callbluff.engine.generate import Generation
-from callbluff.engine.search import search_one
+from callbluff.engine.search import SearchContext, search_one
 from callbluff.engine.work import AttackSpec
 from callbluff.targets.base import Candidate, Input, Output
 from callbluff.tasks import all_tasks, get_task
@@ -184,9 +184,9 @@ def _run(attack: Attack, ctx: _Context, records: Sequence[Record] | None = None,
     if isinstance(attack, SearchAttack):
         t = target or DeterministicTarget(ctx.prompts)
         out: list[Perturbed] = []
+        search = SearchContext(spec, "kit", ctx.seed, ctx.prompts, by_spec, raise_errors=True)
         for r in records:
-            found, _, _ = search_one(attack, r, t, "kit", ctx.seed, ctx.prompts, by_spec, spec, None, ctx.res,
-                                     raise_errors=True)
+            found, _, _ = search_one(search, r, t, None, ctx.res)
             out.extend(ex for ex, _ in found)
         return out
     if not isinstance(attack, (StaticAttack, PromptGenerator)):

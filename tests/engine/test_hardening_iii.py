@@ -707,7 +707,7 @@ def test_the_kept_records_are_released_before_the_report_is_written(tmp_path: Pa
     the report reads its example sample, so the two do not add up in the run's peak memory."""
     import gc
 
-    import callbluff.engine.run as engine_run
+    import callbluff.api as api
     from callbluff.engine.suite import load_suite
     from callbluff.records import ScoredResponse
     from helpers.data import write_answers
@@ -728,7 +728,7 @@ name = "Shuffle"
 params = {{ tokenizer = "whitespace" }}
 """, encoding="utf-8")
     alive: list[int] = []
-    write_report = engine_run.write_report
+    write_report = api.write_report
 
     def records_alive() -> int:
         gc.collect()
@@ -738,8 +738,8 @@ params = {{ tokenizer = "whitespace" }}
         alive.append(records_alive() - before)  # this run's records, not those other tests keep
         return write_report(run_dir, **kwargs)
 
-    monkeypatch.setattr(engine_run, "write_report", counting)
+    monkeypatch.setattr(api, "write_report", counting)
     before = records_alive()
-    engine_run.run_suite(load_suite(suite), tmp_path / "run")
+    api.run_suite(load_suite(suite), tmp_path / "run")
     assert len(alive) == 1 and alive[0] < 50, alive  # was 600: every kept record
     assert (tmp_path / "run" / "report.html").exists()

@@ -203,6 +203,14 @@ class Attack(ABC, Generic[P]):
         h = self.state_hash(state)
         return [replace(ex, meta={**dict(ex.meta), "fit_state": h}) for ex in examples]
 
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """Optional batch work for ``records`` before the per-record calls (one ``nlp.pipe`` of a chunk's texts,
+        AddSent's candidates): the engine calls it once per batch of records, before ``generate`` / ``search`` of
+        each. It must change no output (the per-record calls give the same examples without it) and leave out
+        what it cannot batch (e.g. a text longer than the parser takes); when it raises, the records are still
+        attacked one at a time. Default: nothing."""
+        return None
+
     # -- records -------------------------------------------------------------------------------------
     def check_record(self, record: Record) -> None:
         """TypeError when ``record`` is not of this attack's ``record_type``."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from callbluff.targets.base import Input, Output, Target
 

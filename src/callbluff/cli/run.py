@@ -119,7 +119,8 @@ def run(
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.datasets import DataError
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.store import RunDirError, local_io_error
     from callbluff.engine.suite import SuiteError, load_suite
     suite = None
@@ -177,7 +178,8 @@ def evaluate(
     import tempfile
 
     from callbluff.datasets import DataError
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.store import RunDirError
     from callbluff.engine.suite import SuiteError, parse_suite
     cfg = target_from_spec(target, target_option)

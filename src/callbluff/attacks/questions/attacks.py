@@ -38,7 +38,7 @@ from pydantic import Field
 from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.questions import keywords as kw
 from callbluff.attacks.questions import words as aw
-from callbluff.records import OpenQuestion, Perturbed
+from callbluff.records import OpenQuestion, Perturbed, Record
 from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
 
@@ -371,7 +371,7 @@ class DPAEG(StaticAttack[DPAEGParams]):
             return kw.random_keywords(doc, rng, len(found))
         return found
 
-    def prefetch(self, records: Sequence[OpenQuestion], res: Any) -> None:
+    def prefetch(self, records: Sequence[Record], res: Any) -> None:
         """Parse the questions of many records in one batch (``res.dependency_docs``: one ``nlp.pipe``) so
         that :meth:`generate` finds each parse cached; outputs are the same with or without it. At most
         :data:`~callbluff.resources.context.DEPENDENCY_CACHE_SIZE` questions (more would evict each other)."""
