@@ -127,6 +127,14 @@ class Attack(ABC, Generic[P]):
 
     name: ClassVar[str]
     task: ClassVar[Task]
+    """The attack's task; an attack that serves several lists them all in :attr:`tasks` (``task`` is one of them:
+    what code that reads one task gets)."""
+    tasks: ClassVar[tuple[Task, ...]] = ()
+    """Every task the attack serves, when more than ``task`` (e.g. the LLM-grader family: content and essay);
+    empty: ``task`` alone. Ask :meth:`serves` / :meth:`served`."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names the attack is found by (``get_attack``, suites): e.g. the per-task names it had when an attack
+    served one task (``InjectInstructionEssay``). Its examples carry :attr:`name`."""
     family: ClassVar[str]
     paper: ClassVar[str]
     description: ClassVar[str]
@@ -157,6 +165,16 @@ class Attack(ABC, Generic[P]):
             ) or "none"
             raise ValueError(f"attack {self.name}: bad parameters: {problems}. Allowed: {allowed}") from None
         self._hashed: tuple[Any, str] | None = None
+
+    @classmethod
+    def served(cls) -> tuple[Task, ...]:
+        """The tasks the attack serves: :attr:`tasks`, or ``(task,)``."""
+        return cls.tasks or (cls.task,)
+
+    @classmethod
+    def serves(cls, name: str) -> bool:
+        """Whether the attack serves task ``name``."""
+        return name in cls.served()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params_dict.items())})"
@@ -298,9 +316,9 @@ class PromptGenerator(Attack[GP]):
                          field="text", index=index, prompt_id=prompt.id, meta=meta)
 
     def check_prompt(self, prompt: Prompt) -> None:
-        if prompt.task != self.task:
-            raise TypeError(f"{self.name} generates {self.task!r} answers, got prompt {prompt.id} of task "
-                            f"{prompt.task!r}")
+        if not self.serves(prompt.task):
+            raise TypeError(f"{self.name} generates {' or '.join(map(repr, self.served()))} answers, got prompt "
+                            f"{prompt.id} of task {prompt.task!r}")
 
     def examples_for(self, prompt: Prompt, state: Any, seed: int, res: Resources, start: int = 0,
                      stop: int | None = None) -> list[Perturbed]:
@@ -325,6 +343,8 @@ class PromptGenerator(Attack[GP]):
 # -- the registry -------------------------------------------------------------------------------------
 
 _REGISTRY: dict[str, type[Attack]] = {}
+_ALIASES: dict[str, str] = {}
+"""Lower-cased alias -> lower-cased registered name (:attr:`Attack.aliases`)."""
 _ENTRY_POINTS_LOADED = False
 A = TypeVar("A", bound=type[Attack])
 _KIND_PARAMS: dict[str, type[AttackParams]] = {
@@ -340,6 +360,12 @@ def validate_attack_class(cls: type[Attack]) -> None:
             raise TypeError(f"{who} must set class attribute {attr!r}")
     if not isinstance(cls.task, str):
         raise TypeError(f"{who}: task must be a task name (a string), got {cls.task!r}")
+    if not isinstance(cls.tasks, tuple) or not all(isinstance(t, str) and t for t in cls.tasks):
+        raise TypeError(f"{who}: tasks must be a tuple of task names, got {cls.tasks!r}")
+    if cls.tasks and cls.task not in cls.tasks:
+        raise TypeError(f"{who}: task {cls.task!r} must be one of its tasks {cls.tasks!r}")
+    if not isinstance(cls.aliases, tuple) or not all(isinstance(a, str) and a for a in cls.aliases):
+        raise TypeError(f"{who}: aliases must be a tuple of names, got {cls.aliases!r}")
     kind = getattr(cls, "kind", None)
     if kind not in _KIND_PARAMS:
         raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
@@ -372,15 +398,23 @@ def register(cls: A) -> A:
     meets a dataset, and by the conformance kit); ``record_type`` is required."""
     validate_attack_class(cls)
     key = cls.name.lower()
-    if key in _REGISTRY and _REGISTRY[key] is not cls:
-        raise ValueError(f"attack name {cls.name!r} is registered twice ({_REGISTRY[key].__name__}, {cls.__name__})")
+    for name in (cls.name, *cls.aliases):
+        taken = _REGISTRY.get(name.lower()) or _REGISTRY.get(_ALIASES.get(name.lower(), ""))
+        if taken is not None and taken is not cls:
+            raise ValueError(f"attack name {name!r} is registered twice ({taken.__name__}, {cls.__name__})")
     _REGISTRY[key] = cls
+    for alias in cls.aliases:
+        _ALIASES[alias.lower()] = key
     return cls
 
 
 def unregister(name: str) -> type[Attack] | None:
-    """Remove attack ``name`` from the registry (for tests); returns the class that was registered, if any."""
-    return _REGISTRY.pop(name.lower(), None)
+    """Remove attack ``name`` (and its aliases) from the registry (for tests); returns the class that was
+    registered, if any."""
+    cls = _REGISTRY.pop(name.lower(), None)
+    for alias in [a for a, k in _ALIASES.items() if k == name.lower()]:
+        del _ALIASES[alias]
+    return cls
 
 
 @contextmanager
@@ -418,10 +452,11 @@ def attack_classes() -> list[type[Attack]]:
 
 
 def get_attack(name: str) -> type[Attack]:
-    """The attack class registered as ``name``; a clear error listing the known names otherwise."""
+    """The attack class registered as ``name`` (or with ``name`` among its aliases); a clear error listing the
+    known names otherwise."""
     _load_builtin_and_plugins()
     try:
-        return _REGISTRY[name.lower()]
+        return _REGISTRY[_ALIASES.get(name.lower(), name.lower())]
     except KeyError:
         raise KeyError(f"unknown attack {name!r}; known attacks: {', '.join(attack_names())} "
                        "(see `callbluff list`)") from None

@@ -53,8 +53,8 @@ def generate(
     except (DataError, FileNotFoundError) as e:
         fail(str(e))
         raise
-    if ds.task != cls.task:
-        fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
+    if not cls.serves(ds.task):
+        fail(f"attack {cls.name} is for task {' or '.join(map(repr, cls.served()))} but {data} is {ds.task!r}")
     try:
         pool = make_executor(executor, workers, ray_address)
     except ValueError as e:

@@ -221,8 +221,8 @@ class Engine:
         """Record chunks (originals, static examples, searches), then generator chunks; a finished chunk is
         skipped (resume) unless it has failed predictions to retry."""
         searches = SearchRunner(gen.search, seed=self.suite.seed, prompts=dataset.prompts, states=gen.states,
-                                executor=self.executor,
-                                concurrency=self.suite.output.search_concurrency) if gen.search else None
+                                executor=self.executor, concurrency=self.suite.output.search_concurrency,
+                                task=dataset.task) if gen.search else None
         judge = Judge(dataset.task, self.plan.expectations(), dataset.prompts)
         runner = ChunkRunner(self.run, dataset.task, targets, searches, writer, judge)
         n_pieces = len(gen.generator_work())

@@ -45,7 +45,8 @@ SearchResult = tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[st
 @dataclass(frozen=True)
 class SearchContext:
     """What every search of one attack configuration against one target shares: the configuration, the target's
-    name (in error and timing rows), the run's seed, prompts and fit states, and the failure policy
+    name (in error and timing rows), the run's seed, prompts and fit states, its task (``task``: the records'
+    task, which builds the target's inputs; default: the attack's ``task``) and the failure policy
     (``raise_errors``: the conformance kit lets a failing search's exception propagate; the engine records it as
     an error row). Picklable: the Ray pieces of a chunk share one in the object store."""
 
@@ -54,6 +55,7 @@ class SearchContext:
     seed: int = 0
     prompts: Mapping[str, Prompt] = field(default_factory=dict)
     states: Mapping[tuple[AttackSpec, str | None], Any] = field(default_factory=dict)
+    task: str | None = None
     raise_errors: bool = False
 
     @property
@@ -78,7 +80,8 @@ def search_one(ctx: SearchContext, record: Record, target: Target, original: Out
     an error row, or (``ctx.raise_errors``) its exception propagates."""
     attack = ctx.attack
     pid = getattr(record, "prompt_id", None)
-    oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, attack.task),
+    task = ctx.task or attack.task
+    oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, task),
                     int(attack.params.query_budget), original=original)
     rng = record_rng(ctx.seed, record.id, attack.name, attack.params_dict)
     t0 = time.perf_counter()
@@ -156,8 +159,10 @@ class SearchRunner:
     examples, which stay the same bytes for a seed."""
 
     def __init__(self, specs: Sequence[AttackSpec], *, seed: int, prompts: Mapping[str, Prompt],
-                 states: Mapping[tuple[AttackSpec, str | None], Any], executor: Executor, concurrency: int) -> None:
+                 states: Mapping[tuple[AttackSpec, str | None], Any], executor: Executor, concurrency: int,
+                 task: str | None = None) -> None:
         self.specs = list(specs)
+        self.task = task
         self.seed = seed
         self.prompts = prompts
         self.states = states
@@ -176,7 +181,7 @@ class SearchRunner:
     def _one_spec(self, spec: AttackSpec, records: Sequence[Record], target: Target, tname: str,
                   originals: dict[str, Output], errors: list[dict[str, Any]],
                   timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
-        ctx = SearchContext(spec, tname, self.seed, self.prompts, self.states)
+        ctx = SearchContext(spec, tname, self.seed, self.prompts, self.states, task=self.task)
         results = self._ray_results(ctx, records, target, originals)
         if results is None:
             res = default_resources()

@@ -15,7 +15,6 @@ from callbluff.attacks.llm.common import (
     LIU_INJECTION,
     InjectParams,
     LLMStatic,
-    essay_twin,
     insert,
     scale_text,
 )
@@ -34,6 +33,7 @@ class RubricEcho(LLMStatic[InjectParams]):
     inserted per :class:`InjectParams`; a prompt without a rubric gives no example."""
 
     name = "RubricEcho"
+    aliases = ("RubricEchoEssay",)
     family = "llm-echo"
     paper = KUMAR
     description = "Paste the prompt's rubric into the answer."
@@ -70,6 +70,7 @@ class ReferencePaste(LLMStatic[ReferenceParams]):
     tokens; the run is contiguous; a prompt without a reference gives no example."""
 
     name = "ReferencePaste"
+    aliases = ("ReferencePasteEssay",)
     family = "llm-echo"
     paper = KUMAR
     description = "Paste part of the reference answer into the answer."
@@ -99,6 +100,7 @@ class SelfAssessment(_Injection[InjectParams]):
     A robust grader does not raise the score (expect ``not-higher``). Choices: three wordings, one per record."""
 
     name = "SelfAssessment"
+    aliases = ("SelfAssessmentEssay",)
     family = "llm-claim"
     paper = LIU_INJECTION
     description = "Append a claim that the answer meets every criterion and deserves full marks."
@@ -129,6 +131,7 @@ class FormatHijack(LLMStatic[FormatParams]):
     maximum; one copy per ``repeat`` at ``position``."""
 
     name = "FormatHijack"
+    aliases = ("FormatHijackEssay",)
     family = "llm-format"
     paper = "Zheng et al. 2025, Cheating Automatic LLM Benchmarks: Null Models Achieve High Win Rates (ICLR)"
     description = "Insert a fake score in the grader's own output format (e.g. {\"score\": MAX})."
@@ -145,9 +148,3 @@ class FormatHijack(LLMStatic[FormatParams]):
             span = f"{p.key[:1].upper()}{p.key[1:]}: {top}"
         text, meta = insert(record.text, span, p.position, p.repeat, rng)
         return [self.perturbed(record, text, payload=span, **meta)]
-
-
-RubricEchoEssay = register(essay_twin(RubricEcho))
-ReferencePasteEssay = register(essay_twin(ReferencePaste))
-SelfAssessmentEssay = register(essay_twin(SelfAssessment))
-FormatHijackEssay = register(essay_twin(FormatHijack))

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from callbluff.attacks.base import AttackParams, register
-from callbluff.attacks.llm.common import ZHAO, ZHENG, LLMStatic, essay_twin, scale_text
+from callbluff.attacks.llm.common import ZHAO, ZHENG, LLMStatic, scale_text
 from callbluff.records import Perturbed, Prompt, Record
 
 MASTER_KEYS: tuple[str, ...] = (" ", ".", ",", ":", "Thought process:", "Let's solve this problem step by step.",
@@ -37,6 +37,7 @@ class MasterKey(LLMStatic[MasterKeyParams]):
     that is one space is what the paper sends (a loader strips no answer, and a target gets it as is)."""
 
     name = "MasterKey"
+    aliases = ("MasterKeyEssay",)
     family = "llm-null"
     paper = ZHAO
     description = "Replace the answer with a 'master key' (':', 'Thought process:', 'Solution', ...)."
@@ -82,6 +83,7 @@ class NullAnswer(LLMStatic[NullParams]):
     strings target AlpacaEval's comparison template and would not read as a graded answer."""
 
     name = "NullAnswer"
+    aliases = ("NullAnswerEssay",)
     family = "llm-null"
     paper = ZHENG
     description = "Replace the answer with one constant, content-free response (a null model)."
@@ -92,7 +94,3 @@ class NullAnswer(LLMStatic[NullParams]):
                  state: Any = None) -> list[Perturbed]:
         text = NULL_RESPONSES[self.params.style].format(**scale_text(prompt))
         return [] if text == record.text else [self.perturbed(record, text)]
-
-
-MasterKeyEssay = register(essay_twin(MasterKey))
-NullAnswerEssay = register(essay_twin(NullAnswer))

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field
 
 from callbluff.attacks.base import SearchParams, SearchAttack, register
-from callbluff.attacks.llm.common import RAINA, essay_twin
+from callbluff.attacks.llm.common import RAINA
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 
 VOCABULARY: tuple[str, ...] = (
@@ -52,7 +52,9 @@ class UniversalPhrase(SearchAttack[UniversalParams]):
     A robust grader does not raise the score (expect ``not-higher``)."""
 
     name = "UniversalPhrase"
+    aliases = ("UniversalPhraseEssay",)
     task = "content"
+    tasks = ("content", "essay")
     family = "llm-search"
     paper = RAINA
     description = "Append a universal phrase found by a greedy search that raises the grader's mean score."
@@ -106,6 +108,3 @@ class UniversalPhrase(SearchAttack[UniversalParams]):
         found = " ".join(phrase[: best[1]])
         return [self.perturbed(record, f"{record.text.rstrip()} {found}{record.text[len(record.text.rstrip()):]}",
                                phrase=found, train_mean=best[0], step_means=trail, train_answers=len(train))]
-
-
-UniversalPhraseEssay = register(essay_twin(UniversalPhrase))
