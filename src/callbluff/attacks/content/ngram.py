@@ -42,7 +42,7 @@ def _sampler_of_state(state: dict[str, Any]) -> Sampler:
     return Sampler.of(NgramTable.from_state(state["table"]))
 
 
-NP = TypeVar("NP", bound=GeneratorParams)
+NP = TypeVar("NP", PromptNgramParams, GenericNgramParams)
 
 
 class _NgramGenerator(PromptGenerator[NP]):
@@ -67,6 +67,7 @@ class _NgramGenerator(PromptGenerator[NP]):
         answers = prompt_answers(records)
         state: dict[str, Any] = {"length": mean_length(answers, self.unit), "n_answers": len(answers)}
         if self.generic:
+            assert isinstance(self.params, GenericNgramParams)  # the generic generators' params
             _, state["corpus"] = generic_sampler(self.params.spec(), self.unit, self.params.n)
         else:
             state["table"] = build_table(answers, self.unit, self.params.n).to_state()
@@ -75,6 +76,7 @@ class _NgramGenerator(PromptGenerator[NP]):
     def sampler(self, state: dict[str, Any]) -> Sampler:
         if not self.generic:
             return self._memo(state)
+        assert isinstance(self.params, GenericNgramParams)  # the generic generators' params
         sampler, fingerprint = generic_sampler(self.params.spec(), self.unit, self.params.n)
         if fingerprint != state["corpus"]:
             raise ValueError(f"{self.name}: the generic corpus changed since fit (fingerprint {fingerprint}, fit "
