@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
+from callbluff.engine.chunk_id import ChunkId
 from callbluff.engine.manifest import version_of
 from callbluff.engine.store import RunDir
 from callbluff.engine.suite import Suite
@@ -79,7 +80,7 @@ class TargetWatch:
                     "more inputs than that to warm up, turn this check off with `preflight = false` under "
                     "[output] in the suite")
 
-    def reused_chunk(self, idx: int) -> None:
+    def reused_chunk(self, idx: ChunkId) -> None:
         """A finished chunk skipped on resume: its valid predictions were made by an earlier run."""
         made = self.run.chunk_status(idx).get("made")
         for name, m in (made or {}).items() if isinstance(made, dict) else ():

@@ -20,7 +20,7 @@ and fit states) that the searches of one configuration against one target share.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -182,7 +182,7 @@ class SearchRunner:
                   originals: dict[str, Output], errors: list[dict[str, Any]],
                   timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
         ctx = SearchContext(spec, tname, self.seed, self.prompts, self.states, task=self.task)
-        results = self._ray_results(ctx, records, target, originals)
+        results: Iterable[SearchResult] | None = self._ray_results(ctx, records, target, originals)
         if results is None:
             res = default_resources()
             prefetch(ctx.attack, records, res)
