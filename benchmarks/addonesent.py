@@ -198,7 +198,7 @@ def main() -> None:
         result["addonesent"]["profile"] = profile(adds, [records[int(i)] for i in pick[args.questions:]])
     if args.any:
         from callbluff.engine.generate import AttackSpec
-        from callbluff.engine.search import search_one
+        from callbluff.engine.search import SearchContext, search_one
         from callbluff.metrics.reading import f1_score
         from callbluff.models.qa import TransformerQA
         from callbluff.targets.base import Input
@@ -206,12 +206,11 @@ def main() -> None:
         qa = TransformerQA(MODEL, num_threads=2, top_k=args.any_top_k)
         reader = CountingTarget(qa)
         any_att = AddAny(query_budget=args.any_budget, objective=args.any_objective, candidates=args.any_candidates)
-        spec = AttackSpec.of(any_att)
+        search = SearchContext(AttackSpec.of(any_att), MODEL.name, raise_errors=True)
         rows = []
         for r in recs[:args.any]:
             calls = reader.calls
-            [(ex, queries)], _, timing = search_one(any_att, r, reader, MODEL.name, 0, {}, {}, spec, None,
-                                                    res, raise_errors=True)
+            [(ex, queries)], _, timing = search_one(search, r, reader, None, res)
             clean = qa.predict([Input(task="reading", text=r.question, context=r.context)])[0]
             rows.append({"id": r.id, "queries": queries, "calls": reader.calls - calls,
                          "seconds": round(timing["seconds"], 1), "f1": ex.meta["f1"],

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from callbluff.attacks.base import attack_classes  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
-from callbluff.engine.generate import GENERATOR_CHUNK0, AttackSpec, Generation  # noqa: E402
+from callbluff.engine.generate import AttackSpec, ChunkId, Generation  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 SPECS = {
@@ -92,7 +92,7 @@ def first_piece(spec: AttackSpec, prompts: dict[str, Any], states: dict[Any, Any
     skipped)."""
     gen = Generation([spec], prompts, seed=0, chunk_size=answers)
     gen.states = dict(states)
-    [chunk, *_] = gen.generator_chunks(prompt_ids=[prompt_id], skip=lambda index: index != GENERATOR_CHUNK0)
+    [chunk, *_] = gen.generator_chunks(prompt_ids=[prompt_id], skip=lambda index: index != ChunkId.generator(0))
     return chunk.examples, chunk.errors
 
 

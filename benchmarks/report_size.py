@@ -68,7 +68,7 @@ window.addEventListener("load", function () { setTimeout(function () {
 
 
 def build_run(percents: list[int]) -> Path:
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
 
     CACHE.mkdir(parents=True, exist_ok=True)

@@ -202,7 +202,7 @@ def test_evaluate_on_a_set_of_bluffs_gives_arr_not_qwk(tmp_path: Path) -> None:
 
 
 def test_a_function_is_a_target_from_python(tmp_path: Path) -> None:
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import SuiteError
 
     def my_scorer(text: str) -> float:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from callbluff.api import report_writer
 from callbluff.attacks.base import AttackParams, StaticAttack, registered
 from callbluff.datasets import load
 from callbluff.datasets.generic import ColumnMapper, RecordColumns
@@ -227,7 +228,8 @@ def test_a_fifth_task_is_one_module(claims: Task, tmp_path: Path) -> None:
     suite = parse_suite({"name": "claims", "seed": 1, "dataset": {"spec": f"jsonl:{data}?task=claims"},
                          "attack": [{"name": "TestShoutClaim"}]}, source="test")
     out = tmp_path / "run"
-    Engine(suite, out, targets={"judge": CallableTarget(judge, pass_input=True, output="auto")}).execute()
+    Engine(suite, out, targets={"judge": CallableTarget(judge, pass_input=True, output="auto")},
+           on_finished=report_writer(suite)).execute()  # the report as callbluff run writes it
     metrics = json.loads((out / "metrics.json").read_text())
     clean = next(r for r in metrics if r["attack"] == "clean")
     attacked = next(r for r in metrics if r["attack"] == "TestShoutClaim")

@@ -123,8 +123,9 @@ def augment_rows(ds: Dataset, configs: Sequence[tuple[str, Mapping[str, Any]]], 
         if isinstance(inst, SearchAttack):
             raise ValueError(f"{cls.name} is model-in-the-loop: it needs a target; augment takes static attacks "
                              "and prompt-level generators")
-        if cls.task != ds.task:
-            raise ValueError(f"attack {cls.name} is for task {cls.task!r} but {ds.spec} is {ds.task!r}")
+        if not cls.serves(ds.task):
+            raise ValueError(f"attack {cls.name} is for task {' or '.join(map(repr, cls.served()))} but {ds.spec} "
+                             f"is {ds.task!r}")
         if inst.expect == "lower":
             penalties.of(cls.name)
         spec = AttackSpec.make(cls.name, params)

@@ -35,7 +35,7 @@ from callbluff.attacks.content import ding2020_configurations
 from callbluff.datasets import load
 from callbluff.battery import battery
 from callbluff.defenses.filters import NonWordRateFilter, dev_split
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite
 from callbluff.resources import requirements
 from callbluff.train import train_model

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from callbluff.attacks.questions.words import dictionary, dictionary_path
 from callbluff.attacks.reading.lexicon import lexicon_cached, load_lexicon
 from callbluff.resources.corpus import CorpusSpec, generic_corpus
-from callbluff.resources.ngrams import _table_path, generic_sampler
+from callbluff.resources.ngrams import Unit, _table_path, generic_sampler
 from callbluff.resources.paths import cache_dir
 from callbluff.resources.requirements import check_requirements
 
@@ -77,23 +77,24 @@ def _dictionary_ready() -> bool:
     return dictionary_path().is_file()
 
 
-GENERIC_NGRAMS = [(unit, n) for unit in ("char", "word") for n in range(1, 6)]
-DEMO_NGRAMS = [("char", 3)]
+_UNITS: tuple[Unit, ...] = ("char", "word")
+GENERIC_NGRAMS: list[tuple[Unit, int]] = [(unit, n) for unit in _UNITS for n in range(1, 6)]
+DEMO_NGRAMS: list[tuple[Unit, int]] = [("char", 3)]
 """The tables the demo's content suite samples (GenericChars n=3); the others are built on first use, or by the
 full set-up."""
 
 
-def _generic_ngrams(tables: Sequence[tuple[str, int]] = GENERIC_NGRAMS) -> object:
-    return [generic_sampler(CorpusSpec(), unit, n) for unit, n in tables]  # type: ignore[arg-type]
+def _generic_ngrams(tables: Sequence[tuple[Unit, int]] = GENERIC_NGRAMS) -> object:
+    return [generic_sampler(CorpusSpec(), unit, n) for unit, n in tables]
 
 
-def _generic_ngrams_ready(tables: Sequence[tuple[str, int]] = GENERIC_NGRAMS) -> bool:
+def _generic_ngrams_ready(tables: Sequence[tuple[Unit, int]] = GENERIC_NGRAMS) -> bool:
     """The tables' file names carry the corpus fingerprint, so this reads the default corpus (a few seconds)."""
     try:
         fingerprint = generic_corpus().fingerprint
     except Exception:  # noqa: BLE001 - no corpus: not ready (run_step then reports the missing requirement)
         return False
-    return all(_table_path(fingerprint, unit, n).is_file() for unit, n in tables)  # type: ignore[arg-type]
+    return all(_table_path(fingerprint, unit, n).is_file() for unit, n in tables)
 
 
 STEPS: tuple[Step, ...] = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from dataclasses import field as dc_field
 from typing import Any, Literal, Union
 
@@ -112,8 +112,8 @@ def record_size(record: Record) -> int:
     """The characters of a record's text fields (its id and gold answers included): what the work on it
     grows with, to share records among workers by size (``iterutil.split_weighted``)."""
     total = 0
-    for name in record.__slots__:  # type: ignore[union-attr]
-        value = getattr(record, name)
+    for f in fields(record):
+        value = getattr(record, f.name)
         if isinstance(value, str):
             total += len(value)
         elif isinstance(value, tuple):

@@ -41,6 +41,7 @@ import json
 import pickle
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +59,7 @@ from callbluff.records import Perturbed, Prompt, Record, record_to_dict
 from callbluff.resources.context import Resources, default_resources
 from callbluff.resources.requirements import check_requirements
 from callbluff.engine.generate import Generation
-from callbluff.engine.search import search_one
+from callbluff.engine.search import SearchContext, search_one
 from callbluff.engine.work import AttackSpec
 from callbluff.targets.base import Candidate, Input, Output
 from callbluff.tasks import all_tasks, get_task
@@ -139,6 +140,8 @@ class _Context:
     prompts: dict[str, Prompt]
     seed: int = 0
     res: Resources = field(default_factory=default_resources)
+    task: str | None = None
+    """The records' task (the kit's hand-made records of one of the attack's tasks); None: the attack's ``task``."""
     snapshot: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -184,9 +187,9 @@ def _run(attack: Attack, ctx: _Context, records: Sequence[Record] | None = None,
     if isinstance(attack, SearchAttack):
         t = target or DeterministicTarget(ctx.prompts)
         out: list[Perturbed] = []
+        search = SearchContext(spec, "kit", ctx.seed, ctx.prompts, by_spec, task=ctx.task, raise_errors=True)
         for r in records:
-            found, _, _ = search_one(attack, r, t, "kit", ctx.seed, ctx.prompts, by_spec, spec, None, ctx.res,
-                                     raise_errors=True)
+            found, _, _ = search_one(search, r, t, None, ctx.res)
             out.extend(ex for ex, _ in found)
         return out
     if not isinstance(attack, (StaticAttack, PromptGenerator)):
@@ -283,7 +286,7 @@ def check_order_and_chunking(attack: Attack, ctx: _Context) -> None:
     chunks = {**_bytes(_run(_fresh(attack), ctx, ctx.records[:half], states)),
               **_bytes(_run(_fresh(attack), ctx, ctx.records[half:], states))}
     if isinstance(attack, PromptGenerator):
-        count = attack.params.count  # type: ignore[attr-defined]
+        count = attack.params.count
         cut = max(1, count // 3)
         chunks = {}
         for pid in sorted({getattr(r, "prompt_id", None) for r in ctx.records} - {None}):
@@ -347,7 +350,7 @@ def _fit_args(ctx: _Context, pid: str | None, attack: Attack) -> tuple[list[Reco
 def check_not_applicable(attack: Attack, ctx: _Context) -> None:
     """A record of another type is refused with a TypeError; a record the attack does not apply to gives []."""
     if isinstance(attack, PromptGenerator):
-        wrong = Prompt("kit-wrong-task", next(t.name for t in all_tasks() if t.name != attack.task))
+        wrong = Prompt("kit-wrong-task", next(t.name for t in all_tasks() if not attack.serves(t.name)))
         try:
             attack.examples_for(wrong, None if not attack.needs_fit else object(), ctx.seed, ctx.res)
         except TypeError:
@@ -402,7 +405,7 @@ def check_examples_differ_from_source(attack: Attack, ctx: _Context) -> None:
 def check_search_budget(attack: Attack, ctx: _Context) -> None:
     """(Search attacks.) Never makes the target answer more than ``query_budget`` inputs per record (counted
     on the target's side) and reports what it spent through the oracle."""
-    for budget in sorted({1, 3, int(attack.params.query_budget)}):  # type: ignore[attr-defined]
+    for budget in sorted({1, 3, int(attack.params.query_budget)}):
         small = _fresh(attack, query_budget=budget)
         states = _fit(small, ctx)
         for r in ctx.records:
@@ -416,7 +419,7 @@ def check_search_budget(attack: Attack, ctx: _Context) -> None:
 def check_generator_count(attack: Attack, ctx: _Context) -> None:
     """(Prompt generators.) At most ``count`` answers per prompt, each ``prompt:<id>`` with a distinct index
     in ``[0, count)`` and non-blank text."""
-    count = attack.params.count  # type: ignore[attr-defined]
+    count = attack.params.count
     states = _fit(attack, ctx)
     for pid in sorted({getattr(r, "prompt_id", None) for r in ctx.records} - {None}):
         got = attack.examples_for(ctx.prompts[pid], states.get(pid), ctx.seed, ctx.res)
@@ -478,14 +481,25 @@ def attack_checks(attack: Attack | type[Attack], records: Sequence[Record] | Non
                   res: Resources | None = None) -> Iterator[tuple[str, Callable[[], None]]]:
     """``(check name, check)`` pairs for ``attack`` (a class is built with its default params), one for each
     check that applies to it (:func:`yield_checks`); each check raises :class:`AttackCheckError` naming what
-    is wrong. ``records`` / ``prompts`` default to the kit's hand-made records of the attack's task."""
+    is wrong. ``records`` / ``prompts`` default to the kit's hand-made records of each task the attack serves (a
+    check then runs on each task's records in turn)."""
     inst = _instance(attack)
+    shared = res or default_resources()
     if records is None:
-        records, default_prompts = default_records(inst.task)
-        prompts = {**default_prompts, **(prompts or {})}
-    ctx = _Context(list(records), dict(prompts or {}), seed, res or default_resources())
+        contexts = []
+        for name in inst.served():
+            task_records, default_prompts = default_records(name)
+            contexts.append(_Context(list(task_records), {**default_prompts, **(prompts or {})}, seed, shared, name))
+    else:
+        contexts = [_Context(list(records), dict(prompts or {}), seed, shared)]
     for check in yield_checks(inst):
-        yield check.__name__, (lambda c=check: c(inst, ctx))
+        yield check.__name__, partial(_on_each, check, inst, contexts)
+
+
+def _on_each(check: Callable[[Attack, _Context], None], attack: Attack, contexts: Sequence[_Context]) -> None:
+    """``check`` on each of ``contexts`` in turn (the hand-made records of each task the attack serves)."""
+    for ctx in contexts:
+        check(attack, ctx)
 
 
 ExpectedFailures = Mapping[str, Mapping[str, str]]

@@ -40,9 +40,13 @@ from callbluff.testing import (
 )
 
 
-EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "MasterKey": {"check_examples_differ_from_source": (
+        "Zhao et al. 2025's first master key is one space (Sec. 3), sent as written: on the kit's essay records "
+        "(MasterKey serves content and essay) a record draws it, and the check refuses a blank text")},
+}
 """Checks a registered attack is known to fail, ``{attack: {check: reason}}`` (strict xfail: an entry that
-starts passing fails the run). Empty: every registered attack passes every check that applies to its kind."""
+starts passing fails the run). Every other registered attack passes every check that applies to its kind."""
 
 
 @parametrize_attack_checks(attack_classes(), expected_failures=EXPECTED_FAILURES)

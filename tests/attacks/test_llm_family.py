@@ -139,13 +139,15 @@ def test_universal_phrase_finds_the_rewarded_words_within_its_budget() -> None:
         assert bool(got) == (budget >= 2)  # one candidate needs one query per training answer
 
 
-def test_essay_twins_pickle_and_configurations_resolve() -> None:
-    twin = get_attack("InjectInstructionEssay")
-    assert twin.task == "essay" and twin.expect == "not-higher"
-    assert type(pickle.loads(pickle.dumps(twin()))) is twin
+def test_one_attack_serves_both_tasks_its_essay_names_resolve_and_configurations_resolve() -> None:
+    attack = get_attack("InjectInstructionEssay")  # the essay twin's name finds the one attack
+    assert attack is get_attack("InjectInstruction") and attack.served() == ("content", "essay")
+    assert attack.serves("essay") and attack.serves("content") and not attack.serves("reading")
+    assert attack.expect == "not-higher"
+    assert type(pickle.loads(pickle.dumps(attack()))) is attack
     for task in ("content", "essay"):
         for cfg in llm_configurations(task):
             a = get_attack(cfg["attack"])(**cfg["params"])
-            assert a.task == task
+            assert a.serves(task) and get_attack(f"{a.name}Essay") is type(a)
     with pytest.raises(ValueError, match="content' or 'essay"):
         llm_configurations("reading")

@@ -13,7 +13,7 @@ from helpers import SHARED_DATA
 from helpers.local_llm import chat_target_toml
 
 from callbluff.attacks.llm import llm_configurations
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite
 from callbluff.resources.local_llm import LocalLLMServer
 from callbluff.suites.kumar2020 import toml_value

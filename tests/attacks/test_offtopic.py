@@ -1,4 +1,4 @@
-"""OffTopic / OffTopicEssay (the wrong-question bluff) and Misspell (benign noise) on real data."""
+"""OffTopic (the wrong-question bluff, for short answers and essays) and Misspell (benign noise) on real data."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from callbluff.attacks.base import get_attack
 from callbluff.attacks.content import Misspell, OffTopic
 from callbluff.attacks.content.misspell import misspell
-from callbluff.attacks.essay import OffTopicEssay
 from callbluff.datasets import load
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.context import default_resources
@@ -60,11 +60,12 @@ def test_offtopic_min_score_keeps_good_answers_only() -> None:
 
 def test_offtopic_essay_takes_essays_of_another_prompt_and_none_without_one() -> None:
     kit = Prompt("kit-essay", "essay", "Write about a time you were patient.", score_min=1, score_max=6)
-    got = _answers(OffTopicEssay(count=4), kit)
+    assert get_attack("OffTopicEssay") is OffTopic  # the essay form's name when an attack served one task
+    got = _answers(OffTopic(count=4), kit)
     essays = {r.text for r in load("demo:essay")}
     assert len(got) == 4 and all(e.text in essays and e.meta["source_prompt"] == "demo-essay" for e in got)
     demo = load("demo:essay")
-    assert _answers(OffTopicEssay(count=4), demo.prompts["demo-essay"]) == []  # the only prompt: nothing else
+    assert _answers(OffTopic(count=4), demo.prompts["demo-essay"]) == []  # the only prompt: nothing else
 
 
 def test_offtopic_passes_the_kit_on_a_two_prompt_dataset() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import SuiteError, load_suite
 
 from helpers import REPO, pythonpath_env

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers.chat_server import ChatStandIn
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite
 
 

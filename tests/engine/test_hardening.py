@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.store import RunDirError
 from callbluff.engine.suite import load_suite
 

@@ -245,7 +245,7 @@ def test_the_preflight_stop_message_never_holds_a_cut_secret(tmp_path: Path) -> 
 
 def test_a_chat_servers_model_fingerprint_and_finish_reason_are_scrubbed_in_run_json(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
 
     monkeypatch.setenv("CB39_KEY", CHAT_KEY)
@@ -312,7 +312,7 @@ report = false
 
 
 def test_a_command_failing_its_first_three_inputs_while_warming_up_passes_the_preflight(tmp_path: Path) -> None:
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
 
     result = run_suite(load_suite(warming_suite(tmp_path, 3)), tmp_path / "run")
@@ -321,7 +321,8 @@ def test_a_command_failing_its_first_three_inputs_while_warming_up_passes_the_pr
 
 
 def test_a_target_that_warms_up_longer_is_stopped_naming_the_switch(tmp_path: Path) -> None:
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.suite import load_suite
 
     with pytest.raises(TargetUnavailable) as e:
@@ -335,7 +336,8 @@ def test_a_target_that_warms_up_longer_is_stopped_naming_the_switch(tmp_path: Pa
 def test_the_preflight_stops_a_dead_target_whose_first_inputs_are_the_same_text(tmp_path: Path) -> None:
     import socket
 
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.suite import load_suite
 
     with socket.socket() as s:  # a port nothing listens on: connections are refused
@@ -508,7 +510,7 @@ def test_a_lone_part_copied_in_from_another_run_is_recomputed(tmp_path: Path) ->
 
     import pandas as pd
 
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
     from helpers.data import write_answers
 
@@ -707,7 +709,7 @@ def test_the_kept_records_are_released_before_the_report_is_written(tmp_path: Pa
     the report reads its example sample, so the two do not add up in the run's peak memory."""
     import gc
 
-    import callbluff.engine.run as engine_run
+    import callbluff.api as api
     from callbluff.engine.suite import load_suite
     from callbluff.records import ScoredResponse
     from helpers.data import write_answers
@@ -728,7 +730,7 @@ name = "Shuffle"
 params = {{ tokenizer = "whitespace" }}
 """, encoding="utf-8")
     alive: list[int] = []
-    write_report = engine_run.write_report
+    write_report = api.write_report
 
     def records_alive() -> int:
         gc.collect()
@@ -738,8 +740,8 @@ params = {{ tokenizer = "whitespace" }}
         alive.append(records_alive() - before)  # this run's records, not those other tests keep
         return write_report(run_dir, **kwargs)
 
-    monkeypatch.setattr(engine_run, "write_report", counting)
+    monkeypatch.setattr(api, "write_report", counting)
     before = records_alive()
-    engine_run.run_suite(load_suite(suite), tmp_path / "run")
+    api.run_suite(load_suite(suite), tmp_path / "run")
     assert len(alive) == 1 and alive[0] < 50, alive  # was 600: every kept record
     assert (tmp_path / "run" / "report.html").exists()

@@ -98,8 +98,10 @@ def test_the_limit_note_fits_a_line_with_many_prompts() -> None:
 
 
 def test_notes_count_chunks_without_internal_numbers() -> None:
-    from callbluff.engine.generate import GENERATOR_CHUNK0
+    from callbluff.engine.chunk_id import ChunkId
     from callbluff.engine.resume import chunk_count
 
-    assert chunk_count([0, GENERATOR_CHUNK0, GENERATOR_CHUNK0 + 1]) == "1 record chunk and 2 generator pieces"
-    assert chunk_count([3]) == "chunk 3"
+    pieces = [ChunkId.records(0), ChunkId.generator(0), ChunkId.generator(1)]
+    assert chunk_count(pieces) == "1 record chunk and 2 generator pieces"
+    assert chunk_count([ChunkId.records(3)]) == "chunk 3"
+    assert chunk_count([ChunkId.generator(2)]) == "generator piece 2"

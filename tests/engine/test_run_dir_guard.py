@@ -335,7 +335,7 @@ def test_a_cache_path_that_is_a_directory_is_called_a_directory(tmp_path: Path) 
 def test_a_chunk_part_copied_in_from_another_suites_run_is_recomputed_with_a_note(tmp_path: Path) -> None:
     import shutil
 
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
 
     data = write_answers(tmp_path / "answers.jsonl", n=30)

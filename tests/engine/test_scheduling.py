@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from callbluff.datasets import load
 from callbluff.engine.executor import LocalExecutor
-from callbluff.engine.generate import AttackSpec, Generation
+from callbluff.engine.generate import AttackSpec, ChunkId, Generation
 from callbluff.iterutil import split_weighted
 from callbluff.records import ScoredResponse, record_size
 from helpers.data import write_answers
@@ -71,12 +71,13 @@ def test_two_chunks_in_flight_give_the_examples_of_one_process(tmp_path: Path) -
     ds = load(f"jsonl:{write_answers(tmp_path / 'a.jsonl', n=90)}")
     specs = [AttackSpec.make("Shuffle", {"min_score": 0}), AttackSpec.make("RandomChars", {"count": 3})]
 
-    def run(workers: int, ahead: bool) -> list[tuple[int, list[str]]]:
+    def run(workers: int, ahead: bool) -> list[tuple[ChunkId, list[str]]]:
         with LocalExecutor(workers) as ex:
             gen = Generation(specs, ds.prompts, seed=5, executor=ex, chunk_size=7)
             gen.fit(list(ds))
             return [(c.index, [e.id + e.text for e in c.examples]) for c in gen.chunks(list(ds), ahead=ahead)]
 
     one = run(1, ahead=False)
-    assert len(one) > 13 and [i for i, _ in one[:13]] == list(range(13))
+    assert len(one) > 13 and [i for i, _ in one[:13]] == [ChunkId.records(n) for n in range(13)]
+    assert [i for i, _ in one[13:]] == [ChunkId.generator(n) for n in range(len(one) - 13)]  # their own numbers
     assert run(2, ahead=True) == one

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite
 
 if TYPE_CHECKING:

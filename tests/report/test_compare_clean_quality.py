@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from callbluff.cli import app
 from callbluff.cli.compare import REGRESSION_EXIT
 from callbluff.compare import compare_runs, fast_qwk
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.metrics.scoring import qwk
 from callbluff.targets.base import Input
 from helpers.data import write_answers

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.report.html import write_report
 from callbluff.report.scorecard import MIN_N
 

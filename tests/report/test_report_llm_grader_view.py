@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from callbluff.engine.run import run_suite
+from callbluff.api import run_suite
 from callbluff.report.html import write_report
 from helpers.fake_llm import FakeLLMServer
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -113,11 +113,28 @@ def _type_names(t: type | tuple[type, ...]) -> str:
     return " or ".join(x.__name__ for x in types)
 
 
-class Attack(ABC):
-    """What every kind of attack has: identity, params, expectation, requirements, the fit step."""
+P = TypeVar("P", bound=AttackParams)
+"""An attack's parameter model: ``class Mine(StaticAttack[MyParams])`` types ``self.params`` as ``MyParams``."""
+SP = TypeVar("SP", bound=SearchParams)
+GP = TypeVar("GP", bound=GeneratorParams)
+
+
+class Attack(ABC, Generic[P]):
+    """What every kind of attack has: identity, params, expectation, requirements, the fit step.
+
+    Generic in its parameter model: ``class Mine(StaticAttack[MyParams])`` with ``Params = MyParams`` types
+    ``self.params`` as ``MyParams`` (a subclass that names no model has ``Any`` parameters)."""
 
     name: ClassVar[str]
     task: ClassVar[Task]
+    """The attack's task; an attack that serves several lists them all in :attr:`tasks` (``task`` is one of them:
+    what code that reads one task gets)."""
+    tasks: ClassVar[tuple[Task, ...]] = ()
+    """Every task the attack serves, when more than ``task`` (e.g. the LLM-grader family: content and essay);
+    empty: ``task`` alone. Ask :meth:`serves` / :meth:`served`."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names the attack is found by (``get_attack``, suites): e.g. the per-task names it had when an attack
+    served one task (``InjectInstructionEssay``). Its examples carry :attr:`name`."""
     family: ClassVar[str]
     paper: ClassVar[str]
     description: ClassVar[str]
@@ -132,9 +149,13 @@ class Attack(ABC):
     """The record field the attack's texts replace: ``"text"`` (responses, questions) or ``"context"``
     (reading comprehension paragraphs, e.g. AddSent / AddAny append to the context)."""
 
+    params: P
+
     def __init__(self, **params: Any) -> None:
         try:
-            self.params = self.Params(**params)
+            # ``Params`` is a class attribute, which cannot name the type variable (a ClassVar holds no type
+            # variable), so its instance is declared to be the ``P`` the subclass names
+            self.params = cast(P, self.Params(**params))
         except ValidationError as e:
             problems = "; ".join(
                 f"{'.'.join(str(x) for x in err['loc']) or '(params)'}: {err['msg']}" for err in e.errors()
@@ -144,6 +165,16 @@ class Attack(ABC):
             ) or "none"
             raise ValueError(f"attack {self.name}: bad parameters: {problems}. Allowed: {allowed}") from None
         self._hashed: tuple[Any, str] | None = None
+
+    @classmethod
+    def served(cls) -> tuple[Task, ...]:
+        """The tasks the attack serves: :attr:`tasks`, or ``(task,)``."""
+        return cls.tasks or (cls.task,)
+
+    @classmethod
+    def serves(cls, name: str) -> bool:
+        """Whether the attack serves task ``name``."""
+        return name in cls.served()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params_dict.items())})"
@@ -190,6 +221,14 @@ class Attack(ABC):
         h = self.state_hash(state)
         return [replace(ex, meta={**dict(ex.meta), "fit_state": h}) for ex in examples]
 
+    def prefetch(self, records: Sequence[Record], res: Resources) -> None:
+        """Optional batch work for ``records`` before the per-record calls (one ``nlp.pipe`` of a chunk's texts,
+        AddSent's candidates): the engine calls it once per batch of records, before ``generate`` / ``search`` of
+        each. It must change no output (the per-record calls give the same examples without it) and leave out
+        what it cannot batch (e.g. a text longer than the parser takes); when it raises, the records are still
+        attacked one at a time. Default: nothing."""
+        return None
+
     # -- records -------------------------------------------------------------------------------------
     def check_record(self, record: Record) -> None:
         """TypeError when ``record`` is not of this attack's ``record_type``."""
@@ -212,7 +251,7 @@ class Attack(ABC):
         )
 
 
-class StaticAttack(Attack):
+class StaticAttack(Attack[P]):
     """An attack that needs no model: pure given ``rng``, resources and the fit state."""
 
     kind = "static"
@@ -234,7 +273,7 @@ class StaticAttack(Attack):
         return self._stamp(self.generate(record, rng, res, prompt, state), state)
 
 
-class SearchAttack(Attack):
+class SearchAttack(Attack[SP]):
     """A model-in-the-loop attack: searches for the worst case through an oracle with a fixed query budget."""
 
     kind = "search"
@@ -256,7 +295,7 @@ class SearchAttack(Attack):
         return self._stamp(self.search(record, oracle, rng, res, prompt, state), state)
 
 
-class PromptGenerator(Attack):
+class PromptGenerator(Attack[GP]):
     """Makes ``count`` answers per prompt from what ``fit`` learnt on the prompt's records (or a corpus).
 
     Its examples have no source record: ``source_id = "prompt:<prompt id>"``; they are measured by the score
@@ -277,9 +316,9 @@ class PromptGenerator(Attack):
                          field="text", index=index, prompt_id=prompt.id, meta=meta)
 
     def check_prompt(self, prompt: Prompt) -> None:
-        if prompt.task != self.task:
-            raise TypeError(f"{self.name} generates {self.task!r} answers, got prompt {prompt.id} of task "
-                            f"{prompt.task!r}")
+        if not self.serves(prompt.task):
+            raise TypeError(f"{self.name} generates {' or '.join(map(repr, self.served()))} answers, got prompt "
+                            f"{prompt.id} of task {prompt.task!r}")
 
     def examples_for(self, prompt: Prompt, state: Any, seed: int, res: Resources, start: int = 0,
                      stop: int | None = None) -> list[Perturbed]:
@@ -287,7 +326,7 @@ class PromptGenerator(Attack):
         ``prompt_rng(seed, prompt.id, name, params, i)``, so any split of the range gives the same bytes."""
         self.check_prompt(prompt)
         self._check_state(state)
-        count = int(self.params.count)  # type: ignore[attr-defined]  (Params subclasses GeneratorParams)
+        count = int(self.params.count)
         stop = count if stop is None else min(stop, count)
         out: list[Perturbed] = []
         for i in range(max(0, start), stop):
@@ -304,6 +343,8 @@ class PromptGenerator(Attack):
 # -- the registry -------------------------------------------------------------------------------------
 
 _REGISTRY: dict[str, type[Attack]] = {}
+_ALIASES: dict[str, str] = {}
+"""Lower-cased alias -> lower-cased registered name (:attr:`Attack.aliases`)."""
 _ENTRY_POINTS_LOADED = False
 A = TypeVar("A", bound=type[Attack])
 _KIND_PARAMS: dict[str, type[AttackParams]] = {
@@ -319,6 +360,12 @@ def validate_attack_class(cls: type[Attack]) -> None:
             raise TypeError(f"{who} must set class attribute {attr!r}")
     if not isinstance(cls.task, str):
         raise TypeError(f"{who}: task must be a task name (a string), got {cls.task!r}")
+    if not isinstance(cls.tasks, tuple) or not all(isinstance(t, str) and t for t in cls.tasks):
+        raise TypeError(f"{who}: tasks must be a tuple of task names, got {cls.tasks!r}")
+    if cls.tasks and cls.task not in cls.tasks:
+        raise TypeError(f"{who}: task {cls.task!r} must be one of its tasks {cls.tasks!r}")
+    if not isinstance(cls.aliases, tuple) or not all(isinstance(a, str) and a for a in cls.aliases):
+        raise TypeError(f"{who}: aliases must be a tuple of names, got {cls.aliases!r}")
     kind = getattr(cls, "kind", None)
     if kind not in _KIND_PARAMS:
         raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
@@ -351,15 +398,23 @@ def register(cls: A) -> A:
     meets a dataset, and by the conformance kit); ``record_type`` is required."""
     validate_attack_class(cls)
     key = cls.name.lower()
-    if key in _REGISTRY and _REGISTRY[key] is not cls:
-        raise ValueError(f"attack name {cls.name!r} is registered twice ({_REGISTRY[key].__name__}, {cls.__name__})")
+    for name in (cls.name, *cls.aliases):
+        taken = _REGISTRY.get(name.lower()) or _REGISTRY.get(_ALIASES.get(name.lower(), ""))
+        if taken is not None and taken is not cls:
+            raise ValueError(f"attack name {name!r} is registered twice ({taken.__name__}, {cls.__name__})")
     _REGISTRY[key] = cls
+    for alias in cls.aliases:
+        _ALIASES[alias.lower()] = key
     return cls
 
 
 def unregister(name: str) -> type[Attack] | None:
-    """Remove attack ``name`` from the registry (for tests); returns the class that was registered, if any."""
-    return _REGISTRY.pop(name.lower(), None)
+    """Remove attack ``name`` (and its aliases) from the registry (for tests); returns the class that was
+    registered, if any."""
+    cls = _REGISTRY.pop(name.lower(), None)
+    for alias in [a for a, k in _ALIASES.items() if k == name.lower()]:
+        del _ALIASES[alias]
+    return cls
 
 
 @contextmanager
@@ -397,10 +452,11 @@ def attack_classes() -> list[type[Attack]]:
 
 
 def get_attack(name: str) -> type[Attack]:
-    """The attack class registered as ``name``; a clear error listing the known names otherwise."""
+    """The attack class registered as ``name`` (or with ``name`` among its aliases); a clear error listing the
+    known names otherwise."""
     _load_builtin_and_plugins()
     try:
-        return _REGISTRY[name.lower()]
+        return _REGISTRY[_ALIASES.get(name.lower(), name.lower())]
     except KeyError:
         raise KeyError(f"unknown attack {name!r}; known attacks: {', '.join(attack_names())} "
                        "(see `callbluff list`)") from None

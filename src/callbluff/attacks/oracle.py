@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from callbluff.targets.base import Input, Output, Target
 
@@ -87,5 +88,5 @@ class Oracle:
         out = self.ask([text])
         return out[0] if out else None
 
-    def __reduce__(self) -> None:  # type: ignore[override]
+    def __reduce__(self) -> NoReturn:
         raise TypeError("an Oracle is bound to a live target and cannot be pickled; build one per search")

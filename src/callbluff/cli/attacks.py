@@ -42,9 +42,9 @@ def list_attacks(
     for col in ("name", "task", "family", "description", "paper", "kind"):
         table.add_column(col)
     for cls in attack_classes():
-        if task and cls.task != task:
+        if task and not cls.serves(task):
             continue
-        table.add_row(cls.name, cls.task, cls.family, cls.description, cls.paper,
+        table.add_row(cls.name, ", ".join(cls.served()), cls.family, cls.description, cls.paper,
                       "model-in-the-loop" if cls.model_in_the_loop else "static")
     out.print(table)
 
@@ -57,7 +57,7 @@ def _describe_attack(cls: Any) -> None:
     from pydantic import BaseModel
 
     doc = inspect.getdoc(cls) or ""
-    out.print(f"{cls.name} ({cls.task}, family {cls.family}, {cls.kind}): {cls.description}")
+    out.print(f"{cls.name} ({', '.join(cls.served())}, family {cls.family}, {cls.kind}): {cls.description}")
     out.print(f"paper: {cls.paper}")
     out.print(f"expect: {cls.expect} (what a robust system does; failure_pct counts the examples that fool it)")
     if cls.requires:

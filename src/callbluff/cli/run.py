@@ -53,8 +53,8 @@ def generate(
     except (DataError, FileNotFoundError) as e:
         fail(str(e))
         raise
-    if ds.task != cls.task:
-        fail(f"attack {cls.name} is for task {cls.task!r} but {data} is {ds.task!r}")
+    if not cls.serves(ds.task):
+        fail(f"attack {cls.name} is for task {' or '.join(map(repr, cls.served()))} but {data} is {ds.task!r}")
     try:
         pool = make_executor(executor, workers, ray_address)
     except ValueError as e:
@@ -63,7 +63,7 @@ def generate(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_file.with_name(out_file.name + ".tmp")
     n_ex = n_err = n_rec = 0
-    with pool as ex:  # type: ignore[attr-defined]
+    with pool as ex:
         try:
             chunks = generate_chunks([spec], ds, ds.prompts, seed=seed, executor=ex, limit=limit)
         except (MissingResources, ValueError) as e:  # missing resources, a search attack: before any work
@@ -119,7 +119,8 @@ def run(
 ) -> None:
     """Run a suite: generate adversarial examples, query the targets, compute metrics, write a run directory."""
     from callbluff.datasets import DataError
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.store import RunDirError, local_io_error
     from callbluff.engine.suite import SuiteError, load_suite
     suite = None
@@ -177,7 +178,8 @@ def evaluate(
     import tempfile
 
     from callbluff.datasets import DataError
-    from callbluff.engine.run import TargetUnavailable, run_suite
+    from callbluff.api import run_suite
+    from callbluff.engine.run import TargetUnavailable
     from callbluff.engine.store import RunDirError
     from callbluff.engine.suite import SuiteError, parse_suite
     cfg = target_from_spec(target, target_option)

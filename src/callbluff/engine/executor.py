@@ -49,6 +49,10 @@ class Executor(Protocol):
 
     def close(self) -> None: ...
 
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
 
 PARENT_POLL_SECONDS = 0.5
 

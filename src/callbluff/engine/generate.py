@@ -26,6 +26,7 @@ from itertools import islice
 from typing import Any, Literal
 
 from callbluff.attacks.base import Attack, PromptGenerator, SearchAttack, StaticAttack
+from callbluff.engine.chunk_id import ChunkId
 from callbluff.engine.executor import Executor, LocalExecutor
 from callbluff.engine.work import (
     AttackSpec,
@@ -47,23 +48,19 @@ from callbluff.records import Perturbed, Prompt, Record, record_size
 from callbluff.resources.context import default_resources
 from callbluff.resources.requirements import check_requirements
 
-__all__ = ["GENERATOR_CHUNK0", "AttackSpec", "Chunk", "Generation", "GenerationResult", "MissingResources",
+__all__ = ["AttackSpec", "Chunk", "ChunkId", "Generation", "GenerationResult", "MissingResources",
            "fit_states", "generate", "instantiate"]
-
-GENERATOR_CHUNK0 = 900_000
-"""Prompt-level generator answers are numbered as chunks from here (after the record chunks, whose numbers count
-up from 0), so that both kinds resume the same way in a run directory."""
-
 
 @dataclass(frozen=True)
 class Chunk:
     """One piece of generated work, in the order :meth:`Generation.chunks` yields them.
 
-    ``index`` counts record chunks from 0 and prompt-level generator pieces from :data:`GENERATOR_CHUNK0`;
+    ``index`` is a :class:`~callbluff.engine.chunk_id.ChunkId`: record chunks and prompt-level generator pieces are
+    each numbered from 0 in their own id space;
     ``records`` are the chunk's records (empty for a generator piece); ``skipped`` chunks were not generated
     because the caller's ``skip`` said they are done (their records are still given, for counting)."""
 
-    index: int
+    index: ChunkId
     records: list[Record]
     examples: list[Perturbed]
     errors: list[dict[str, Any]]
@@ -71,7 +68,7 @@ class Chunk:
 
     @property
     def is_generator(self) -> bool:
-        return self.index >= GENERATOR_CHUNK0
+        return self.index.is_generator
 
 
 PARALLEL_FIT_MAX_RECORDS = 50_000
@@ -199,7 +196,7 @@ class Generation:
         return examples, errors
 
     def record_chunks(self, records: Iterable[Record], *, limit: int | None = None,
-                      skip: Callable[[int], bool] | None = None, ahead: bool = True) -> Iterator[Chunk]:
+                      skip: Callable[[ChunkId], bool] | None = None, ahead: bool = True) -> Iterator[Chunk]:
         """The first ``limit`` records in chunks of ``chunk_size``, each with its static examples; a chunk for
         which ``skip(index)`` is true is yielded unread by the attacks (``skipped``). With ``ahead`` the next
         chunks are generated on background threads while the caller works on this one: one, or two when the
@@ -207,9 +204,10 @@ class Generation:
         one's (no worker waits for the slowest task of a chunk); chunks are yielded in order."""
         # records are read and ``skip`` asked in the caller's thread; only generation runs in the background
         chunks = ((idx, recs, skip is not None and skip(idx))
-                  for idx, recs in enumerate(chunked(records, self.chunk_size, limit)))
+                  for idx, recs in ((ChunkId.records(n), recs)
+                                    for n, recs in enumerate(chunked(records, self.chunk_size, limit))))
 
-        def prepare(idx: int, recs: list[Record], skipped: bool) -> Chunk:
+        def prepare(idx: ChunkId, recs: list[Record], skipped: bool) -> Chunk:
             if skipped:
                 return Chunk(idx, recs, [], [], skipped=True)
             examples, errors = self.generate_records(recs)
@@ -233,7 +231,7 @@ class Generation:
         pids = sorted(self.prompts) if prompt_ids is None else sorted(set(prompt_ids) & set(self.prompts))
         work = []
         for spec in self.generators:
-            count = int(self.attacks[spec].params.count)  # type: ignore[attr-defined]
+            count = int(self.attacks[spec].params.count)
             for pid in pids:
                 if (spec, pid) not in self.states:
                     continue
@@ -243,21 +241,21 @@ class Generation:
         return work
 
     def generator_chunks(self, *, prompt_ids: Iterable[str] | None = None,
-                         skip: Callable[[int], bool] | None = None) -> Iterator[Chunk]:
-        """The generator pieces as chunks numbered from :data:`GENERATOR_CHUNK0` (``skip`` as for records);
+                         skip: Callable[[ChunkId], bool] | None = None) -> Iterator[Chunk]:
+        """The generator pieces as chunks (``ChunkId.generator(0)``, ``(1)``, ...; ``skip`` as for records);
         up to ``workers`` pieces run at once, yielded in order."""
         work = list(enumerate(self.generator_work(prompt_ids)))
-        todo = [(k, piece) for k, piece in work if not (skip is not None and skip(GENERATOR_CHUNK0 + k))]
+        todo = [(k, piece) for k, piece in work if not (skip is not None and skip(ChunkId.generator(k)))]
         results = dict(zip((k for k, _ in todo), self.executor.map(generate_prompt_examples, [p for _, p in todo])))
         for k, _ in work:
             result = results.get(k)
             if result is None:
-                yield Chunk(GENERATOR_CHUNK0 + k, [], [], [], skipped=True)
+                yield Chunk(ChunkId.generator(k), [], [], [], skipped=True)
             else:
-                yield Chunk(GENERATOR_CHUNK0 + k, [], result.examples, list(result.errors))
+                yield Chunk(ChunkId.generator(k), [], result.examples, list(result.errors))
 
     def chunks(self, records: Iterable[Record], *, limit: int | None = None,
-               skip: Callable[[int], bool] | None = None, ahead: bool = True,
+               skip: Callable[[ChunkId], bool] | None = None, ahead: bool = True,
                prompt_ids: Iterable[str] | None = None) -> Iterator[Chunk]:
         """Record chunks (with the static attacks' examples; a run without static attacks still reads its
         records: the engine predicts their originals and searches them), then generator pieces."""

@@ -80,14 +80,15 @@ class Manifest:
                          error=None if interrupted else f"{type(e).__name__}: {e}", notes=notes, stopped=now())
         self.run.write_meta(self.meta)
 
-    def finish(self, *, seconds: float, counters: dict[str, int], counts: dict[str, Any], notes: list[str],
+    def finish(self, *, seconds: float, resumed: int, retried: int, counts: dict[str, Any], notes: list[str],
                states: dict[tuple[AttackSpec, str | None], Any], target_stats: dict[str, Any],
                predictions: dict[str, Any] | None = None) -> None:
-        """``predictions``: per target, what was reused from an earlier run (and from when) and what was asked
-        now (:meth:`callbluff.engine.run.Engine._provenance`)."""
+        """``resumed`` / ``retried``: the finished chunks skipped and those run again for their failed predictions;
+        ``predictions``: per target, what was reused from an earlier run (and from when) and what was asked now
+        (:meth:`callbluff.engine.provenance.TargetWatch.provenance`)."""
         self.meta.update(
             status="finished", finished=now(), seconds_this_session=round(seconds, 3),
-            chunks_resumed=counters["skipped"], chunks_retried=counters["retried"], counts=counts, notes=notes,
+            chunks_resumed=resumed, chunks_retried=retried, counts=counts, notes=notes,
             fit_states={f"{s.name} {s.params_json} prompt={pid}": instantiate(s).state_hash(st)
                         for (s, pid), st in sorted(states.items(), key=lambda kv: (kv[0][0].name,
                                                                                    kv[0][0].params_json,

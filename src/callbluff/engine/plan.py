@@ -52,15 +52,18 @@ class Plan:
         return hashlib.sha256(f"{self.suite.fingerprint()}|limit={self.limit}".encode()).hexdigest()[:16]
 
     def expectations(self) -> dict[str, str]:
-        return {s.name: instantiate(s).expect for s in self.specs}
+        """Each attack's expectation by the name its rows carry (the attack's own: a suite may name it by an
+        alias or in other letter case)."""
+        return {instantiate(s).name: instantiate(s).expect for s in self.specs}
 
     def check_tasks(self, dataset: Dataset) -> None:
         """Every attack is for the dataset's task (else a :class:`SuiteError` naming both)."""
         for s in self.specs:
             attack = instantiate(s)
-            if attack.task != dataset.task:
+            if not attack.serves(dataset.task):
                 raise SuiteError(
-                    f"attack {attack.name} is for task {attack.task!r} but dataset {self.suite.dataset.spec} "
+                    f"attack {attack.name} is for task {' or '.join(map(repr, attack.served()))} but dataset "
+                    f"{self.suite.dataset.spec} "
                     f"is {dataset.task!r}; pick attacks listed for {dataset.task!r} by `callbluff list`"
                 )
 

@@ -1,4 +1,4 @@
-"""The targets' identity, pre-flight and provenance: the room of :class:`~callbluff.engine.run.Engine` that makes a
+"""The targets' identity, pre-flight and provenance: the :class:`TargetWatch` the engine holds makes a
 target's identity part of every chunk's fingerprint (a changed model is asked again), sends each target one call
 before any chunk (a dead server is one message, not thousands of error rows) and says which predictions a run
 reused and from when (run.json ``predictions``, the terminal's "reused N predictions" line)."""
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
-from callbluff.datasets.base import Dataset
+from callbluff.engine.chunk_id import ChunkId
 from callbluff.engine.manifest import version_of
 from callbluff.engine.store import RunDir
 from callbluff.engine.suite import Suite
@@ -22,26 +22,25 @@ from callbluff.targets.wrappers import CachedTarget, Reused
 
 
 class TargetWatch:
-    """The engine's methods for its targets' identity, pre-flight and provenance (a mixin of ``Engine``, which
-    provides ``suite``, ``run``, ``notes``, ``fingerprint()`` and ``_records()``)."""
+    """One run's watch over its targets: their identity in every chunk's fingerprint (:meth:`identify`), the
+    pre-flight (:meth:`preflight`, once per run) and what the run reused (:meth:`reused_chunk`,
+    :meth:`provenance`). What it finds worth saying goes to ``notes`` (the run's list, shared)."""
 
-    suite: Suite
-    run: RunDir
-    notes: list[str]
+    def __init__(self, run: RunDir, suite: Suite, *, fingerprint: str, notes: list[str] | None = None) -> None:
+        self.run = run
+        self.suite = suite
+        self.fingerprint = fingerprint
+        self.notes = notes if notes is not None else []
+        self.reused: dict[str, Reused] = {}
+        self.preflown = False
 
-    def fingerprint(self) -> str:
-        raise NotImplementedError
-
-    def _records(self, dataset: Dataset) -> Iterable[Record]:
-        raise NotImplementedError
-
-    def _identify(self, targets: dict[str, CachedTarget], previous: dict[str, Any] | None) -> None:
+    def identify(self, targets: dict[str, CachedTarget], previous: dict[str, Any] | None) -> None:
         """Make the targets' identities part of every chunk's fingerprint, so that a chunk finished with another
         version of a target is recomputed (its predictions asked again: the cache is keyed by the identity), and
         say which target changed since the directory's last run."""
         fps = {name: t.fingerprint for name, t in sorted(targets.items())}
         self.run.fingerprint = hashlib.sha256(
-            canonical_json([self.fingerprint(), fps]).encode()).hexdigest()[:16]
+            canonical_json([self.fingerprint, fps]).encode()).hexdigest()[:16]
         old = {n: t for n, t in ((previous or {}).get("targets") or {}).items() if isinstance(t, dict)}
         before = {n: t.get("fingerprint") for n, t in old.items()}
         for name, fp in fps.items():
@@ -51,25 +50,23 @@ class TargetWatch:
                          f"; now version {now}" if now else "")
                 self.notes.append(f"target {name} changed since this directory's last run (identity {before[name]} "
                                   f"-> {fp}{named}): its predictions are asked again, none is reused from the old one")
-        self._reused: dict[str, Reused] = {name: Reused() for name in targets}
-        self._preflown = False
+        self.reused = {name: Reused() for name in targets}
 
-    def _preflight(self, dataset: Dataset, targets: dict[str, CachedTarget],
-                   records: Iterable[Record] | None = None) -> None:
-        """Each target answers one of ``PREFLIGHT`` inputs (:func:`preflight_records`: of the run, or of the first
-        chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them
+    def preflight(self, task: str, records: Iterable[Record], targets: dict[str, CachedTarget]) -> None:
+        """Each target answers one of ``PREFLIGHT`` inputs (:func:`preflight_records` of ``records``: the run's, or those of
+        the first chunk to run on a resume) in one call before any chunk (answers are cached, so the chunk does not ask them
         again), or, when it answers none, in a second call of the same inputs (a command that fails its first
         inputs while it warms up answers that one), or the run stops with the cause: a dead server, a wrong URL,
         an expired token or a crashing command is one message, not thousands of error rows. Once per run;
         ``output.preflight = false`` turns it off (the stop message says so)."""
-        if self._preflown or not self.suite.output.preflight:
+        if self.preflown or not self.suite.output.preflight:
             return
-        self._preflown = True
-        first = preflight_records(records if records is not None else self._records(dataset))
+        self.preflown = True
+        first = preflight_records(records)
         if not first:
             return
-        task = get_task(dataset.task)
-        inputs = [task.original_input(r) for r in first]
+        descriptor = get_task(task)
+        inputs = [descriptor.original_input(r) for r in first]
         for name, t in targets.items():
             cause = t.preflight(inputs)
             if cause is not None:  # once more: a target warming up (a command loading its model) answers later
@@ -83,14 +80,14 @@ class TargetWatch:
                     "more inputs than that to warm up, turn this check off with `preflight = false` under "
                     "[output] in the suite")
 
-    def _reused_chunk(self, idx: int) -> None:
+    def reused_chunk(self, idx: ChunkId) -> None:
         """A finished chunk skipped on resume: its valid predictions were made by an earlier run."""
         made = self.run.chunk_status(idx).get("made")
         for name, m in (made or {}).items() if isinstance(made, dict) else ():
-            if name in self._reused and isinstance(m, dict):
-                self._reused[name].add(int(m.get("answers") or 0), m.get("first"), m.get("last"))
+            if name in self.reused and isinstance(m, dict):
+                self.reused[name].add(int(m.get("answers") or 0), m.get("first"), m.get("last"))
 
-    def _provenance(self, targets: dict[str, CachedTarget]) -> dict[str, dict[str, Any]]:
+    def provenance(self, targets: dict[str, CachedTarget]) -> dict[str, dict[str, Any]]:
         """run.json ``predictions``: per target, how many predictions were reused (from the cache, or in finished
         chunks of an earlier run) and when they were made, how many inputs were asked now, and the circuit
         breaker's message when it stopped the target."""
@@ -98,7 +95,7 @@ class TargetWatch:
         for name, t in targets.items():
             r = Reused()
             r.add(t.reused.n, t.reused.first, t.reused.last)
-            r.add(self._reused[name].n, self._reused[name].first, self._reused[name].last)
+            r.add(self.reused[name].n, self.reused[name].first, self.reused[name].last)
             out[name] = {"reused": r.n, "reused_first": r.first, "reused_last": r.last, "asked": t.stats.inputs,
                          **({"stopped": t.stopped} if t.stopped else {})}
             out[name]["line"] = reuse_sentence(None, out[name])

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from callbluff.engine.chunk_id import ChunkId
 from callbluff.engine.inputs import gold_of
 from callbluff.records import Perturbed, Record, canonical_json
 from callbluff.targets.base import Output
@@ -49,6 +50,9 @@ class ExampleRow:
     adv_error: str | None
     queries: int
     chunk: int
+    """The number of the row's chunk within its kind (:class:`~callbluff.engine.chunk_id.ChunkId`): a record chunk,
+    or a generator piece for an answer without a source (``prompt:`` source ids; parts written before the two kinds
+    had their own id spaces number generator pieces from 900,000)."""
     verdict: bool | None = None
     """The attack's declared expectation judged on this example (:mod:`callbluff.metrics.expectations`): True
     robust, False fooled, None not judged (a failed prediction, or a case the expectation does not judge)."""
@@ -116,19 +120,19 @@ def output_fields(out: Output | None) -> dict[str, Any]:
     }
 
 
-def original_row(record: Record, task: str, target: str, out: Output, chunk: int) -> dict[str, Any]:
+def original_row(record: Record, task: str, target: str, out: Output, chunk: ChunkId | int) -> dict[str, Any]:
     """One originals.parquet row (as a dict in column order)."""
     gold, answers, answer_type = gold_of(record, task)
     o = output_fields(out)
     return vars(OriginalRow(
         source_id=record.id, prompt_id=getattr(record, "prompt_id", None), task=task, gold=gold,
         gold_answers=list(answers) if answers else None, answer_type=answer_type, target=target,
-        score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=chunk,
+        score=o["score"], answer=o["answer"], candidates=o["candidates"], error=o["error"], chunk=ChunkId.of(chunk).n,
         samples=o["samples"]))
 
 
 def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig: Output | None, adv: Output,
-                queries: int, chunk: int, verdict: bool | None = None) -> dict[str, Any]:
+                queries: int, chunk: ChunkId | int, verdict: bool | None = None) -> dict[str, Any]:
     """One examples.parquet row (as a dict in column order). ``src``/``orig`` are None for prompt-level generator
     answers (no source)."""
     gold, answers, _ = gold_of(src, task) if src is not None else (None, [], "score")
@@ -140,7 +144,7 @@ def example_row(ex: Perturbed, src: Record | None, task: str, target: str, orig:
         meta=canonical_json(dict(ex.meta)), gold=gold, gold_answers=list(answers) if answers else None,
         target=target, orig_score=o["score"], adv_score=a["score"], orig_answer=o["answer"], adv_answer=a["answer"],
         orig_candidates=o["candidates"], adv_candidates=a["candidates"], orig_error=o["error"],
-        adv_error=a["error"], queries=queries, chunk=chunk, verdict=verdict,
+        adv_error=a["error"], queries=queries, chunk=ChunkId.of(chunk).n, verdict=verdict,
         orig_samples=o["samples"], adv_samples=a["samples"],
         question=getattr(src, "question", None) if src is not None and ex.field not in ("question", "text") else None))
 

@@ -5,9 +5,13 @@ rooms: :mod:`~callbluff.engine.plan` (attack configurations, fingerprint, target
 :mod:`~callbluff.engine.generate` (the one generation path: fit, record chunks, generator pieces),
 :mod:`~callbluff.engine.search` (the one search runner), :mod:`~callbluff.engine.chunks` (a chunk's predictions
 and parts), :mod:`~callbluff.engine.manifest` (run.json), :mod:`~callbluff.engine.store` (the run directory; its lock in
-:mod:`~callbluff.engine.runlock`), :mod:`~callbluff.engine.resume` (resume, refuse or restart; the prediction
-cache), :mod:`~callbluff.engine.provenance` (the targets' identity, pre-flight and what was reused) and
-:mod:`~callbluff.engine.finalize` (merged files, errors, metrics, counts).
+:mod:`~callbluff.engine.runlock`) and :mod:`~callbluff.engine.finalize` (merged files, errors, metrics, counts).
+The :class:`Engine` holds two objects of its own: a :class:`~callbluff.engine.resume.RunDirectory` (resume, refuse
+or restart; the prediction cache) and a :class:`~callbluff.engine.provenance.TargetWatch` (the targets' identity,
+pre-flight and what was reused).
+
+The engine writes no report: ``on_finished(run_dir)``, when given, is called once the run is finished and its
+records released (the ``callbluff run`` command and :func:`callbluff.api.run_suite` pass the report writer).
 
 Records stream in chunks of ``output.chunk_size``; while one chunk's predictions run, the next chunk is read and
 its static examples generated in the background (the target's time hides the harness's). Each finished chunk is
@@ -21,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,7 @@ from callbluff.datasets.base import Dataset, load
 from callbluff.engine.chunks import ChunkRunner
 from callbluff.engine.executor import Executor, LocalExecutor, make_executor
 from callbluff.engine.finalize import RunResult, finalize
-from callbluff.engine.generate import GENERATOR_CHUNK0, Generation, MissingResources
+from callbluff.engine.generate import Generation, MissingResources
 from callbluff.engine.limit import Limited, limited
 from callbluff.engine.manifest import Manifest
 from callbluff.engine.plan import Plan, build_targets
@@ -39,22 +44,30 @@ from callbluff.engine.store import BackgroundWriter, RunDir, local_io_error
 from callbluff.engine.suite import Suite, SuiteError, load_suite, parse_suite
 from callbluff.engine.verdicts import Judge
 from callbluff.records import Record
-from callbluff.report.html import write_report
 from callbluff.engine.work import AttackSpec, instantiate
 from callbluff.targets.base import Target
 from callbluff.targets.config import TargetConfigError, check_environment
 from callbluff.targets.wrappers import CachedTarget
 
-__all__ = ["Engine", "RunResult", "TargetUnavailable", "preflight_records", "run_suite"]
+__all__ = ["ChunkCounters", "Engine", "RunResult", "TargetUnavailable", "preflight_records", "run_suite"]
 
 
-class Engine(RunDirectory, TargetWatch):
+@dataclass
+class ChunkCounters:
+    """What a run did with the chunks it found finished: ``skipped`` (resumed) and ``retried`` (finished, but
+    run again for their failed predictions)."""
+
+    skipped: int = 0
+    retried: int = 0
+
+
+class Engine:
     """Runs one suite into one run directory."""
 
     def __init__(self, suite: Suite, out_dir: str | Path, *, executor: Executor | None = None,
                  limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
                  targets: Mapping[str, Target | Callable[..., Any]] | None = None, retry_errors: bool = True,
-                 restart: bool = False) -> None:
+                 restart: bool = False, on_finished: Callable[[Path], None] | None = None) -> None:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise SuiteError(f"--limit {limit!r}: the number of records to run must be 1 or more"
                              + ("; --limit 0 would measure nothing" if limit == 0 else ""))
@@ -64,13 +77,15 @@ class Engine(RunDirectory, TargetWatch):
         self.limit = limit if limit is not None else suite.limit
         self.progress = progress or (lambda stage, done, total: None)
         self._given_targets = targets
-        self.retry_errors = retry_errors
-        self.restart = restart
+        self.on_finished = on_finished
         self.notes: list[str] = []  # what was recovered or retried, for run.json and the terminal
         self.plan = Plan.of(suite, self.limit)
         self._limited: Iterable[Record] | None = None
         self.specs = self.plan.specs
         self.run.fingerprint = self.fingerprint()  # in every chunk status: another run's parts told apart
+        self.directory = RunDirectory(self.run, suite, fingerprint=self.fingerprint(), limit=self.limit,
+                                      restart=restart, retry_errors=retry_errors, notes=self.notes)
+        self.watch = TargetWatch(self.run, suite, fingerprint=self.fingerprint(), notes=self.notes)
 
     def fingerprint(self) -> str:
         return self.plan.fingerprint()
@@ -117,12 +132,12 @@ class Engine(RunDirectory, TargetWatch):
                     self.notes.append(f"took over the lock left by a process that is gone (pid "
                                       f"{lock.stale.get('pid')}, started {lock.stale.get('started')})")
                 result = self._execute(dataset, gen)
-                # the kept records are released before the report reads its example sample, so the two do not
-                # add up in the run's peak memory (docs/scale-out.md: 200,000 short answers)
+                # the kept records are released before the caller's report reads its example sample, so the two
+                # do not add up in the run's peak memory (docs/scale-out.md: 200,000 short answers)
                 del dataset, gen
                 self._limited = None
-                if self.suite.output.report:
-                    write_report(self.run.path)
+                if self.on_finished is not None:
+                    self.on_finished(self.run.path)
                 return result
         except OSError as e:  # targets' errors are error rows: an OSError here is the machine's own I/O
             raise local_io_error(e, self.run.path) from e
@@ -158,12 +173,12 @@ class Engine(RunDirectory, TargetWatch):
                              "line), so the run would measure nothing")
 
     def _execute(self, dataset: Dataset, gen: Generation) -> RunResult:
-        previous = self._check_resume()
+        previous = self.directory.check_resume()
         self.run.create()
-        cache = self._open_cache()
+        cache = self.directory.open_cache()
         targets = build_targets(self.suite, cache, dataset, self._given_targets)
-        self._identify(targets, previous)
-        self._recover_parts()
+        self.watch.identify(targets, previous)
+        self.directory.recover_parts()
         for t in targets.values():  # on Ray, in-process targets predict as tasks (the cache stays here)
             t.target = self.executor.remote_target(t.target)
         manifest = Manifest(self.run)
@@ -171,18 +186,18 @@ class Engine(RunDirectory, TargetWatch):
                        prompts=sorted(dataset.prompts), specs=self.specs, targets=targets, executor=self.executor,
                        previous=previous)
         t0 = time.perf_counter()
-        counters = {"skipped": 0, "retried": 0}
+        counters = ChunkCounters()
         writer = BackgroundWriter()
         try:
             try:
                 if previous is None:  # a fresh run: a dead target is found before the fit; else before a chunk
-                    self._preflight(dataset, targets)
+                    self.watch.preflight(dataset.task, self._records(dataset), targets)
                 self._fit(gen, dataset)
                 self._chunks(gen, dataset, targets, writer, counters)
             finally:  # every finished chunk on disk before we go on, and every target closed, whatever fails first
                 close_all([writer.close, *(t.close for t in targets.values())])
-            if counters["retried"]:
-                self.notes.append(f"retried the failed predictions of {counters['retried']} finished chunk(s)")
+            if counters.retried:
+                self.notes.append(f"retried the failed predictions of {counters.retried} finished chunk(s)")
             result = finalize(self.run, dataset.task, dataset.prompts, self.plan.expectations())
             self.notes.extend(result.notes)  # examples made by a documented fallback, per cause
         except BaseException as e:
@@ -192,37 +207,38 @@ class Engine(RunDirectory, TargetWatch):
             cache.close()
         target_stats = {name: _scrubbed(t, {**t.stats.to_dict(), "clipped": t.check.clipped if t.check else 0})
                         for name, t in targets.items()}
-        predictions = self._provenance(targets)
-        manifest.finish(seconds=time.perf_counter() - t0, counters=counters, counts=result.counts, notes=self.notes,
-                        states=gen.states, target_stats=target_stats, predictions=predictions)
+        predictions = self.watch.provenance(targets)
+        manifest.finish(seconds=time.perf_counter() - t0, resumed=counters.skipped, retried=counters.retried,
+                        counts=result.counts, notes=self.notes, states=gen.states, target_stats=target_stats,
+                        predictions=predictions)
         result.target_stats = target_stats
         result.predictions = predictions
         result.notes = list(self.notes)
         return result
 
     def _chunks(self, gen: Generation, dataset: Dataset, targets: dict[str, CachedTarget], writer: BackgroundWriter,
-                counters: dict[str, int]) -> None:
+                counters: ChunkCounters) -> None:
         """Record chunks (originals, static examples, searches), then generator chunks; a finished chunk is
         skipped (resume) unless it has failed predictions to retry."""
         searches = SearchRunner(gen.search, seed=self.suite.seed, prompts=dataset.prompts, states=gen.states,
-                                executor=self.executor,
-                                concurrency=self.suite.output.search_concurrency) if gen.search else None
+                                executor=self.executor, concurrency=self.suite.output.search_concurrency,
+                                task=dataset.task) if gen.search else None
         judge = Judge(dataset.task, self.plan.expectations(), dataset.prompts)
         runner = ChunkRunner(self.run, dataset.task, targets, searches, writer, judge)
         n_pieces = len(gen.generator_work())
-        for chunk in gen.chunks(self._records(dataset), skip=lambda i: not self._needs_run(i)):
+        for chunk in gen.chunks(self._records(dataset), skip=lambda i: not self.directory.needs_run(i)):
             if chunk.skipped:
-                counters["skipped"] += 1
-                self._reused_chunk(chunk.index)
+                counters.skipped += 1
+                self.watch.reused_chunk(chunk.index)
             else:
                 if not chunk.is_generator:
-                    self._preflight(dataset, targets, chunk.records)
-                counters["retried"] += self.run.chunk_done(chunk.index)
+                    self.watch.preflight(dataset.task, chunk.records, targets)
+                counters.retried += self.run.chunk_done(chunk.index)
                 (runner.generator if chunk.is_generator else runner.records)(chunk)
             if not chunk.is_generator:
-                self.progress("chunk", chunk.index + 1, None)
+                self.progress("chunk", chunk.index.n + 1, None)
             elif not chunk.skipped:
-                self.progress("generator chunk", chunk.index - GENERATOR_CHUNK0 + 1, n_pieces)
+                self.progress("generator chunk", chunk.index.n + 1, n_pieces)
 
 
 def _scrubbed(target: CachedTarget, stats: dict[str, Any]) -> dict[str, Any]:
@@ -250,7 +266,8 @@ def run_suite(suite: Suite | Mapping[str, Any] | str | Path, out_dir: str | Path
               limit: int | None = None, progress: Callable[[str, int, int | None], None] | None = None,
               retry_errors: bool = True, restart: bool = False, executor: str = "local",
               ray_address: str | None = None,
-              targets: Mapping[str, Target | Callable[..., Any]] | None = None) -> RunResult:
+              targets: Mapping[str, Target | Callable[..., Any]] | None = None,
+              on_finished: Callable[[Path], None] | None = None) -> RunResult:
     """Run ``suite`` into ``out_dir`` with ``executor`` ``local`` (``workers`` processes) or ``ray`` (a local
     Ray runtime of ``workers`` CPUs, or the cluster at ``ray_address``); resumes if possible; recorded
     prediction errors are retried unless ``retry_errors`` is False; ``restart`` starts over.
@@ -258,11 +275,13 @@ def run_suite(suite: Suite | Mapping[str, Any] | str | Path, out_dir: str | Path
     ``suite``: a :class:`Suite`, a suite file's path, or its tables as a dict (as in a notebook). ``targets``: the
     systems under test given from Python instead of the suite's ``[[target]]`` tables, by name: any Target, or a
     plain function ``text -> score`` (or answer), e.g. ``run_suite(suite, "runs/mine", targets={"mine": f})``;
-    wrap it in :class:`~callbluff.targets.callables.CallableTarget` for ``batched`` or ``pass_input``."""
+    wrap it in :class:`~callbluff.targets.callables.CallableTarget` for ``batched`` or ``pass_input``.
+    ``on_finished(run_dir)`` is called once the run is finished (:func:`callbluff.api.run_suite` writes the report
+    there); this function writes none."""
     if isinstance(suite, (str, Path)):
         suite = load_suite(suite)
     elif isinstance(suite, Mapping):
         suite = parse_suite(dict(suite), source="run_suite", base_dir=Path.cwd())
-    with make_executor(executor, workers, ray_address) as ex:  # type: ignore[attr-defined]
+    with make_executor(executor, workers, ray_address) as ex:
         return Engine(suite, out_dir, executor=ex, limit=limit, progress=progress, retry_errors=retry_errors,
-                      restart=restart, targets=targets).execute()
+                      restart=restart, targets=targets, on_finished=on_finished).execute()

@@ -4,7 +4,8 @@ a time, wherever they run.
 :func:`search_one` is the one place a search is run: an :class:`~callbluff.attacks.oracle.Oracle` (budget
 ``query_budget``, every query counted, the original output given free) over a cached target, the record's own
 random generator (:func:`~callbluff.seeding.record_rng`), the wall time and queries recorded, an exception turned
-into an error row. The engine calls it
+into an error row, within a :class:`SearchContext` (the configuration, the target's name, the run's seed, prompts
+and fit states) that the searches of one configuration against one target share. The engine calls it
 
 - in driver threads (``output.search_concurrency`` at once) with the run's :class:`CachedTarget`: the local
   executor, and targets that stream their outputs (HTTP, command: I/O-bound, called from the driver);
@@ -19,8 +20,8 @@ into an error row. The engine calls it
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from callbluff.attacks.base import SearchAttack
@@ -28,7 +29,7 @@ from callbluff.attacks.oracle import Oracle
 from callbluff.engine.executor import Executor
 from callbluff.engine.ray_executor import RayExecutor, RemoteTarget
 from callbluff.engine.inputs import adversarial_input
-from callbluff.engine.work import AttackSpec, instantiate
+from callbluff.engine.work import AttackSpec, instantiate, prefetch
 from callbluff.iterutil import split_evenly
 from callbluff.records import Perturbed, Prompt, Record, canonical_json
 from callbluff.resources.context import Resources, default_resources
@@ -41,55 +42,71 @@ SearchResult = tuple[list[tuple[Perturbed, int]], dict[str, Any] | None, dict[st
 """One record's search: the examples found with the queries spent, an error row or None, the timing row."""
 
 
-def prefetch(attack: SearchAttack, records: Sequence[Record], res: Resources) -> None:
-    """The attack's optional batch work over the records about to be searched (AddSent: one ``nlp.pipe`` of
-    their questions and answer sentences), as the static attacks get in ``generate_examples``. A failure here is
-    left to the per-record searches, which hit the same cause and record it."""
-    hook = getattr(attack, "prefetch", None)
-    if callable(hook):
-        try:
-            hook(records, res)
-        except Exception:  # noqa: BLE001 - see the docstring
-            pass
+@dataclass(frozen=True)
+class SearchContext:
+    """What every search of one attack configuration against one target shares: the configuration, the target's
+    name (in error and timing rows), the run's seed, prompts and fit states, its task (``task``: the records'
+    task, which builds the target's inputs; default: the attack's ``task``) and the failure policy
+    (``raise_errors``: the conformance kit lets a failing search's exception propagate; the engine records it as
+    an error row). Picklable: the Ray pieces of a chunk share one in the object store."""
+
+    spec: AttackSpec
+    target_name: str
+    seed: int = 0
+    prompts: Mapping[str, Prompt] = field(default_factory=dict)
+    states: Mapping[tuple[AttackSpec, str | None], Any] = field(default_factory=dict)
+    task: str | None = None
+    raise_errors: bool = False
+
+    @property
+    def attack(self) -> SearchAttack:
+        attack = instantiate(self.spec)
+        if not isinstance(attack, SearchAttack):
+            raise TypeError(f"{attack.name} is not a search attack")
+        return attack
+
+    def prompt_of(self, record: Record) -> Prompt | None:
+        pid = getattr(record, "prompt_id", None)
+        return self.prompts.get(pid) if pid is not None else None
+
+    def state_of(self, record: Record) -> Any:
+        return self.states.get((self.spec, getattr(record, "prompt_id", None)))
 
 
-def search_one(attack: SearchAttack, record: Record, target: Target, tname: str, seed: int,
-               prompts: Mapping[str, Prompt], states: Mapping[tuple[AttackSpec, str | None], Any],
-               spec: AttackSpec, original: Output | None, res: Resources, *,
-               raise_errors: bool = False) -> SearchResult:
-    """Run ``attack``'s search on ``record`` against ``target`` (see the module docstring). A failing search is
-    an error row, or (``raise_errors``: the conformance kit) its exception propagates."""
-    budget = int(attack.params.query_budget)  # type: ignore[attr-defined]
+def search_one(ctx: SearchContext, record: Record, target: Target, original: Output | None,
+               res: Resources) -> SearchResult:
+    """Run the search of ``ctx``'s attack on ``record`` against ``target`` (see the module docstring;
+    ``original``: the target's output on the unmodified record, given to the oracle free). A failing search is
+    an error row, or (``ctx.raise_errors``) its exception propagates."""
+    attack = ctx.attack
     pid = getattr(record, "prompt_id", None)
-    prompt = prompts.get(pid) if pid is not None else None
-    oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, attack.task),
-                    budget, original=original)
-    rng = record_rng(seed, record.id, attack.name, attack.params_dict)
+    task = ctx.task or attack.task
+    oracle = Oracle(target, lambda text: adversarial_input(attack.perturbed(record, text), record, task),
+                    int(attack.params.query_budget), original=original)
+    rng = record_rng(ctx.seed, record.id, attack.name, attack.params_dict)
     t0 = time.perf_counter()
     try:
-        found = attack.examples(record, oracle, rng, res, prompt, states.get((spec, pid)))
+        found = attack.examples(record, oracle, rng, res, ctx.prompt_of(record), ctx.state_of(record))
         error = None
     except CacheWriteError:  # the machine's disk, not this search: the run stops (exit 2 naming the cache)
         raise
     except Exception as e:  # noqa: BLE001 - recorded per record
-        if raise_errors:
+        if ctx.raise_errors:
             raise
         found, error = [], {"stage": "search", "source_id": record.id, "prompt_id": pid, "attack": attack.name,
-                            "params": attack.params_dict, "target": tname, "cause": f"{type(e).__name__}: {e}"}
-    timing = {"target": tname, "attack": attack.name, "params": canonical_json(attack.params_dict),
+                            "params": attack.params_dict, "target": ctx.target_name,
+                            "cause": f"{type(e).__name__}: {e}"}
+    timing = {"target": ctx.target_name, "attack": attack.name, "params": canonical_json(attack.params_dict),
               "source_id": record.id, "seconds": round(time.perf_counter() - t0, 4), "queries": oracle.used}
     return [(ex, oracle.used) for ex in found], error, timing
 
 
 @dataclass
 class SearchJob:
-    """What every piece of one (attack, target, chunk) search shares; put once in Ray's object store."""
+    """What every Ray piece of one (attack, target, chunk) search shares; put once in Ray's object store: the
+    search context and how a worker reaches the target and the driver's cache."""
 
-    spec: AttackSpec
-    tname: str
-    seed: int
-    prompts: Mapping[str, Prompt]
-    states: Mapping[tuple[AttackSpec, str | None], Any]
+    context: SearchContext
     target_ref: Any  # ObjectRef of the in-process target (RemoteTarget's)
     target_key: str  # the target's object-store id, for the per-worker memo
     cache: Any  # ActorCache (or None: no prediction cache in this run)
@@ -125,12 +142,10 @@ def run_search_piece(piece: SearchPiece) -> tuple[list[SearchResult], dict[str, 
         inner = _WORKER_TARGETS[job.target_key] = ray.get(job.target_ref)
     clipped0 = getattr(job.check, "clipped", 0)
     target = CachedTarget(inner, job.cache, batch_size=job.batch_size, check=job.check)
-    attack = instantiate(job.spec)
-    assert isinstance(attack, SearchAttack)
+    ctx = job.context
     res = default_resources()
-    prefetch(attack, piece.records, res)
-    results = [search_one(attack, r, target, job.tname, job.seed, job.prompts, job.states, job.spec, o, res)
-               for r, o in zip(piece.records, piece.originals)]
+    prefetch(ctx.attack, piece.records, res)
+    results = [search_one(ctx, r, target, o, res) for r, o in zip(piece.records, piece.originals)]
     stats = target.stats.to_dict()
     stats["clipped"] = getattr(job.check, "clipped", 0) - clipped0
     return results, stats
@@ -144,8 +159,10 @@ class SearchRunner:
     examples, which stay the same bytes for a seed."""
 
     def __init__(self, specs: Sequence[AttackSpec], *, seed: int, prompts: Mapping[str, Prompt],
-                 states: Mapping[tuple[AttackSpec, str | None], Any], executor: Executor, concurrency: int) -> None:
+                 states: Mapping[tuple[AttackSpec, str | None], Any], executor: Executor, concurrency: int,
+                 task: str | None = None) -> None:
         self.specs = list(specs)
+        self.task = task
         self.seed = seed
         self.prompts = prompts
         self.states = states
@@ -164,15 +181,13 @@ class SearchRunner:
     def _one_spec(self, spec: AttackSpec, records: Sequence[Record], target: Target, tname: str,
                   originals: dict[str, Output], errors: list[dict[str, Any]],
                   timings: list[dict[str, Any]]) -> list[tuple[Perturbed, int]]:
-        attack = instantiate(spec)
-        assert isinstance(attack, SearchAttack)
-        results = self._ray_results(spec, records, target, tname, originals)
+        ctx = SearchContext(spec, tname, self.seed, self.prompts, self.states, task=self.task)
+        results: Iterable[SearchResult] | None = self._ray_results(ctx, records, target, originals)
         if results is None:
             res = default_resources()
-            prefetch(attack, records, res)
+            prefetch(ctx.attack, records, res)
             results = self.executor.map_concurrent(
-                lambda record: search_one(attack, record, target, tname, self.seed, self.prompts, self.states, spec,
-                                          originals.get(record.id), res),
+                lambda record: search_one(ctx, record, target, originals.get(record.id), res),
                 records, self.concurrency)
         out: list[tuple[Perturbed, int]] = []
         for found, error, timing in results:
@@ -182,7 +197,7 @@ class SearchRunner:
                 errors.append(error)
         return out
 
-    def _ray_results(self, spec: AttackSpec, records: Sequence[Record], target: Target, tname: str,
+    def _ray_results(self, ctx: SearchContext, records: Sequence[Record], target: Target,
                      originals: dict[str, Output]) -> list[SearchResult] | None:
         """The searches as Ray tasks, when the executor is Ray and ``target`` is a cached in-process target it
         ships to workers; None otherwise. Exactly ``workers`` pieces (contiguous runs of records): a task waiting
@@ -196,8 +211,7 @@ class SearchRunner:
         cache = target.cache
         if cache is not None:
             cache.merge()
-        job = SearchJob(spec=spec, tname=tname, seed=self.seed, prompts=self.prompts,
-                        states={k: v for k, v in self.states.items() if k[0] == spec},
+        job = SearchJob(context=replace(ctx, states={k: v for k, v in ctx.states.items() if k[0] == ctx.spec}),
                         target_ref=target.target.ref, target_key=target.target.ref.hex(),
                         cache=ex.cache_proxy(cache), batch_size=target.batch_size, check=target.check)
         job_ref = ex.put(job)

@@ -1,8 +1,9 @@
 """The run directory (DESIGN.md "Runs").
 
 ``run.json`` (suite, seed, versions, target fingerprints, timings, counts; never secrets),
-``parts/`` (one finished chunk = ``NNNNNN.originals.parquet`` + ``NNNNNN.status.json`` (its error counts) +
-``NNNNNN.examples.parquet``, each written atomically, examples last, so a chunk whose examples part exists is
+``parts/`` (one finished chunk = ``STEM.originals.parquet`` + ``STEM.status.json`` (its error counts) +
+``STEM.examples.parquet``, each written atomically; ``STEM`` is ``NNNNNN`` for a record chunk and ``gNNNNNN`` for a
+generator piece, :mod:`callbluff.engine.chunk_id`, examples last, so a chunk whose examples part exists is
 complete), ``examples.parquet`` (all parts merged), ``predictions.sqlite`` (the prediction cache),
 ``errors.jsonl``, ``metrics.json`` and ``report.html``. Re-running the same suite into the same directory
 skips finished chunks (re-running those with failed predictions, unless told not to), and the cache answers
@@ -19,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from callbluff.engine.chunk_id import ChunkId, legacy_generator_stem
 from callbluff.engine.rows import EXAMPLE_COLUMNS, ORIGINAL_COLUMNS, SCHEMAS  # noqa: F401  (one definition: rows.py)
 from callbluff.engine.runlock import (  # noqa: F401  (re-exported: the run directory's errors and lock)
     LocalIOError,
@@ -35,6 +36,7 @@ from callbluff.engine.runlock import (  # noqa: F401  (re-exported: the run dire
     RunLock,
     local_io_error,
 )
+from callbluff.engine.writer import BackgroundWriter  # noqa: F401  (re-exported: where chunk parts are written)
 
 RESTART_HINT = "re-run with --restart (starts over; a readable prediction cache is kept, so no target call is repeated)"
 
@@ -111,23 +113,41 @@ class RunDir:
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_atomic(self.run_json, json.dumps(meta, indent=2, sort_keys=True, default=str))
 
-    # --- chunk parts ---------------------------------------------------------------------------------------
-    def part_path(self, chunk: int, kind: str) -> Path:
-        return self.parts / f"{chunk:06d}.{kind}.parquet"
+    # --- chunk parts (a chunk is a ChunkId; a plain number is a record chunk) -------------------------------
+    def part_path(self, chunk: ChunkId | int, kind: str) -> Path:
+        return self.parts / f"{ChunkId.of(chunk).stem}.{kind}.parquet"
 
-    def chunk_done(self, chunk: int) -> bool:
+    def chunk_done(self, chunk: ChunkId | int) -> bool:
         return self.part_path(chunk, "examples").exists()
 
-    def status_path(self, chunk: int) -> Path:
-        return self.parts / f"{chunk:06d}.status.json"
+    def status_path(self, chunk: ChunkId | int) -> Path:
+        return self.parts / f"{ChunkId.of(chunk).stem}.status.json"
 
-    def generr_path(self, chunk: int) -> Path:
-        return self.parts / f"{chunk:06d}.generr.json"
+    def generr_path(self, chunk: ChunkId | int) -> Path:
+        return self.parts / f"{ChunkId.of(chunk).stem}.generr.json"
 
-    def timings_path(self, chunk: int) -> Path:
-        return self.parts / f"{chunk:06d}.timings.json"
+    def timings_path(self, chunk: ChunkId | int) -> Path:
+        return self.parts / f"{ChunkId.of(chunk).stem}.timings.json"
 
-    def write_chunk(self, chunk: int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
+    def chunk_files(self, chunk: ChunkId | int) -> tuple[Path, ...]:
+        """Every file of a chunk, the examples part (which marks it done) first."""
+        return (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
+                self.generr_path(chunk), self.timings_path(chunk))
+
+    def adopt_legacy_parts(self) -> int:
+        """Rename the generator pieces of a run directory written when they were numbered among the record chunks
+        from 900,000 (``900003.*`` -> ``g000003.*``), so that it resumes: the chunks' contents are unchanged.
+        Returns the number of files renamed; a rename cut short by a kill is finished by the next call."""
+        renamed = 0
+        for path in sorted(self.parts.glob("*.*")) if self.parts.is_dir() else ():
+            stem, _, rest = path.name.partition(".")
+            chunk = legacy_generator_stem(stem)
+            if chunk is not None:
+                os.replace(path, self.parts / f"{chunk.stem}.{rest}")
+                renamed += 1
+        return renamed
+
+    def write_chunk(self, chunk: ChunkId | int, originals: list[dict[str, Any]], examples: list[dict[str, Any]],
                     status: dict[str, Any]) -> None:
         mark: dict[bytes, bytes] = {}
         if self.fingerprint is not None:
@@ -139,7 +159,7 @@ class RunDir:
         write_table_atomic(self.part_path(chunk, "examples"),
                            rows_table(examples, "examples").replace_schema_metadata(mark or None))
 
-    def chunk_status(self, chunk: int) -> dict[str, Any]:
+    def chunk_status(self, chunk: ChunkId | int) -> dict[str, Any]:
         """The error counts of a finished chunk (``prediction_errors``, ``generate_errors``)."""
         try:
             return dict(json.loads(self.status_path(chunk).read_text(encoding="utf-8")))
@@ -149,47 +169,8 @@ class RunDir:
             return {"prediction_errors": (len(ex) - ex["adv_error"].null_count) + (len(orig) - orig["error"].null_count),
                     "generate_errors": 0}
 
-    def damaged_chunks(self) -> dict[int, str]:
-        """Finished chunks whose parts are missing or unreadable, or whose status or one of whose Parquet parts
-        names another run's fingerprint, or none (a part copied in from another run, alone or with its
-        siblings), with the reason (they are recomputed: the cache answers an unchanged target's predictions). A
-        status without a fingerprint (written before statuses carried one) is judged by its parts."""
-        bad: dict[int, str] = {}
-        for chunk in self.done_chunks():
-            theirs = self._status_fingerprint(chunk)
-            if self.fingerprint is not None and theirs is not None and theirs != self.fingerprint:
-                bad[chunk] = (f"its parts belong to another run (fingerprint {theirs}; this run's is "
-                              f"{self.fingerprint})")
-                continue
-            for kind in ("originals", "examples"):
-                path = self.part_path(chunk, kind)
-                try:
-                    meta = pq.read_metadata(path)
-                except FileNotFoundError:
-                    bad[chunk] = f"{path.name} is missing"
-                    break
-                except (OSError, pa.ArrowException) as e:
-                    bad[chunk] = f"{path.name} is unreadable ({e})"
-                    break
-                mark = (meta.metadata or {}).get(FINGERPRINT_KEY)
-                if self.fingerprint is not None and mark != self.fingerprint.encode():
-                    bad[chunk] = (f"{path.name} belongs to another run (fingerprint "
-                                  f"{mark.decode(errors='replace') if mark else 'none'}; this run's is "
-                                  f"{self.fingerprint})")
-                    break
-        return bad
-
-    def _status_fingerprint(self, chunk: int) -> str | None:
-        try:
-            status = json.loads(self.status_path(chunk).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        fp = status.get("fingerprint") if isinstance(status, dict) else None
-        return str(fp) if fp is not None else None
-
-    def forget_chunk(self, chunk: int) -> None:
-        for path in (self.part_path(chunk, "examples"), self.part_path(chunk, "originals"), self.status_path(chunk),
-                     self.generr_path(chunk), self.timings_path(chunk)):
+    def forget_chunk(self, chunk: ChunkId | int) -> None:
+        for path in self.chunk_files(chunk):
             path.unlink(missing_ok=True)
 
     def clear(self, keep_cache: bool = True) -> list[str]:
@@ -213,8 +194,10 @@ class RunDir:
             removed.append(self.cache.name)
         return removed
 
-    def done_chunks(self) -> list[int]:
-        return sorted(int(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))
+    def done_chunks(self) -> list[ChunkId]:
+        """The finished chunks (their examples part exists): record chunks, then generator pieces, in order."""
+        found = (ChunkId.parse(p.name.split(".")[0]) for p in self.parts.glob("*.examples.parquet"))
+        return sorted((c for c in found if c is not None), key=ChunkId.sort_key)
 
     def merge(self, kind: str) -> pa.Table:
         """All finished chunks' ``kind`` parts as one table, in chunk order (in memory: for small runs and
@@ -284,27 +267,6 @@ def write_table_atomic(path: Path, table: pa.Table) -> None:
         os.replace(tmp, path)
     except OSError as e:  # pyarrow's errors name no file
         raise local_io_error(e, path) from e
-
-
-class BackgroundWriter:
-    """Writes chunk parts on one background thread so that the next chunk's predictions need not wait for
-    Parquet encoding and disk. :meth:`close` waits for every write and re-raises the first failure."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callbluff-part-writer")
-        self._pending: list[Future[Any]] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._pending = [f for f in self._pending if not f.done() or f.exception() is not None]
-        self._pending.append(self._pool.submit(fn, *args))
-
-    def close(self) -> None:
-        try:
-            for f in self._pending:
-                f.result()
-        finally:
-            self._pending = []
-            self._pool.shutdown(wait=True)
 
 
 def write_atomic(path: Path, text: str) -> None:

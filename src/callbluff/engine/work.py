@@ -10,6 +10,7 @@ over chunks, workers or executors gives the same bytes.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,8 @@ from callbluff.resources import fit_cache
 from callbluff.records import Perturbed, Prompt, Record, canonical_json, record_size
 from callbluff.resources.context import DependencyParses, default_resources
 from callbluff.seeding import record_rng
+
+_LOG = logging.getLogger("callbluff.engine")
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,18 @@ def _fit(spec: AttackSpec, records: Sequence[Record], prompt: Prompt | None, res
     return state
 
 
+def prefetch(attack: Attack, records: Sequence[Record], res: Any) -> None:
+    """``attack.prefetch(records, res)`` (:meth:`~callbluff.attacks.base.Attack.prefetch`: batch work for the records
+    about to be attacked, which changes no output). Its failure does not stop the records: each per-record call
+    that follows does the same work for its record alone and records its own failure as an error row; the batch
+    failure itself is logged (``callbluff.engine`` logger, a warning naming the attack and the cause)."""
+    try:
+        attack.prefetch(records, res)
+    except Exception as e:  # noqa: BLE001 - logged; the per-record calls record their own failures
+        _LOG.warning("%s: batch work before %d record(s) failed (%s: %s); the records are attacked one at a time",
+                     attack.name, len(records), type(e).__name__, e)
+
+
 def _error(stage: str, attack: Attack, source_id: str, prompt_id: str | None, e: BaseException) -> dict[str, Any]:
     return {"stage": stage, "source_id": source_id, "prompt_id": prompt_id, "attack": attack.name,
             "params": attack.params_dict, "cause": f"{type(e).__name__}: {e}"}
@@ -234,12 +249,7 @@ def generate_examples(task: GenerationTask) -> GenerationResult:
     examples: list[Perturbed] = []
     errors: list[dict[str, Any]] = []
     for spec in task.attacks:  # optional batch work shared by the records (DPAEG: one nlp.pipe of the questions)
-        prefetch = getattr(instantiate(spec), "prefetch", None)
-        if callable(prefetch):
-            try:
-                prefetch(task.records, res)
-            except Exception:  # noqa: BLE001 - the per-record calls below hit the same cause and record it
-                pass
+        prefetch(instantiate(spec), task.records, res)
     for record in task.records:
         pid = getattr(record, "prompt_id", None)
         prompt = task.prompts.get(pid) if pid is not None else None

@@ -261,7 +261,8 @@ def train_essay_scorer(data_spec: str, out_dir: str | Path, prompts: Sequence[st
 
     t0 = time.perf_counter()
     ds = load(data_spec)
-    if ds.task not in ("essay", "content"):
+    first = next(iter(ds), None)
+    if first is not None and not isinstance(first, ScoredResponse):
         raise DataError(f"essay-scorer trains on scored responses (essay or content data); {data_spec} is "
                         f"{ds.task!r}")
     wanted = {str(p) for p in prompts} if prompts else None

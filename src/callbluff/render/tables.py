@@ -79,7 +79,9 @@ def _int(v: Any) -> str:
 
 
 def _scoring_attack_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in rows if r.get("task") in ("essay", "content") and r.get("attack") != "clean"]
+    """The attack rows these tables show: those with the scoring figures (Kumar et al.'s pair statistics, or a
+    prompt-level generator's mean score), whatever task names them."""
+    return [r for r in rows if r.get("attack") != "clean" and ("neg_pct" in r or "mean_score_pct" in r)]
 
 
 def _is_generated(row: Mapping[str, Any]) -> bool:

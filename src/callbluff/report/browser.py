@@ -56,6 +56,14 @@ MAX_EMBEDDED_BYTES = 1_000_000
 example, so a run of more configurations than the budget holds goes over by those)."""
 
 _LEAD = re.compile(r"\s*")
+
+
+def _lead(text: str) -> str:
+    """The white space ``text`` starts with (``_LEAD`` matches any string, empty or not)."""
+    m = _LEAD.match(text)
+    return m.group() if m else ""
+
+
 _WORD = re.compile(r"(\S+)(\s*)")
 
 
@@ -68,7 +76,7 @@ def word_diff(original: str | None, adversarial: str | None) -> list[list[str]]:
     a, b = original or "", adversarial or ""
     if len(a) + len(b) > MAX_DIFF_CHARS:
         return [s for s in (["-", _clip(a)], ["+", _clip(b)]) if s[1]]
-    lead_a, lead_b = _LEAD.match(a).group(), _LEAD.match(b).group()  # type: ignore[union-attr]
+    lead_a, lead_b = _lead(a), _lead(b)
     wa, wb = _WORD.findall(a), _WORD.findall(b)
     out: list[list[str]] = []
 

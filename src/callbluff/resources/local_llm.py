@@ -42,7 +42,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from pathlib import Path
-from typing import Any, Self
+from typing import IO, Any, Self
 from urllib.parse import urlsplit
 
 from callbluff.resources.paths import cache_dir, file_sha256
@@ -279,7 +279,7 @@ class LocalLLMServer:
         self.exit_code: int | None = None
         """The server's exit code when it died while running (negative: killed by that signal), else None."""
         self._proc: subprocess.Popen[bytes] | None = None
-        self._log: object = None
+        self._log: IO[bytes] | None = None
         self._stopping = False
         self._watcher: threading.Thread | None = None
 
@@ -411,7 +411,7 @@ class LocalLLMServer:
                     os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=self.stop_timeout)
         if self._log is not None:
-            self._log.close()  # type: ignore[attr-defined]
+            self._log.close()
             self._log = None
 
     def __enter__(self) -> Self:

@@ -126,7 +126,7 @@ def build_table(texts: Iterable[str], unit: Unit, n: int) -> NgramTable:
         return NgramTable(unit, n, (), np.zeros((0, n), dtype=np.int64), np.zeros(0, dtype=np.int64))
     lengths = np.fromiter((len(s) + 1 for s in seqs), dtype=np.int64, count=len(seqs))
     if unit == "char":
-        joined = EOS_CHAR.join(seqs) + EOS_CHAR  # type: ignore[arg-type]
+        joined = EOS_CHAR.join(s for s in seqs if isinstance(s, str)) + EOS_CHAR  # every unit is a str here
         points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
         uniq, stream = np.unique(points, return_inverse=True)
         vocab = tuple(chr(int(c)) for c in uniq)

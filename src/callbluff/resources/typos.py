@@ -99,8 +99,9 @@ def match_case(new: str, like: str) -> str:
 
 
 def _open_text(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+    f = (gzip.open(path, "rt", encoding="utf-8", errors="replace") if path.suffix == ".gz"
+         else open(path, encoding="utf-8", errors="replace"))  # noqa: SIM115 - closed by the with below
+    with f:
         yield from f
 
 

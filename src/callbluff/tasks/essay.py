@@ -35,6 +35,7 @@ class EssayTask(ScoringTask):
 
     name = "essay"
     description = "essay scoring (AES): Kumar et al. 2020"
+    responses = "essays"
     fields = ("n", "expect", "failure_pct", "qwk", "neg_pct", "pos_pct", "not_lowered_pct", "mean_diff_pct",
               "abs_mean_diff_pct", "std_diff_pct", "mean_neg_diff_pct", "mean_pos_diff_pct", "ttest_p", "arr",
               "mean_score_pct", "queries_mean", *GRADER_REPORT_FIELDS, *ERROR_FIELDS)

@@ -26,10 +26,11 @@ GRADER_REPORT_FIELDS: tuple[str, ...] = (
 shows: max-out rate, ceiling share, bootstrap intervals, parse failures, spreads across samples and variants."""
 
 
-GENERATED_NOUN: dict[str, str] = {"OffTopic": "answers written for other prompts",
+GENERATED_NOUN: dict[str, str] = {"OffTopic": "{responses} written for other prompts",
                                   "OffTopicEssay": "essays written for other prompts"}
 """What a prompt-level generator's answers are, where "generated answers" would be wrong (OffTopic's are real
-answers to other prompts)."""
+answers to other prompts; ``{responses}``: the task's word for them; ``OffTopicEssay`` is the name of OffTopic's
+essay form in runs made before one attack served both tasks)."""
 
 
 class ScoringTask(Task):
@@ -38,6 +39,8 @@ class ScoringTask(Task):
     record_type = ScoredResponse
     output = "score"
     prompt_rows = True
+    responses = "answers"
+    """What the task's responses are called in a sentence ("answers", "essays")."""
     columns = SCORED_COLUMNS
     clean_fields = ("qwk",)
     pair_arr: ClassVar[bool] = False
@@ -59,7 +62,7 @@ class ScoringTask(Task):
     def sentence(self, row: Mapping[str, Any]) -> str | None:
         n = row.get("n")
         if row.get("neg_pct") is None and row.get("mean_score_pct") is not None:  # prompt-level generator
-            noun = GENERATED_NOUN.get(str(row.get("attack")), "generated answers")
+            noun = GENERATED_NOUN.get(str(row.get("attack")), "generated answers").format(responses=self.responses)
             text = f"{n} {noun} got on average {pct(row.get('mean_score_pct'))}% of the score range"
             if row.get("arr") is not None:
                 text += f"; {pct(row['arr'])}% were rejected (ARR; 100% is ideal)"

@@ -55,7 +55,7 @@ def _cumulative(state: dict[str, Any]) -> np.ndarray:
 
 
 @register
-class ContentBurst(PromptGenerator):
+class ContentBurst(PromptGenerator[GeneratorParams]):
     """Frequency-weighted nouns of the prompt's answers and material (Ding et al. 2020, Sec. 2.2 "Content
     Burst", Table 2 "Content Burst", e.g. *panda eat bamboo koala eucalyptus python America need fact*).
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field
 
-from callbluff.attacks.base import GeneratorParams
+from callbluff.attacks.base import AttackParams, GeneratorParams
 from callbluff.records import Record
 from callbluff.resources.corpus import DEFAULT_MAX_WORDS, SQUAD_NAME, Corpus, CorpusSpec, generic_corpus
 
@@ -49,8 +49,7 @@ class GenericCorpusUser:
 
     requires: ClassVar[tuple[str, ...]] = ("generic-corpus",)
 
-    def _own_corpus(self) -> None:
-        p = self.params  # type: ignore[attr-defined]
+    def _own_corpus(self, p: AttackParams) -> None:
         if (getattr(p, "corpus", None) not in (None, SQUAD_NAME)) or getattr(p, "model_dir", None):
             self.requires = ()  # type: ignore[misc]
 

@@ -34,7 +34,7 @@ class LMGenerateParams(GenericCorpusParams):
 
 
 @register
-class LMGenerate(GenericCorpusUser, PromptGenerator):
+class LMGenerate(GenericCorpusUser, PromptGenerator[LMGenerateParams]):
     """A language model continues the first 5 % of the words of a real answer to that answer's length (Ding
     et al. 2020, Sec. 2.2 "Generative Language Model", Table 2 "GPT").
 
@@ -64,7 +64,7 @@ class LMGenerate(GenericCorpusUser, PromptGenerator):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._own_corpus()
+        self._own_corpus(self.params)
 
     def _lm_name(self) -> tuple[str, str]:
         """(what the model is, its fingerprint), loading it (once per process)."""

@@ -60,7 +60,7 @@ class MisspellParams(AttackParams):
 
 
 @register
-class Misspell(StaticAttack):
+class Misspell(StaticAttack[MisspellParams]):
     """Replace a share of an answer's words by real misspellings (Ding et al. 2020, Sec. 5.3).
 
     The paper argues, citing Horbach et al. 2017, that robustness against adversarial answers "usually comes

@@ -5,7 +5,7 @@ by frequency from the generic corpus (``GenericChars``, ``GenericWords``) or fro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import Field
@@ -42,7 +42,10 @@ def _sampler_of_state(state: dict[str, Any]) -> Sampler:
     return Sampler.of(NgramTable.from_state(state["table"]))
 
 
-class _NgramGenerator(PromptGenerator):
+NP = TypeVar("NP", PromptNgramParams, GenericNgramParams)
+
+
+class _NgramGenerator(PromptGenerator[NP]):
     """Shared by the four n-gram generators: fit learns the prompt's mean answer length (and, for the
     prompt-specific ones, the n-gram table); each answer is :func:`~callbluff.resources.ngrams.sample_ngrams`."""
 
@@ -58,12 +61,13 @@ class _NgramGenerator(PromptGenerator):
         super().__init__(**params)
         self._memo: StateMemo[Sampler] = StateMemo(_sampler_of_state)
         if isinstance(self, GenericCorpusUser):
-            self._own_corpus()
+            self._own_corpus(self.params)
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         answers = prompt_answers(records)
         state: dict[str, Any] = {"length": mean_length(answers, self.unit), "n_answers": len(answers)}
         if self.generic:
+            assert isinstance(self.params, GenericNgramParams)  # the generic generators' params
             _, state["corpus"] = generic_sampler(self.params.spec(), self.unit, self.params.n)
         else:
             state["table"] = build_table(answers, self.unit, self.params.n).to_state()
@@ -72,6 +76,7 @@ class _NgramGenerator(PromptGenerator):
     def sampler(self, state: dict[str, Any]) -> Sampler:
         if not self.generic:
             return self._memo(state)
+        assert isinstance(self.params, GenericNgramParams)  # the generic generators' params
         sampler, fingerprint = generic_sampler(self.params.spec(), self.unit, self.params.n)
         if fingerprint != state["corpus"]:
             raise ValueError(f"{self.name}: the generic corpus changed since fit (fingerprint {fingerprint}, fit "
@@ -97,7 +102,7 @@ _CHOICES = """Choices where the paper is silent (:mod:`callbluff.resources.ngram
 
 
 @register
-class GenericChars(GenericCorpusUser, _NgramGenerator):
+class GenericChars(GenericCorpusUser, _NgramGenerator[GenericNgramParams]):
     __doc__ = """Character n-grams of the generic corpus drawn independently by frequency (Ding et al. 2020,
     Sec. 2.2 "N-gram", Table 2 "Generic corpus characters"; the generic corpus of Sec. 2.1).
 
@@ -116,7 +121,7 @@ class GenericChars(GenericCorpusUser, _NgramGenerator):
 
 
 @register
-class PromptChars(_NgramGenerator):
+class PromptChars(_NgramGenerator[PromptNgramParams]):
     __doc__ = """Character n-grams of the prompt's answers drawn independently by frequency (Ding et al.
     2020, Sec. 2.2 "N-gram", Table 2 "Prompt-specific characters"; the prompt-specific corpus of Sec. 2.1).
 
@@ -133,7 +138,7 @@ class PromptChars(_NgramGenerator):
 
 
 @register
-class GenericWords(GenericCorpusUser, _NgramGenerator):
+class GenericWords(GenericCorpusUser, _NgramGenerator[GenericNgramParams]):
     __doc__ = """Word n-grams of the generic corpus drawn independently by frequency (Ding et al. 2020,
     Sec. 2.2 "N-gram", Table 2 "Generic corpus words"; the generic corpus of Sec. 2.1).
 
@@ -152,7 +157,7 @@ class GenericWords(GenericCorpusUser, _NgramGenerator):
 
 
 @register
-class PromptWords(_NgramGenerator):
+class PromptWords(_NgramGenerator[PromptNgramParams]):
     __doc__ = """Word n-grams of the prompt's answers drawn independently by frequency (Ding et al. 2020,
     Sec. 2.2 "N-gram", Table 2 "Prompt-specific words"; the prompt-specific corpus of Sec. 2.1).
 

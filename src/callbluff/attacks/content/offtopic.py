@@ -53,31 +53,55 @@ def _source_answers(spec: str) -> tuple[tuple[str, str, str, str, float | None],
     return tuple(out)
 
 
-class _OffTopic(PromptGenerator):
-    """Shared by :class:`OffTopic` (short answers) and the essay form
-    (:class:`callbluff.attacks.essay.offtopic.OffTopicEssay`); see the module docstring."""
+@register
+class OffTopic(PromptGenerator[OffTopicParams]):
+    """Submit a real answer to another prompt of the same dataset (the wrong-question bluff; module doc).
 
-    default_source: ClassVar[str]
+    Motivation: Ding et al. 2020, Abstract and Sec. 1 ("students writing irrelevant answers in the hopes of
+    gaining at least partial credit"); the essay form is Kumar et al. 2020's prompt-irrelevant response
+    (Sec. 2.2, after Kumar et al. 2019; Sec. 4.1, Table 6: "Relevance" is the annotators' first reason to lower
+    an adversarial essay's score). Fitted on the dataset's *other* prompts of the attacked prompt's task
+    (``source``, see :class:`OffTopicParams`; unset: the answers or essays packaged with callbluff,
+    :attr:`default_sources`): answer ``i`` is a uniformly drawn answer of the ``i mod k``-th of the ``k`` other
+    prompts (in prompt order), so every (source prompt, attacked prompt) pair gets the same number of answers,
+    each drawn from answer ``i``'s own seeded stream. A robust scorer gives it the bottom score (ARR, Ding et al.
+    Sec. 3.2): ``expect = "bottom"`` (Kumar et al. measure essays against their originals; a prompt-level
+    generator has no original). Choices where the papers are silent: answers are taken as written (no cleaning;
+    where two prompts' scales differ the answer's own score is not carried over); any gold score by default
+    (``min_score``); a source prompt of a different task is never used; a source without another prompt of the
+    task yields no answers; ``meta``: the source prompt and record id. ``OffTopicEssay``, the essay form's name
+    when an attack served one task, finds it too.
+    """
+
+    name = "OffTopic"
+    aliases = ("OffTopicEssay",)
+    task = "content"
+    tasks = ("content", "essay")
     family = "offtopic"
+    paper = DING
+    description = "A real answer (or essay) written for another prompt of the same dataset (the wrong-question bluff)."
     record_type = ScoredResponse
     expect = "bottom"
     Params = OffTopicParams
+    default_sources: ClassVar[dict[str, str]] = {"content": "demo:content", "essay": "demo:essay"}
+    """The source when ``source`` is unset, by the attacked prompt's task."""
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
-        """The source answers of every other prompt of the task (each prompt's in file order)."""
-        spec = self.params.source or self.default_source
+        """The source answers of every other prompt of the attacked prompt's task (each prompt's in file order)."""
+        kind = prompt.task if prompt is not None else self.task  # the attacked prompt's task
+        spec = self.params.source or self.default_sources[kind]
         own = prompt.id if prompt is not None else None
         wanted = set(self.params.prompts) if self.params.prompts is not None else None
         pool: dict[str, list[list[str]]] = {}
-        for pid, task, rid, text, gold in _source_answers(spec):
-            if pid == own or (task and task != self.task) or (wanted is not None and pid not in wanted):
+        for pid, of, rid, text, gold in _source_answers(spec):
+            if pid == own or (of and of != kind) or (wanted is not None and pid not in wanted):
                 continue
             if self.params.min_score is not None and (gold is None or gold < self.params.min_score):
                 continue
             pool.setdefault(pid, []).append([rid, text])
         if wanted is not None and not wanted - {own} <= set(pool):
             missing = sorted(wanted - {own} - set(pool))
-            raise ValueError(f"{self.name}: source {spec!r} has no usable {self.task} answers of prompts {missing} "
+            raise ValueError(f"{self.name}: source {spec!r} has no usable {kind} answers of prompts {missing} "
                              f"(prompts={self.params.prompts}); name prompts the source holds")
         return {"source": spec, "prompts": sorted(pool, key=_prompt_key), "answers": pool}
 
@@ -94,26 +118,3 @@ class _OffTopic(PromptGenerator):
 
 def _prompt_key(pid: str) -> tuple[int, Any]:
     return (0, int(pid)) if pid.isdigit() else (1, pid)
-
-
-@register
-class OffTopic(_OffTopic):
-    """Submit a real answer to another prompt of the same dataset (the wrong-question bluff; module doc).
-
-    Motivation: Ding et al. 2020, Abstract and Sec. 1 ("students writing irrelevant answers in the hopes of
-    gaining at least partial credit"); the essay form is Kumar et al. 2020's prompt-irrelevant response
-    (Sec. 2.2). Fitted on the dataset's *other* prompts (``source``, see :class:`OffTopicParams`): answer
-    ``i`` is a uniformly drawn answer of the ``i mod k``-th of the ``k`` other prompts (in prompt order), so
-    every (source prompt, attacked prompt) pair gets the same number of answers, each drawn from answer
-    ``i``'s own seeded stream. A robust scorer gives it the bottom score (ARR, Ding et al. Sec. 3.2):
-    ``expect = "bottom"``. Choices where the papers are silent: answers are taken as written (no cleaning);
-    any gold score by default (``min_score``); a source prompt of a different task is never used; a
-    source without another prompt of the task yields no answers;
-    ``meta``: the source prompt and record id.
-    """
-
-    name = "OffTopic"
-    task = "content"
-    paper = DING
-    description = "A real answer written for another prompt of the same dataset (the wrong-question bluff)."
-    default_source = "demo:content"

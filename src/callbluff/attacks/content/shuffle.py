@@ -27,7 +27,7 @@ class ShuffleParams(AttackParams):
 
 
 @register
-class Shuffle(StaticAttack):
+class Shuffle(StaticAttack[ShuffleParams]):
     """Shuffle the word tokens of a correct answer (Ding et al. 2020, Sec. 2.2 "Shuffle").
 
     "We select correct answers from the ASAP-SAS dataset and randomly shuffle word tokens in each answer.

@@ -19,7 +19,7 @@ ALPHABET = string.ascii_lowercase + " "
 
 
 @register
-class RandomChars(PromptGenerator):
+class RandomChars(PromptGenerator[GeneratorParams]):
     """Uniformly random characters (Ding et al. 2020, Sec. 2.2 "Random", Table 2 "Random characters",
     e.g. *nswvtnvakgxpm*).
 
@@ -57,7 +57,7 @@ class RandomChars(PromptGenerator):
 
 
 @register
-class RandomWords(GenericCorpusUser, PromptGenerator):
+class RandomWords(GenericCorpusUser, PromptGenerator[GenericCorpusParams]):
     """Words drawn uniformly from the generic corpus's vocabulary (Ding et al. 2020, Sec. 2.2 "Random",
     Table 2 "Random words", e.g. *footage flubbed birthplace parry's cicadas*).
 
@@ -84,7 +84,7 @@ class RandomWords(GenericCorpusUser, PromptGenerator):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._own_corpus()
+        self._own_corpus(self.params)
 
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Resources) -> dict[str, Any]:
         vocab, fingerprint = generic_vocabulary(self.params.spec())

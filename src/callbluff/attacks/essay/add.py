@@ -13,7 +13,7 @@ retrieved from a knowledge corpus (AddWiki*, see :mod:`callbluff.attacks.essay.k
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -83,7 +83,10 @@ def add_block(text: str, sentences: list[Unit], k: int, position: Position | str
     return out, {"added": added, "insert_at": at, "edits": edits}
 
 
-class _AddSentences(StaticAttack):
+AddP = TypeVar("AddP", bound=AddParams)
+
+
+class _AddSentences(StaticAttack[AddP]):
     """Shared body: the response's sentences, the size, the block edit, the meta. Subclasses say where the
     candidate sentences come from (:meth:`candidates`)."""
 
@@ -106,19 +109,19 @@ class _AddSentences(StaticAttack):
             return []
         sentences = units(record.text, "sentence", res)
         p = self.params
-        k = p.size.units(len(sentences))  # type: ignore[attr-defined]
+        k = p.size.units(len(sentences))
         drawn: list[int] = []
 
         def pick(m: int) -> list[str]:
             drawn.extend(draw(len(pool), m, rng))
             return [pool[i] for i in drawn]
 
-        done = add_block(record.text, sentences, k, p.position, p.percent, p.bounded, rng, pick)  # type: ignore[attr-defined]
+        done = add_block(record.text, sentences, k, p.position, p.percent, p.bounded, rng, pick)
         if done is None:
             return []
         text, meta = done
         return [self.perturbed(record, text, n_sentences=len(sentences), n_added=len(meta["added"]),
-                               bounded=p.bounded, candidate_indices=drawn, **meta)]  # type: ignore[attr-defined]
+                               bounded=p.bounded, candidate_indices=drawn, **meta)]
 
 
 # -- text pools: songs, speeches, truths, lies -----------------------------------------------------------
@@ -151,7 +154,10 @@ class PoolParams(AddParams):
         return self
 
 
-class _PoolAttack(_AddSentences):
+PoolP = TypeVar("PoolP", bound=PoolParams)
+
+
+class _PoolAttack(_AddSentences[PoolP]):
     """Add sentences drawn uniformly from a text pool; the pool is read once per run by ``fit`` and its
     items (what was drawn from) are the fit state, so every example's ``fit_state`` hash names the pool.
     With ``items`` (the released form) the state is the pool's entries, each as its units, and whole entries
@@ -162,9 +168,9 @@ class _PoolAttack(_AddSentences):
 
     def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> Any:
         p = self.params
-        if p.items is not None:  # type: ignore[attr-defined]
-            return load_pool_entries(p.pool, p.column, p.split, self.default_pool, res, who=self.name)  # type: ignore[attr-defined]
-        return load_pool_items(p.pool, p.column, p.split, self.default_pool, res, who=self.name)  # type: ignore[attr-defined]
+        if p.items is not None:
+            return load_pool_entries(p.pool, p.column, p.split, self.default_pool, res, who=self.name)
+        return load_pool_items(p.pool, p.column, p.split, self.default_pool, res, who=self.name)
 
     def candidates(self, record: ScoredResponse, prompt: Prompt | None, state: Any,
                    res: Resources) -> list[str]:
@@ -172,7 +178,7 @@ class _PoolAttack(_AddSentences):
 
     def generate(self, record: Record, rng: np.random.Generator, res: Resources,
                  prompt: Prompt | None = None, state: Any = None) -> list[Perturbed]:
-        if self.params.items is None:  # type: ignore[attr-defined]
+        if self.params.items is None:
             return super().generate(record, rng, res, prompt, state)
         return self._whole_entries(record, rng, res, state)
 
@@ -186,16 +192,16 @@ class _PoolAttack(_AddSentences):
             return []
         sentences = units(record.text, "sentence", res)
         p = self.params
-        chosen = draw(len(entries), int(p.items), rng)  # type: ignore[attr-defined]
+        chosen = draw(len(entries), int(p.items), rng)
         block = [as_sentence(u) for i in chosen for u in entries[i]]
         if not sentences:
             return []
-        if p.position is None:  # type: ignore[attr-defined]
+        if p.position is None:
             end = sentences[-1].end
             text, edits = apply(record.text, [Edit(end, end, " " + " ".join(block))])
             meta: dict[str, Any] = {"added": block, "insert_at": len(sentences), "edits": edits}
         else:
-            done = add_block(record.text, sentences, len(block), p.position, 100.0, False, rng,  # type: ignore[attr-defined]
+            done = add_block(record.text, sentences, len(block), p.position, 100.0, False, rng,
                              lambda m: block[:m])
             if done is None:
                 return []
@@ -209,7 +215,7 @@ class SongParams(PoolParams):
 
 
 @register
-class AddSong(_PoolAttack):
+class AddSong(_PoolAttack[SongParams]):
     """Add song lyrics to a response (Kumar et al. 2020, Sec. 3.3 "AddSong", Table 1; Table 5 third sub-table).
 
     The paper appended lines of 58,000 Kaggle song lyrics "according to the constraints" of Sec. 3.1. Choices
@@ -230,7 +236,7 @@ class SpeechParams(PoolParams):
 
 
 @register
-class AddSpeech(_PoolAttack):
+class AddSpeech(_PoolAttack[SpeechParams]):
     """Add sentences of famous speeches (Kumar et al. 2020, Sec. 3.3 "AddSpeech", Table 1).
 
     "Randomly picked sentences from this speech corpus are then added to the responses": the pool's entries
@@ -246,7 +252,7 @@ class AddSpeech(_PoolAttack):
 
 
 @register
-class AddTruth(_PoolAttack):
+class AddTruth(_PoolAttack[PoolParams]):
     """Add true general-knowledge statements (Kumar et al. 2020, Sec. 3.3 "AddTruth", Table 1).
 
     Each pool entry is one statement (``split="entry"``), drawn uniformly without replacement. The paper's
@@ -260,7 +266,7 @@ class AddTruth(_PoolAttack):
 
 
 @register
-class AddLies(_PoolAttack):
+class AddLies(_PoolAttack[PoolParams]):
     """Add universally false statements (Kumar et al. 2020, Sec. 3.3 "AddLies", Table 1; Table 5 first
     sub-table: added "to the end", ``position="end"``).
 
@@ -322,7 +328,7 @@ def passage_sentences(source: str, res: Resources) -> list[str]:
 
 
 @register
-class AddRC(_AddSentences):
+class AddRC(_AddSentences[AddParams]):
     """Add sentences of the prompt's reading passage (Kumar et al. 2020, Sec. 3.3 "AddRC", Table 1; Table 2's
     RC prompts, ASAP-AES 3-6).
 
@@ -371,7 +377,7 @@ class WikiParams(AddParams):
     max_fit_records: int = Field(50, ge=0)
 
 
-class _WikiAttack(_AddSentences):
+class _WikiAttack(_AddSentences[WikiParams]):
     """Shared body of AddWikiRelated / AddWikiUnrelated: ``fit`` finds the prompt's key phrases and the
     candidate sentences once per prompt (the corpus index once per run), ``generate`` adds them."""
 
@@ -385,7 +391,7 @@ class _WikiAttack(_AddSentences):
         of ``Resources`` and the pipeline loader); None when the corpus is
         missing (``fit`` then raises, naming the fix)."""
         try:
-            files = corpus_files(self.params.corpus)  # type: ignore[attr-defined]
+            files = corpus_files(self.params.corpus)
         except (OSError, ValueError):
             return None
         return "|".join((file_stamps(files), versions("scikit-learn", "spacy", *MODEL_PACKAGES),
@@ -393,10 +399,10 @@ class _WikiAttack(_AddSentences):
 
     def fit(self, records: Any, prompt: Prompt | None, res: Resources) -> KnowledgeState:
         p = self.params
-        return fit_knowledge(records, prompt, res, related=self.related, corpus=p.corpus,  # type: ignore[attr-defined]
-                             key_phrases=p.key_phrases, n_phrases=p.n_phrases,  # type: ignore[attr-defined]
-                             docs_per_phrase=p.docs_per_phrase, max_sentences=p.max_sentences,  # type: ignore[attr-defined]
-                             max_fit_records=p.max_fit_records, who=self.name)  # type: ignore[attr-defined]
+        return fit_knowledge(records, prompt, res, related=self.related, corpus=p.corpus,
+                             key_phrases=p.key_phrases, n_phrases=p.n_phrases,
+                             docs_per_phrase=p.docs_per_phrase, max_sentences=p.max_sentences,
+                             max_fit_records=p.max_fit_records, who=self.name)
 
     def candidates(self, record: ScoredResponse, prompt: Prompt | None, state: Any,
                    res: Resources) -> list[str]:
@@ -472,7 +478,7 @@ class RepeatSentParams(AttackParams):
 
 
 @register
-class RepeatSent(StaticAttack):
+class RepeatSent(StaticAttack[RepeatSentParams]):
     """Repeat sentences of the response within it (Kumar et al. 2020, Sec. 3.3 "RepeatSent", Table 1; human
     ratings in Table 6).
 

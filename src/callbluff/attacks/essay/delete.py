@@ -59,7 +59,7 @@ class ProgressiveParams(AttackParams):
     mode: Literal["keep", "remove"] = "keep"
 
 
-class _Progressive(StaticAttack):
+class _Progressive(StaticAttack[ProgressiveParams]):
     """Shared body of DelStart and DelEnd: one example per ``k``, ``index = k - 1``."""
 
     family = "delete"
@@ -145,7 +145,7 @@ class DelRandParams(SizePositionParams):
 
 
 @register
-class DelRand(StaticAttack):
+class DelRand(StaticAttack[DelRandParams]):
     """Delete randomly chosen sentences (Kumar et al. 2020, Sec. 3.3 "DelRand", Table 1, Table 5).
 
     "We removed a fixed percentage of sentences randomly from the response to interfere and discard the

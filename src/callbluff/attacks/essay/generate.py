@@ -288,7 +288,7 @@ class BabelGenParams(GeneratorParams):
 
 
 @register
-class BabelGen(PromptGenerator):
+class BabelGen(PromptGenerator[BabelGenParams]):
     """BABEL-style nonsense essays for a prompt (Kumar et al. 2020, Sec. 3.4 "BabelGen", Tables 1 and 4).
 
     The paper gave Perelman's BABEL three keywords related to each prompt; BABEL answers with a long,
@@ -320,7 +320,7 @@ class BabelGen(PromptGenerator):
 
     def _vocabulary(self) -> dict[str, tuple[tuple[str, ...], ...]]:
         p = self.params
-        return babel_vocabulary(float(p.zipf_min), float(p.zipf_max), int(p.min_length))  # type: ignore[attr-defined]
+        return babel_vocabulary(float(p.zipf_min), float(p.zipf_max), int(p.min_length))
 
     def fit_fingerprint(self) -> str | None:
         """Persist the fitted state across runs (:mod:`callbluff.resources.fit_cache`): the fit reads WordNet,
@@ -332,10 +332,10 @@ class BabelGen(PromptGenerator):
         p = self.params
         texts = [r.text for r in records if isinstance(r, ScoredResponse) and r.text.strip()]
         mean_words = float(np.mean([len(t.split()) for t in texts])) if texts else None
-        if p.keywords is not None:  # type: ignore[attr-defined]
-            keywords = list(p.keywords)  # type: ignore[attr-defined]
+        if p.keywords is not None:
+            keywords = list(p.keywords)
         else:
-            keywords = top_nouns(prompt.text if prompt else "", texts, int(p.n_keywords))  # type: ignore[attr-defined]
+            keywords = top_nouns(prompt.text if prompt else "", texts, int(p.n_keywords))
         return {"mean_words": mean_words, "keywords": keywords, "n_essays": len(texts),
                 "vocabulary": vocabulary_fingerprint(self._vocabulary())}
 
@@ -347,7 +347,7 @@ class BabelGen(PromptGenerator):
         if not all(vocab[k] for k in ("N", "V", "A", "R")):
             return None
         keywords: list[str] = list(state["keywords"])
-        target = max(1, round(float(state["mean_words"]) * float(self.params.length_ratio)))  # type: ignore[attr-defined]
+        target = max(1, round(float(state["mean_words"]) * float(self.params.length_ratio)))
         text, n_sentences, n_paragraphs, n_words = compose(keywords, target, vocab, rng)
         return self.generated(prompt, text, index, keywords=keywords, target_words=target, n_words=n_words,
                               n_sentences=n_sentences, n_paragraphs=n_paragraphs)

@@ -208,8 +208,9 @@ def phrase_counts(texts: Sequence[str], res: Resources) -> Counter[str]:
 def prompt_texts(records: Sequence[Record], prompt: Prompt | None, max_records: int) -> list[str]:
     """The prompt's text and passage, then the texts of its first ``max_records`` responses by id."""
     texts = [t for t in ((prompt.text if prompt else ""), (prompt.source or "") if prompt else "") if t.strip()]
-    ordered = sorted((r for r in records if isinstance(getattr(r, "text", None), str)), key=lambda r: r.id)
-    return texts + [r.text for r in ordered[:max_records] if r.text.strip()]  # type: ignore[union-attr]
+    ordered = sorted(((r.id, t) for r in records if isinstance(t := getattr(r, "text", None), str)),
+                     key=lambda pair: pair[0])
+    return texts + [t for _, t in ordered[:max_records] if t.strip()]
 
 
 def rank_phrases(counts: Counter[str], index: CorpusIndex, n: int) -> list[str]:

@@ -34,7 +34,7 @@ class ShuffleSentParams(AttackParams):
 
 
 @register
-class ShuffleSent(StaticAttack):
+class ShuffleSent(StaticAttack[ShuffleSentParams]):
     """Randomly shuffle the sentences of a response (Kumar et al. 2020, Sec. 3.2, Table 1 "ShuffleSent").
 
     "We randomly shuffled all the sentences of the response. This ensured that readability and coherence of
@@ -271,7 +271,7 @@ class ModGrammarParams(ModParams):
 
 
 @register
-class ModGrammar(StaticAttack):
+class ModGrammar(StaticAttack[ModGrammarParams]):
     """Make the sentences ungrammatical (Kumar et al. 2020, Sec. 3.2 "ModGrammar", Table 3).
 
     Two test cases, ``variant``:
@@ -317,28 +317,34 @@ class ModGrammar(StaticAttack):
             return []
         sentences = units(record.text, "sentence", res)
         starts = [t.idx for t in doc]
-        plans: dict[int, list[Edit] | list[tuple[int, int]]] = {}
+        svo = self.params.variant == "svo"
+        slot_plans: dict[int, list[tuple[int, int]]] = {}  # svo: the triplet's spans per sentence
+        edit_plans: dict[int, list[Edit]] = {}  # errors: the sentence's edits
         for s in sentences:
             tokens = sentence_tokens(doc, s, starts)
             if not tokens:
                 continue
-            plan = svo_slots(tokens) if self.params.variant == "svo" else error_edits(tokens)
-            if plan:
-                plans[s.index] = plan
-        picked = pick_units(sorted(plans), self.params, rng)
+            if svo:
+                slots = svo_slots(tokens)
+                if slots:
+                    slot_plans[s.index] = slots
+            else:
+                changes = error_edits(tokens)
+                if changes:
+                    edit_plans[s.index] = changes
+        picked = pick_units(sorted(slot_plans if svo else edit_plans), self.params, rng)
         if not picked:
             return []
         edits: list[Edit] = []
         orders = []
         for i in picked:
-            if self.params.variant == "svo":
-                slots = plans[i]
+            if svo:
+                slots = slot_plans[i]
                 order = PERMUTATIONS[int(rng.integers(0, len(PERMUTATIONS)))]
                 orders.append(list(order))
-                edits += [Edit(a, b, record.text[slots[src][0]:slots[src][1]])  # type: ignore[index]
-                          for (a, b), src in zip(slots, order)]  # type: ignore[misc]
+                edits += [Edit(a, b, record.text[slots[src][0]:slots[src][1]]) for (a, b), src in zip(slots, order)]
             else:
-                edits += plans[i]  # type: ignore[arg-type]
+                edits += edit_plans[i]
         text, meta = apply(record.text, edits)
         if text == record.text:
             return []
@@ -366,7 +372,7 @@ class ModFluencyParams(SizePositionParams):
 
 
 @register
-class ModFluency(StaticAttack):
+class ModFluency(StaticAttack[ModFluencyParams]):
     """Induce the disfluencies of speech (Kumar et al. 2020, Sec. 3.2 "ModFluency").
 
     "For introducing disfluency, we repeat a few words at the start of each alternate sentence in a
@@ -594,7 +600,7 @@ class ModLexiconParams(ModParams):
 
 
 @register
-class ModLexicon(StaticAttack):
+class ModLexicon(StaticAttack[ModLexiconParams]):
     """Replace one word per sentence by a WordNet synonym (Kumar et al. 2020, Sec. 3.2 "ModLexicon").
 
     "We use Wordnet synset to replace one word (excluding the stop words) randomly in each sentence of the

@@ -6,8 +6,8 @@ reference answer pasted in, a claim of quality, a fake score in the grader's out
 a search through the Oracle with a query budget). ``common`` holds Kumar et al.'s size and position criteria
 read for an inserted span.
 
-Every attack is registered for short-answer graders (task ``content``) and, as ``<name>Essay``, for essay graders
-(task ``essay``); the texts do not depend on the task. A robust grader does not raise the score for the added
+Every attack serves short-answer graders (task ``content``) and essay graders (task ``essay``): the texts do not
+depend on the task (``tasks``); the per-task names they had before, ``<name>Essay``, still find them (``aliases``). A robust grader does not raise the score for the added
 text (expect ``not-higher``) and gives a content-free answer the minimum (expect ``bottom``).
 :func:`llm_configurations` lists the configurations ``callbluff suite llm-grader`` writes.
 """
@@ -18,40 +18,25 @@ from typing import Any
 
 from callbluff.attacks.llm.claims import (
     FormatHijack,
-    FormatHijackEssay,
     ReferencePaste,
-    ReferencePasteEssay,
     RubricEcho,
-    RubricEchoEssay,
     SelfAssessment,
-    SelfAssessmentEssay,
 )
-from callbluff.attacks.llm.content_free import MASTER_KEYS, MasterKey, MasterKeyEssay, NullAnswer, NullAnswerEssay
+from callbluff.attacks.llm.content_free import MASTER_KEYS, MasterKey, NullAnswer
 from callbluff.attacks.llm.injection import (
     InjectDelimiterEscape,
-    InjectDelimiterEscapeEssay,
     InjectInstruction,
-    InjectInstructionEssay,
     InjectRolePlay,
-    InjectRolePlayEssay,
     InjectSystemTurn,
-    InjectSystemTurnEssay,
     ObfuscatedInjection,
-    ObfuscatedInjectionEssay,
 )
-from callbluff.attacks.llm.universal import UniversalPhrase, UniversalPhraseEssay
+from callbluff.attacks.llm.universal import UniversalPhrase
 
 __all__ = [
-    "MASTER_KEYS", "FormatHijack", "FormatHijackEssay", "InjectDelimiterEscape", "InjectDelimiterEscapeEssay",
-    "InjectInstruction", "InjectInstructionEssay", "InjectRolePlay", "InjectRolePlayEssay", "InjectSystemTurn",
-    "InjectSystemTurnEssay", "MasterKey", "MasterKeyEssay", "NullAnswer", "NullAnswerEssay", "ObfuscatedInjection",
-    "ObfuscatedInjectionEssay", "ReferencePaste", "ReferencePasteEssay", "RubricEcho", "RubricEchoEssay",
-    "SelfAssessment", "SelfAssessmentEssay", "UniversalPhrase", "UniversalPhraseEssay", "llm_configurations",
+    "MASTER_KEYS", "FormatHijack", "InjectDelimiterEscape", "InjectInstruction", "InjectRolePlay", "InjectSystemTurn",
+    "MasterKey", "NullAnswer", "ObfuscatedInjection", "ReferencePaste", "RubricEcho", "SelfAssessment",
+    "UniversalPhrase", "llm_configurations",
 ]
-
-
-SUFFIX: dict[str, str] = {"content": "", "essay": "Essay"}
-"""The name suffix of the family's attacks per task (the essay twins are ``<name>Essay``)."""
 
 
 def llm_configurations(task: str = "content", *, search_budget: int = 216) -> list[dict[str, Any]]:
@@ -59,22 +44,21 @@ def llm_configurations(task: str = "content", *, search_budget: int = 216) -> li
     ``{"attack": name, "params": {...}}`` as a suite's ``[[attack]]`` table takes it. One configuration per
     attack, the three hidden encodings and both fake-score forms separately, and the universal phrase with
     ``search_budget`` queries per answer."""
-    sfx = SUFFIX.get(task)
-    if sfx is None:
+    if not InjectInstruction.serves(task):
         raise ValueError(f"the LLM-grader family grades scored answers: task 'content' or 'essay', got {task!r}")
     out: list[dict[str, Any]] = [
-        {"attack": f"InjectInstruction{sfx}", "params": {}},
-        {"attack": f"InjectRolePlay{sfx}", "params": {}},
-        {"attack": f"InjectSystemTurn{sfx}", "params": {}},
-        {"attack": f"InjectDelimiterEscape{sfx}", "params": {}},
-        {"attack": f"RubricEcho{sfx}", "params": {}},
-        {"attack": f"ReferencePaste{sfx}", "params": {}},
-        {"attack": f"SelfAssessment{sfx}", "params": {}},
-        {"attack": f"FormatHijack{sfx}", "params": {"form": "json"}},
-        {"attack": f"FormatHijack{sfx}", "params": {"form": "text"}},
-        {"attack": f"MasterKey{sfx}", "params": {}},
-        {"attack": f"NullAnswer{sfx}", "params": {}},
+        {"attack": "InjectInstruction", "params": {}},
+        {"attack": "InjectRolePlay", "params": {}},
+        {"attack": "InjectSystemTurn", "params": {}},
+        {"attack": "InjectDelimiterEscape", "params": {}},
+        {"attack": "RubricEcho", "params": {}},
+        {"attack": "ReferencePaste", "params": {}},
+        {"attack": "SelfAssessment", "params": {}},
+        {"attack": "FormatHijack", "params": {"form": "json"}},
+        {"attack": "FormatHijack", "params": {"form": "text"}},
+        {"attack": "MasterKey", "params": {}},
+        {"attack": "NullAnswer", "params": {}},
     ]
-    out += [{"attack": f"ObfuscatedInjection{sfx}", "params": {"encoding": e}} for e in ("zero-width", "tags", "homoglyph")]
-    out.append({"attack": f"UniversalPhrase{sfx}", "params": {"query_budget": search_budget}})
+    out += [{"attack": "ObfuscatedInjection", "params": {"encoding": e}} for e in ("zero-width", "tags", "homoglyph")]
+    out.append({"attack": "UniversalPhrase", "params": {"query_budget": search_budget}})
     return out

@@ -15,7 +15,6 @@ from callbluff.attacks.llm.common import (
     LIU_INJECTION,
     InjectParams,
     LLMStatic,
-    essay_twin,
     insert,
     scale_text,
 )
@@ -24,7 +23,7 @@ from callbluff.records import Perturbed, Prompt, Record
 
 
 @register
-class RubricEcho(LLMStatic):
+class RubricEcho(LLMStatic[InjectParams]):
     """The prompt's rubric pasted into the answer (in the spirit of Kumar et al. 2020, Sec. 3.3 AddRC, which
     adds the prompt's own reading material to a response, and of Ding et al. 2020, Sec. 2.2 prompt-specific
     answers: text that overlaps the grading material without answering). An LLM grader that reads the rubric
@@ -34,19 +33,20 @@ class RubricEcho(LLMStatic):
     inserted per :class:`InjectParams`; a prompt without a rubric gives no example."""
 
     name = "RubricEcho"
+    aliases = ("RubricEchoEssay",)
     family = "llm-echo"
     paper = KUMAR
     description = "Paste the prompt's rubric into the answer."
     Params = InjectParams
 
     def applies_to(self, record: Any, prompt: Prompt | None) -> bool:
-        return super().applies_to(record, prompt) and bool((prompt.rubric or "").strip())  # type: ignore[union-attr]
+        return super().applies_to(record, prompt) and prompt is not None and bool((prompt.rubric or "").strip())
 
     def generate(self, record: Record, rng: np.random.Generator, res: Any, prompt: Prompt | None = None,
                  state: Any = None) -> list[Perturbed]:
         assert prompt is not None and prompt.rubric
         p = self.params
-        text, meta = insert(record.text, prompt.rubric.strip(), p.position, p.repeat, rng)  # type: ignore[attr-defined]
+        text, meta = insert(record.text, prompt.rubric.strip(), p.position, p.repeat, rng)
         return [self.perturbed(record, text, **meta)]
 
 
@@ -59,7 +59,7 @@ class ReferenceParams(InjectParams):
 
 
 @register
-class ReferencePaste(LLMStatic):
+class ReferencePaste(LLMStatic[ReferenceParams]):
     """Part of the reference answer pasted into the student's answer (Kumar et al. 2020, Sec. 3.1 size and
     position criteria applied to the reference's words; Sec. 3.3 AddRC adds prompt material the same way). A
     grader shown the reference (``${reference}``) sees its words in the answer.
@@ -70,28 +70,29 @@ class ReferencePaste(LLMStatic):
     tokens; the run is contiguous; a prompt without a reference gives no example."""
 
     name = "ReferencePaste"
+    aliases = ("ReferencePasteEssay",)
     family = "llm-echo"
     paper = KUMAR
     description = "Paste part of the reference answer into the answer."
     Params = ReferenceParams
 
     def applies_to(self, record: Any, prompt: Prompt | None) -> bool:
-        return super().applies_to(record, prompt) and bool((prompt.reference or "").strip())  # type: ignore[union-attr]
+        return super().applies_to(record, prompt) and prompt is not None and bool((prompt.reference or "").strip())
 
     def generate(self, record: Record, rng: np.random.Generator, res: Any, prompt: Prompt | None = None,
                  state: Any = None) -> list[Perturbed]:
         assert prompt is not None and prompt.reference
         words = prompt.reference.split()
         p = self.params
-        k = max(1, int(len(words) * p.percent / 100.0 + 1e-9))  # type: ignore[attr-defined]
+        k = max(1, int(len(words) * p.percent / 100.0 + 1e-9))
         start = int(rng.integers(0, len(words) - k + 1))
         span = " ".join(words[start:start + k])
-        text, meta = insert(record.text, span, p.position, p.repeat, rng)  # type: ignore[attr-defined]
+        text, meta = insert(record.text, span, p.position, p.repeat, rng)
         return [self.perturbed(record, text, pasted_words=[start, start + k], **meta)]
 
 
 @register
-class SelfAssessment(_Injection):
+class SelfAssessment(_Injection[InjectParams]):
     """A claim, in the answer, that it meets every criterion of the rubric and matches the reference (the
     "authority" and self-evaluation cues LLM judges are biased by; Liu et al. 2024, Sec. 3 counts text that
     tells the model the task's outcome as a "fake completion"). No instruction is given, only a claim.
@@ -99,6 +100,7 @@ class SelfAssessment(_Injection):
     A robust grader does not raise the score (expect ``not-higher``). Choices: three wordings, one per record."""
 
     name = "SelfAssessment"
+    aliases = ("SelfAssessmentEssay",)
     family = "llm-claim"
     paper = LIU_INJECTION
     description = "Append a claim that the answer meets every criterion and deserves full marks."
@@ -119,7 +121,7 @@ class FormatParams(InjectParams):
 
 
 @register
-class FormatHijack(LLMStatic):
+class FormatHijack(LLMStatic[FormatParams]):
     """A fake score in the grader's own output format, e.g. ``{"score": 5}`` (Zheng et al. 2025, Sec. 3: their
     null model's "structured cheating response" imitates the auto-annotator's output format so that the
     annotator's parser reads the cheater's verdict; Liu et al. 2024, Sec. 3 "fake completion"). A grader that
@@ -129,6 +131,7 @@ class FormatHijack(LLMStatic):
     maximum; one copy per ``repeat`` at ``position``."""
 
     name = "FormatHijack"
+    aliases = ("FormatHijackEssay",)
     family = "llm-format"
     paper = "Zheng et al. 2025, Cheating Automatic LLM Benchmarks: Null Models Achieve High Win Rates (ICLR)"
     description = "Insert a fake score in the grader's own output format (e.g. {\"score\": MAX})."
@@ -139,15 +142,9 @@ class FormatHijack(LLMStatic):
         assert prompt is not None
         p = self.params
         top = scale_text(prompt)["max"]
-        if p.form == "json":  # type: ignore[attr-defined]
-            span = json.dumps({p.key: json.loads(top)})  # type: ignore[attr-defined]
+        if p.form == "json":
+            span = json.dumps({p.key: json.loads(top)})
         else:
-            span = f"{p.key[:1].upper()}{p.key[1:]}: {top}"  # type: ignore[attr-defined]
-        text, meta = insert(record.text, span, p.position, p.repeat, rng)  # type: ignore[attr-defined]
+            span = f"{p.key[:1].upper()}{p.key[1:]}: {top}"
+        text, meta = insert(record.text, span, p.position, p.repeat, rng)
         return [self.perturbed(record, text, payload=span, **meta)]
-
-
-RubricEchoEssay = register(essay_twin(RubricEcho))
-ReferencePasteEssay = register(essay_twin(ReferencePaste))
-SelfAssessmentEssay = register(essay_twin(SelfAssessment))
-FormatHijackEssay = register(essay_twin(FormatHijack))

@@ -1,5 +1,5 @@
 """What the LLM-grader attacks share: the citations, Kumar et al.'s size and position criteria read for an
-inserted span, the prompt's scale as text, and the essay twins.
+inserted span and the prompt's scale as text.
 
 Size and position (Kumar et al. 2020, Sec. 3.1: "[S] defines the percentage up to which the original response
 has to be changed [...] [P] defines the position of inducing adversarial perturbation"). An injected span is not
@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from callbluff.attacks.base import AttackParams, StaticAttack
+from callbluff.attacks.base import AttackParams, P, StaticAttack
 from callbluff.records import Prompt, ScoredResponse
 
 KUMAR = "Kumar et al. 2020, Calling Out Bluff"
@@ -98,21 +98,15 @@ def scale_text(prompt: Prompt | None) -> dict[str, str]:
     return {"max": fmt(prompt.score_max), "min": fmt(prompt.score_min)}
 
 
-class LLMStatic(StaticAttack):
-    """Base of the family's static attacks: a scored response with a prompt (the scale a payload names)."""
+class LLMStatic(StaticAttack[P]):
+    """Base of the family's static attacks: a scored response with a prompt (the scale a payload names), for short
+    answers and essays alike (the family's texts do not depend on the task). Each attack is also found by the
+    name it had when an attack served one task, ``<name>Essay`` (its ``aliases``)."""
 
     task = "content"
+    tasks = ("content", "essay")
     record_type = ScoredResponse
     expect = "not-higher"
 
     def applies_to(self, record: Any, prompt: Prompt | None) -> bool:
         return prompt is not None and bool(record.text.strip())
-
-
-def essay_twin(cls: type) -> type:
-    """The same attack for essay graders (task ``essay``, name ``<name>Essay``): one class per task is the
-    attack contract (an attack has one task); the family's texts do not depend on the task. Bind the result to
-    a module-level name of the module that defines ``cls`` so that it pickles."""
-    return type(f"{cls.__name__}Essay", (cls,), {
-        "name": f"{cls.name}Essay", "task": "essay", "__doc__": cls.__doc__, "__module__": cls.__module__,
-        "__qualname__": f"{cls.__name__}Essay"})

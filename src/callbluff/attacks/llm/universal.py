@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field
 
 from callbluff.attacks.base import SearchParams, SearchAttack, register
-from callbluff.attacks.llm.common import RAINA, essay_twin
+from callbluff.attacks.llm.common import RAINA
 from callbluff.records import Perturbed, Prompt, Record, ScoredResponse
 
 VOCABULARY: tuple[str, ...] = (
@@ -35,7 +35,7 @@ class UniversalParams(SearchParams):
 
 
 @register
-class UniversalPhrase(SearchAttack):
+class UniversalPhrase(SearchAttack[UniversalParams]):
     """A short phrase appended to every answer, chosen to raise the grader's mean score (Raina et al. 2024, Sec.
     3.2-3.3: the universal attack on absolute assessment; a greedy search adds, word by word, the vocabulary word
     that maximises the mean predicted score over a set of training answers, and the phrase then transfers to
@@ -52,7 +52,9 @@ class UniversalPhrase(SearchAttack):
     A robust grader does not raise the score (expect ``not-higher``)."""
 
     name = "UniversalPhrase"
+    aliases = ("UniversalPhraseEssay",)
     task = "content"
+    tasks = ("content", "essay")
     family = "llm-search"
     paper = RAINA
     description = "Append a universal phrase found by a greedy search that raises the grader's mean score."
@@ -64,7 +66,7 @@ class UniversalPhrase(SearchAttack):
     def fit(self, records: Sequence[Record], prompt: Prompt | None, res: Any) -> list[str]:
         scored = [r for r in records if isinstance(r, ScoredResponse) and r.text.strip()]
         scored.sort(key=lambda r: (r.gold if r.gold is not None else float("inf"), r.id))
-        return [r.text for r in scored[: self.params.train_answers]]  # type: ignore[attr-defined]
+        return [r.text for r in scored[: self.params.train_answers]]
 
     def applies_to(self, record: Record, prompt: Prompt | None) -> bool:
         return isinstance(record, ScoredResponse) and bool(record.text.strip())
@@ -75,11 +77,11 @@ class UniversalPhrase(SearchAttack):
         if not train:
             return []
         p = self.params
-        words = list(p.words or VOCABULARY)  # type: ignore[attr-defined]
+        words = list(p.words or VOCABULARY)
         phrase: list[str] = []
         best: tuple[float, int] | None = None  # (mean, prefix length)
         trail: list[float] = []
-        for _ in range(p.length):  # type: ignore[attr-defined]
+        for _ in range(p.length):
             step: tuple[float, str] | None = None
             for w in words:
                 cand = " ".join([*phrase, w])
@@ -106,6 +108,3 @@ class UniversalPhrase(SearchAttack):
         found = " ".join(phrase[: best[1]])
         return [self.perturbed(record, f"{record.text.rstrip()} {found}{record.text[len(record.text.rstrip()):]}",
                                phrase=found, train_mean=best[0], step_means=trail, train_answers=len(train))]
-
-
-UniversalPhraseEssay = register(essay_twin(UniversalPhrase))

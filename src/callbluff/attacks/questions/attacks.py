@@ -38,7 +38,7 @@ from pydantic import Field
 from callbluff.attacks.base import AttackParams, StaticAttack, register
 from callbluff.attacks.questions import keywords as kw
 from callbluff.attacks.questions import words as aw
-from callbluff.records import OpenQuestion, Perturbed
+from callbluff.records import OpenQuestion, Perturbed, Record
 from callbluff.resources.context import DEPENDENCY_CACHE_SIZE
 from callbluff.resources.typos import TypoCorpus, cached_corpus, default_paths
 
@@ -315,7 +315,7 @@ def skip_reason(question: str) -> str | None:
 
 
 @register
-class DPAEG(StaticAttack):
+class DPAEG(StaticAttack[DPAEGParams]):
     """DPAEG (Sec. 3): keywords from the dependency parse (Algorithm 1, Sec. 3.3) replaced by their typos,
     spell-similar words and typos of spell-similar words (Algorithm 2, Sec. 3.4), questions kept within
     edit distance ``epsilon`` of the original (Sec. 3.5). A robust Q&A robot still answers correctly
@@ -371,7 +371,7 @@ class DPAEG(StaticAttack):
             return kw.random_keywords(doc, rng, len(found))
         return found
 
-    def prefetch(self, records: Sequence[OpenQuestion], res: Any) -> None:
+    def prefetch(self, records: Sequence[Record], res: Any) -> None:
         """Parse the questions of many records in one batch (``res.dependency_docs``: one ``nlp.pipe``) so
         that :meth:`generate` finds each parse cached; outputs are the same with or without it. At most
         :data:`~callbluff.resources.context.DEPENDENCY_CACHE_SIZE` questions (more would evict each other)."""
@@ -445,7 +445,8 @@ class _ContentDeletionParams(_DeletionParams):
 def _baseline(cls_name: str, params: type[DPAEGParams], doc: str, description: str) -> type[DPAEG]:
     cls = type(cls_name, (DPAEG,), {"__doc__": doc, "name": cls_name, "Params": params, "description": description,
                                     "requires": ("spacy-parse",), "__module__": __name__})
-    return register(cls)  # type: ignore[arg-type]
+    assert issubclass(cls, DPAEG)
+    return register(cls)
 
 
 DPAEGDelete = _baseline(
