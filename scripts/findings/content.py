@@ -237,7 +237,7 @@ def attack_tables(count: int, off_count: int, train_spec: str, misspell: bool) -
 def run(work: Path, name: str, targets: list[dict[str, Any]], tables: list[dict[str, Any]], test_spec: str,
         workers: int) -> tuple[list[dict[str, Any]], Path, dict[str, Any]]:
     """Run (or resume) one suite through the engine; its metrics rows, run directory and timing."""
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import parse_suite
 
     out = work / "runs" / name

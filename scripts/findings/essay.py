@@ -45,7 +45,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
-from callbluff.engine.run import run_suite  # noqa: E402
+from callbluff.api import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.models.essay import holdout_split  # noqa: E402
 from callbluff.progress import Progress, prefixed  # noqa: E402

@@ -65,7 +65,7 @@ import pandas as pd  # noqa: E402
 from callbluff.attacks.base import get_attack  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
 from callbluff.engine.generate import AttackSpec, Generation  # noqa: E402
-from callbluff.engine.run import run_suite  # noqa: E402
+from callbluff.api import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.metrics.significance import mcnemar_exact, wilson_interval  # noqa: E402
 from callbluff.metrics.questions import ranking_metrics, success_stats  # noqa: E402

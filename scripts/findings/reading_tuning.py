@@ -75,7 +75,7 @@ def main() -> None:
         sys.exit(f"needs {DEV} and {MODEL} (the shared data and reader); set CALLBLUFF_SHARED")
 
     from callbluff.attacks.base import make_attack
-    from callbluff.engine.search import search_one
+    from callbluff.engine.search import SearchContext, search_one
     from callbluff.engine.work import AttackSpec
     from callbluff.metrics.reading import f1_score
     from callbluff.models.qa import TransformerQA
@@ -89,8 +89,8 @@ def main() -> None:
     f1s, queries, secs = [], [], []
     for k, rec in enumerate(tuning_questions(args.start, args.n)):
         clean = reader.predict([READING.original_input(rec)])[0]
-        found, error, timing = search_one(attack, rec, reader, "reader", args.seed, {}, {}, spec, clean, res,
-                                          raise_errors=True)
+        found, error, timing = search_one(SearchContext(spec, "reader", args.seed, raise_errors=True), rec, reader,
+                                          clean, res)
         secs.append(timing["seconds"])
         used = timing["queries"]
         adv = reader.predict([READING.adversarial_input(found[0][0], rec)])[0] if found else clean
