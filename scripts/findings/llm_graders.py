@@ -115,9 +115,9 @@ def pkg(name: str) -> str:
 
 # -- 1. the slice ---------------------------------------------------------------------------------------------
 
-def write_slice(n_prompts: int, per_prompt: int, path: Path, from_end: bool = False) -> dict[str, Any]:
-    """The slice of step 1 as JSON lines; returns what it holds. ``from_end``: the last questions in file order
-    instead of the first (the erase-and-rescore selection slice, never the battery's)."""
+def write_slice(n_prompts: int, per_prompt: int, path: Path, skip: int = 0) -> dict[str, Any]:
+    """The slice of step 1 as JSON lines; returns what it holds. ``skip``: leave out the first ``skip`` questions
+    (the erase-and-rescore selection slice, never the battery's)."""
     from callbluff.datasets import load
 
     ds = load(f"mohler:{MOHLER}")
@@ -125,7 +125,7 @@ def write_slice(n_prompts: int, per_prompt: int, path: Path, from_end: bool = Fa
     for r in ds.records():
         by_prompt.setdefault(r.prompt_id, []).append(r)
     ok = [pid for pid, rs in by_prompt.items() if len(rs) >= per_prompt]
-    chosen = ok[-n_prompts:] if from_end else ok[:n_prompts]
+    chosen = ok[skip:skip + n_prompts]
     rows = []
     for pid in chosen:
         rs = by_prompt[pid]
@@ -406,12 +406,26 @@ def clean_lowered(run_dir: Path, base: str = "smollm2") -> dict[str, dict[str, A
     return out
 
 
+SELECTION_SKIP = 4
+"""The selection slice's questions: the two after the first four in file order (a battery of up to 4 questions
+takes the first ones). A first selection on the last two questions (12.9, 12.10) did not discriminate: the
+universal phrase raised no answer of the grader alone there (0 % for every d, d = 1 by the tie rule); it was
+repeated here, before the battery ran; both are in erase-selection.json and the document."""
+
+
 def erase_selection(a: Any, cache: Path) -> dict[str, Any]:
-    """``--erase-selection``: choose ``erase_suffix_tokens`` on Mohler answers outside the battery slice (the last
-    questions in file order), with :func:`choose_suffix`; written to ``erase-selection.json``."""
+    """``--erase-selection``: choose ``erase_suffix_tokens`` on Mohler answers outside the battery slice
+    (:data:`SELECTION_SKIP`), with :func:`choose_suffix`; written to ``erase-selection.json`` (an earlier selection
+    on another slice kept under ``earlier``)."""
     from callbluff.resources.local_llm import LocalLLMServer
 
-    info = write_slice(a.battery_prompts, a.battery_per_prompt, cache / "erase-selection-slice.jsonl", from_end=True)
+    old = cache / "erase-selection.json"
+    earlier = []
+    if old.is_file():
+        prev = json.loads(old.read_text(encoding="utf-8"))
+        earlier = prev.pop("earlier", []) + [prev]
+    info = write_slice(a.battery_prompts, a.battery_per_prompt, cache / "erase-selection-slice.jsonl",
+                       skip=SELECTION_SKIP)
     battery = write_slice(a.battery_prompts, a.battery_per_prompt, cache / "battery-slice.jsonl")
     assert not set(info["prompts"]) & set(battery["prompts"]), "the selection slice overlaps the battery's"
     key = os.urandom(12).hex()
@@ -420,6 +434,7 @@ def erase_selection(a: Any, cache: Path) -> dict[str, Any]:
     try:
         with LocalLLMServer(api_key=key, threads=1, log_path=cache / "server-erase-selection.log") as srv:
             path = cache / "erase-selection.toml"
+            shutil.rmtree(cache / "run-erase-selection", ignore_errors=True)  # another slice: its own run
             path.write_text(erase_selection_suite_text(srv, slice_spec(cache / "erase-selection-slice.jsonl")),
                             encoding="utf-8")
             r = run(path, cache / "run-erase-selection", restart=True)
@@ -438,6 +453,7 @@ def erase_selection(a: Any, cache: Path) -> dict[str, Any]:
                     "erase_per_answer": (u.get("extra_calls_per_answer") or {}).get("erase")}
     alone = next((r for k, r in rows["smollm2"].items() if k[0] == "UniversalPhrase"), {})
     res = {"slice": info, "per_d": per_d, "alone": {"raised": raised(alone), "max_out": alone.get("max_out_pct")},
+           "earlier": [e for e in earlier if e["slice"]["prompts"] != info["prompts"]],
            "chosen": choose_suffix(per_d), "wall_s": round(time.time() - t0, 1), "calls": sum(
                int((v.get("usage") or {}).get("replies", 0)) for v in r["target_stats"].values())}
     (cache / "erase-selection.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
@@ -800,9 +816,15 @@ def render_battery(b: dict[str, Any]) -> list[str]:
                   "the held-out figure of the injection-detector section below.", ""]
     if sel:
         pd_ = sel["per_d"]
+        for e in sel.get("earlier", []):
+            lines += [f"A first selection on questions {', '.join(e['slice']['prompts'])} did not discriminate: the "
+                      f"grader alone {fmt(e['alone']['raised'])} % raised there, and every d "
+                      + ", ".join(f"{fmt(v['raised'])} %" for _, v in sorted(e["per_d"].items(), key=lambda kv: int(kv[0])))
+                      + f" (d = {e['chosen']} by the tie rule); it was repeated on other questions before the battery "
+                      "ran.", ""]
         lines += ["The suffix length d was chosen before the battery ran, on other Mohler answers "
-                  f"({sel['slice']['answers']} answers to questions {', '.join(sel['slice']['prompts'])}, the last "
-                  "questions in file order; none in the battery slice), under the same universal-phrase search: "
+                  f"({sel['slice']['answers']} answers to questions {', '.join(sel['slice']['prompts'])}, "
+                  "none in the battery slice), under the same universal-phrase search: "
                   f"the grader alone {fmt(sel['alone']['raised'])} % raised / {fmt(sel['alone']['max_out'])} % max-out; "
                   + "; ".join(f"d = {d}: {fmt(v['raised'])} % / {fmt(v['max_out'])} %, clean answers lowered "
                               f"{v['clean_lowered']} ({fmt(v['clean_lowered_pct'])} %), erase calls per answer "
