@@ -290,8 +290,13 @@ def battery_suite_text(srv: Any, spec: str, seed: int = 0, attacks: str = "all",
 NEGATIVES = [f"asap-sas:{SAS_TRAIN}", f"asap-aes:{SHARED / 'data' / 'asap-aes' / 'training_set_rel3.tsv.gz'}",
              f"squad:{SHARED / 'data' / 'squad-v1.1' / 'dev-v1.1.json.gz'}"]
 """The pre-filter's training negatives besides its own answers (as the detector section's filter M)."""
-DETECTOR_SOURCES = ("injection.py", "injection_grammar.py", "injection_lexicon.py", "injection_model.py",
-                    "injection_normalise.py", "filters.py")
+DEFENSES = REPO / "src" / "callbluff" / "defenses"
+
+
+def detector_sources() -> list[Path]:
+    """The pre-filter's source files (every ``injection*.py`` of the defenses package and ``filters.py``): what
+    names the battery's fitted filter."""
+    return sorted(DEFENSES.glob("injection*.py")) + [DEFENSES / "filters.py"]
 
 
 def fit_battery_filter(cache: Path, exclude: list[str]) -> dict[str, Any]:
@@ -315,9 +320,9 @@ def fit_battery_filter(cache: Path, exclude: list[str]) -> dict[str, Any]:
                      "reference": p.reference, "rubric": p.rubric})
     data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows)
     h = hashlib.sha256(data.encode())
-    src = REPO / "src" / "callbluff" / "defenses"
-    for name in DETECTOR_SOURCES:
-        h.update((src / name).read_bytes())
+    sources = detector_sources()
+    for f in sources:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     for n in NEGATIVES:
         h.update(n.encode())
     out = cache / f"battery-filter-{h.hexdigest()[:12]}"
@@ -335,9 +340,9 @@ def fit_battery_filter(cache: Path, exclude: list[str]) -> dict[str, Any]:
         (out / "fit_seconds").write_text(f"{time.time() - t:.0f}")
     meta = json.loads((out / "filter.json").read_text())
     first = next(iter(meta["prompts"].values()))
-    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", *[str(src / n) for n in DETECTOR_SOURCES]],
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", *map(str, sources)],
                           cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", *[str(src / n) for n in DETECTOR_SOURCES]],
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *map(str, sources)],
                            cwd=REPO, capture_output=True, text=True).stdout.strip()
     return {"dir": str(out), "answers": len(rows), "excluded": len(skip),
             "threshold": first.get("learned_threshold"), "fit_s": float((out / "fit_seconds").read_text())
