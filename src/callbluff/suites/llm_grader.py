@@ -70,10 +70,12 @@ def chat_target(name: str, base_url: str, model: str, *, api_key_env: str | None
             "timeout": 60.0}
 
 
-ERASE_SUFFIX_TOKENS = 2
+ERASE_SUFFIX_TOKENS = 1
 """erase-and-rescore's suffix mode in the ``erase`` and ``full`` defences (``erase_suffix_tokens``): the answer also
 scored without its last 1..d words. Chosen by scripts/findings/llm_graders.py's ``--erase-selection`` on Mohler
-answers outside the defence battery's slice (docs/findings/llm-graders.md, the battery section)."""
+answers outside the defence battery's slice (questions 1.5 and 1.6, 16 answers, under the main run's universal-phrase
+search: the grader alone 18.75 % raised, d = 1, 2 and 3 each 0 % raised with no clean answer lowered, so the rule's
+tie went to the smallest d; docs/findings/llm-graders.md, the battery section)."""
 
 GRADER_DEFENCES: list[tuple[str, dict[str, Any]]] = [
     ("delimit", {"spotlight": "delimit"}),
