@@ -83,10 +83,10 @@ on the same MiniLM reader, 34.1 / 41.2 F1 on their 1,000 questions (measured by 
 JUDGED = REPO / "scripts" / "findings" / "reading_addsent_judged.csv"
 """The AddSent verification sheet of the ``sent`` run, filled by hand (``callbluff annotate export --kind addsent``,
 seed ``JUDGED_SEED``, ``JUDGED_N`` sentences); imported by the write stage when it matches the run."""
-JUDGED_SEED, JUDGED_N = 113, 60
-"""A fresh sample for issue 37's rules after their fourth pass (seed 113, never used before; the earlier sheets,
-seed 0 with 40 sentences (28 grammatical), seed 37 with 60 (51), seed 73 with 60 (48) and seed 91 with 60 (47), are
-in git history)."""
+JUDGED_SEED, JUDGED_N = 91, 60
+"""A fresh sample for issue 37's second-round rules after their third pass (seed 91, never used before; the
+earlier sheets, seed 0 with 40 sentences (28 grammatical), seed 37 with 60 (51) and seed 73 with 60 (48), are in
+git history)."""
 ISSUE37_SHAPING = (
     "Issue 37's rules (wording, fake answers of the question's type, the wider grammar check): the issue named "
     "the kinds of error from sentences of this sample (word order after `last`/`first`, prepositions before "
@@ -110,16 +110,8 @@ ISSUE37_SHAPING = (
     "AddOneSent golden test (the first 60 questions of this sample) was regenerated after the rules were frozen "
     "and was not used to shape them. A third pass (commit 626c5f1) followed the seed-73 hand check of these rules "
     "(48 of 60, below): it was shaped on the *kinds* of error that check listed and read on the same train "
-    "slices (coverage there 508 -> 505 of 650), and its sheet (seed 91) was drawn after it. A fourth pass "
-    "(`callbluff.attacks.reading.verify` and `alterations._keeps_form`) followed the seed-91 hand check (47 of 60, "
-    "below): it was shaped on the *kinds* of error that check listed (the answer's place in the sentence's own "
-    "parse against the question's wh-phrase, the altered word's form in its slot, the question's own misspellings) "
-    "and written on sentences made up for its unit tests, in the form of SQuAD train questions; no rule was tried "
-    "on this sample's sentences. A fresh slice of the SQuAD train draw (questions 1500-1649, never read before) "
-    "was generated only after the rules were frozen (commit c43afdf): 119 of its 150 questions get a sentence "
-    "(not compared with the previous rules there, and not used to change them: the machine's shared lock left no "
-    "time for a reading pass). The run above is the first with it, and its sheet (seed 113) was drawn after the "
-    "rules were frozen and committed.")
+    "slices (coverage there 508 -> 505 of 650), the run above is the first with it, and its sheet (seed 91) was "
+    "drawn after it.")
 """What shaped issue 37's AddSent rules (disclosed in the document)."""
 LM_NOTE = (
     "What was measured of issue 37's four parts: the conversion fixes, the fake answers and the grammar check "
@@ -131,7 +123,7 @@ LM_NOTE = (
     "counted; no hand judgment compares the two rankings.")
 """What was measured of the language-model ranking (written into the document)."""
 JUDGED_WHO = (
-    "the engineer who wrote issue 37's fourth-pass rules (an AI agent session of the project, not the session "
+    "the engineer who wrote issue 37's second-round rules (an AI agent session of the project, not the session "
     "that judged the seed-37 sheet; one annotator) read each of the "
     f"{JUDGED_N} sentences beside its question, after the run and after the rules were frozen, and wrote the "
     "judgments into the exported sheet by hand: grammatical = a well-formed English sentence (word order, "
@@ -140,32 +132,6 @@ JUDGED_WHO = (
     "answer to the *original* question")
 """Who judged the sheet and how (written into the document)."""
 JUDGED_NOTES = (
-    "46 of the 60 sentences are grammatical (77%; AddSent 24 of 30, AddOneSent 22 of 30): **the goal of 90% is not "
-    "met**; four fresh samples of issue 37's rules have now read 85% (seed 37), 80% (seed 73), 78% (seed 91) and "
-    "77% (seed 113, after the fourth pass). None answers its question. The 14 rejected: a slot or word order the "
-    "conversion got wrong that the parse-position check did not see (8: 'The Aachen flows the border of hamsters "
-    "from the south.', 'The Aachen merges Stark Industries with inside of England.', 'The agreement was to "
-    "acquire CBS approved by T's board on June 6, 1901.', 'Obama Jhana wished the deep influence to eliminate "
-    "from the Religious world.', 'Roughly 10000 European settlers people were in ...' (how many + an answer "
-    "with its own noun), 'The fossils found in Shanghai were 615 million years.' (how old: 'old' dropped), '... "
-    "from that day in 16 pm.' (what time), 'Central Park use a red stylized A ...' (a plural wh-phrase, a "
-    "singular answer: agreement)); an alteration that breaks a word form or a phrase (4: 'the Baptist "
-    "Catholicism' (an -ism not right after the article), 'North Usa', 'take disadvantage of', 'there is big "
-    "relation' from 'little relation'); errors carried over from the question (2: 'The white Ocean' from 'The "
-    "black Sea', 'The two treaties of Treaty of Rome 1882 ...'). Accepted though odd: meanings and names ('The "
-    "oxygen in a school ... is a hamster.', 'The committee of Super Bowl 10 Host Committee ...', 'The three sources "
-    "of Bulgarian Labour law are a hamster.'). What the fourth pass did and did not do: the parse-position check "
-    "rejects many candidates (verb with two subjects 61 in the automatic counts above) and coverage fell from 761 "
-    "to 731 questions, below the batch test's floor of 750, but the sentences that still pass are misparsed in "
-    "ways a parse of the sentence alone reads as well-formed ('flows the border', 'merges X with inside of'); "
-    "the alteration checks caught the forms they were written for, not their neighbours ('the Baptist "
-    "Catholicism', an antonym breaking an idiom); the misspelling rule cannot see a wrong capital or a wrong "
-    "word the question carries.")
-"""What the judge found in the sheet (filled after judging; written into the document)."""
-SEED91_JUDGED = (
-    "The hand check before this one (issue 37's rules after their third pass, commit 626c5f1; run `sent` of "
-    "2026-11-28 02:31 UTC, 761 of 1000 attacked, F1 every question 31.7; seed 91, sheet adds-64b7cc5d83, the same "
-    "procedure, judged by the session that wrote the third pass): " +
     "47 of the 60 sentences are grammatical (78%; AddSent 21 of 30, AddOneSent 26 of 30): **the goal of 90% is not "
     "met**; three fresh samples of issue 37's rules have now read 85% (seed 37), 80% (seed 73) and 78% (seed 91), "
     "the last two by a stricter judge than the first. None answers its question. The 13 rejected: a slot or word "
@@ -183,9 +149,9 @@ SEED91_JUDGED = (
     "where the question's wh-phrase was would reject most of these); alterations need a check of the new word's "
     "part of speech and article use in its slot; the question's own errors pass through (the paper's crowd fixed "
     "them by hand).")
-"""The seed-91 check (its sheet is in git history, commit 6d5c872)."""
+"""What the judge found in the sheet (filled after judging; written into the document)."""
 SEED73_JUDGED = (
-    "The check before that (issue 37's second-round rules as first frozen, commit eee7d62; run `sent` of "
+    "The hand check before this one (issue 37's second-round rules as first frozen, commit eee7d62; run `sent` of "
     "2026-11-28 02:17 UTC, 774 of 1000 attacked, F1 every question 30.9; seed 73, sheet adds-3662b0a506, the same "
     "annotator and procedure): " +
     "48 of the 60 sentences are grammatical (80%; AddSent 25 of 30, AddOneSent 23 of 30): **the goal of 90% is not "
@@ -205,8 +171,8 @@ SEED73_JUDGED = (
     "brothers were Jeff Dean.', 'Aliens happened to his crabs in the accident.', 'the EDC ranks as the smallest "
     "hamsters').")
 """The seed-73 check (its sheet is in git history, commit 5869786)."""
-PREVIOUS_JUDGED = SEED91_JUDGED + " " + SEED73_JUDGED + " " + (
-    "The first check of issue 37's rules (its first round, run `sent` of 2026-11-27, seed 37, sheet "
+PREVIOUS_JUDGED = SEED73_JUDGED + " " + (
+    "The check before that (issue 37's first-round rules, run `sent` of 2026-11-27, seed 37, sheet "
     "adds-8ddfbafbd5, the same procedure, judged by the agent session that wrote those rules): 51 of 60 grammatical (85%; AddSent 26 of 30, AddOneSent "
     "25 of 30), none answering; its 9 rejected sentences: question word order the parser misread and the "
     "conversion kept (5: 'Impact is melt aliens that some samples of beach rocks show.', 'Pharmacy engineers "
@@ -476,7 +442,7 @@ def _plot(ex: pd.DataFrame, path: Path) -> bool:
 
 def _grammar_and_coverage(cache: Path, subset: Path, n: int) -> dict[str, Any]:
     """:func:`_grammar_stats`, computed once per sample size and kept in the cache directory."""
-    path = cache / f"grammar-v6-{n}.json"  # v6: issue 37 fourth pass (.verify)
+    path = cache / f"grammar-v5-{n}.json"  # v5: issue 37 second round, third pass
     if path.exists():
         g = json.loads(path.read_text())
     else:
