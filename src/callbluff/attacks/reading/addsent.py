@@ -44,7 +44,6 @@ the altered words (``alterations``, never empty), the conversion rule, its gramm
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -60,7 +59,6 @@ from callbluff.attacks.reading.declarative import CONVERSIONS, convert, wh_phras
 from callbluff.attacks.reading.fluency import (STRUCTURAL, ModelDied, died_reason, fluency_scorer, scorer_label,
                                               warn_fallback)
 from callbluff.attacks.reading.grammar import grammar_problems
-from callbluff.attacks.reading.verify import misspelled_words, position_problems
 from callbluff.attacks.reading.fake_answers import (AnswerToken, answer_kind, answer_tokens_many, fake_answers,
                                                     overlaps_gold)
 from callbluff.attacks.reading.lexicon import Lexicon, load_lexicon
@@ -207,10 +205,6 @@ class _Raw:
     candidate: Candidate
     phrase: str
     subject: bool
-    wh: str = ""
-    kind: str = ""
-    misspelt: tuple[str, ...] = ()
-    """The question's misspelt words the sentence keeps (:func:`.verify.misspelled_words`)."""
 
 
 def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexicon,
@@ -226,7 +220,6 @@ def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexico
     out: list[_Raw] = []
     seen: set[str] = set()
     reasons: set[str] = set()
-    misspelt = misspelled_words(qdoc)
     for v, f, c in combos:
         words = perturbed_words(qdoc, alts, v)
         rule = CONVERSIONS[c]
@@ -246,9 +239,8 @@ def _assemble(record: QAExample, qdoc: Doc, toks: list[AnswerToken], lex: Lexico
         question = "".join(w + t.whitespace_ for w, t in zip(words, qdoc))
         changes = [{"i": a.i, "from": a.original, "to": a.words[min(v, len(a.words) - 1)], "rule": a.rule}
                    for a in kept]
-        kept_typos = tuple(w for w in sorted(misspelt) if re.search(rf"\b{re.escape(w)}\b", conv.sentence))
         out.append(_Raw(Candidate(conv.sentence, question, fakes[f][0], fakes[f][1], v, changes, rule),
-                        conv.phrase, conv.subject, ph.wh, ph.kind, kept_typos))
+                        conv.phrase, conv.subject))
         if len(out) >= params.pool:
             break
     if out:
@@ -269,7 +261,8 @@ def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, 
           params: CandidateParams, died: str | None = None) -> Pool:
     """Step 4 without a crowd: the structural check on every raw candidate, the fluency of those passing, the
     ``candidates`` most fluent kept (generation order without a scorer; ties keep generation order)."""
-    problems = [tuple(_problems(r, docs.get(r.candidate.sentence), res)) for r in raws]
+    problems = [tuple(grammar_problems(r.candidate.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
+                                       doc=docs.get(r.candidate.sentence))) for r in raws]
     n_pass = sum(not p for p in problems)
     rank = scorer is not None and n_pass > params.candidates  # the model decides only what is left out
     fluent: dict[str, float] = {}
@@ -295,16 +288,6 @@ def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, 
     if not kept and reason is None:
         reason = "no candidate passes the grammar check"
     return Pool(kept, checked, reason)
-
-
-def _problems(r: _Raw, doc: Any, res: Any) -> list[str]:
-    """Step 4's checks of one raw candidate: the structural grammar check (:mod:`.grammar`), the answer's place
-    against the question's wh-phrase and the question's own misspellings (:mod:`.verify`)."""
-    doc = doc if doc is not None else res.doc(r.candidate.sentence)
-    out = grammar_problems(r.candidate.sentence, res, answer=r.phrase, answer_is_subject=r.subject, doc=doc)
-    out += position_problems(doc, r.phrase, r.wh, r.kind, r.subject)
-    out += [f"misspelt question word ({w})" for w in r.misspelt]
-    return out
 
 
 def _question_docs(questions: Sequence[str], res: Any) -> list[Doc]:

@@ -31,8 +31,7 @@ Two polarity flips that cancel are not made: an adjective right after a flipped 
 unsuccessful", which means the same as the question).
 
 A replacement must fit its slot (issue 37, :func:`_fits_slot`): a quantifier ``most`` (``most types of``,
-``most of``) is not flipped, an adjective before *to* + a verb becomes only one that takes an infinitive, and
-the new word keeps the slot's part of speech, number and article use (:func:`_keeps_form`). A possessive apostrophe after an altered word not ending in
+``most of``) is not flipped, and an adjective before *to* + a verb becomes only one that takes an infinitive. A possessive apostrophe after an altered word not ending in
 ``s`` becomes ``'s`` (:func:`perturbed_words`: ``Kuznets' cycles`` -> ``Klavern's cycles``).
 
 "Nearby" words never share a stem with the original (Porter stems, either a prefix of the other), are not
@@ -264,48 +263,6 @@ def _fits_slot(t: Token, word: str) -> bool:
     if t.tag_.startswith("JJ") and nxt is not None and nxt.tag_ == "TO" and t.i + 2 < len(doc) \
             and doc[t.i + 2].tag_ == "VB":
         return word.lower() in INFINITIVE_ADJECTIVES
-    return _keeps_form(t, word)
-
-
-PREFIX_WORDS = frozenset({"non", "anti", "pro", "pre", "post", "semi", "sub", "super", "self", "multi", "un",
-                          "counter", "pseudo", "quasi", "neo", "inter", "intra", "over", "under", "co"})
-NEGATING = ("non", "un", "in", "im", "il", "ir", "dis", "anti")
-ARTICLES = frozenset({"the", "a", "an"})
-
-
-def _keeps_form(t: Token, word: str) -> bool:
-    """Issue 37, fourth pass (Jia & Liang Sec. 3.1 step 1 alters a word *into one of the same kind*; their crowd
-    fixed forms that broke). The replacement keeps its slot's form, judged on SQuAD *train* questions:
-
-    - after a prefix written as a word (``non violent``) no replacement carrying the same or a negating prefix
-      (``non nonviolent``);
-    - no capitalised ``-ism`` (a religion or doctrine, used without article) after an article unless the original
-      was one too (``the Protestants`` -> ``the Catholicism``);
-    - a common noun slot (``NN``/``NNS``) takes a word WordNet knows as a noun (``an officer`` -> ``an alter``
-      is a verb) of the same number (``NNS`` plural, ``NN`` not a plural); an adjective slot one it knows as an
-      adjective. Capitalised and non-alphabetic words are not judged by WordNet."""
-    doc = t.doc
-    low = word.lower()
-    prev = doc[t.i - 1].lower_ if t.i > 0 else ""
-    if prev in PREFIX_WORDS and (low.startswith(prev) or (low.startswith(NEGATING)
-                                                           and not t.lower_.startswith(NEGATING))):
-        return False
-    if prev in ARTICLES and word[:1].isupper() and low.endswith("ism") and not t.lower_.endswith("ism"):
-        return False
-    if not word.isalpha() or not word.islower():
-        return True
-    wn = load_wordnet()
-    if t.tag_ in ("NN", "NNS"):
-        base = wn.morphy(low, "n")
-        if base is None:
-            return False
-        plural = base != low
-        if t.tag_ == "NNS" and not plural and not low.endswith("s"):
-            return False
-        if t.tag_ == "NN" and plural and t.lower_ == (wn.morphy(t.lower_, "n") or t.lower_):
-            return False
-    elif t.tag_ in ("JJ", "JJR", "JJS") and not (wn.synsets(low, "a") or wn.synsets(low, "s")):
-        return False
     return True
 
 
