@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from callbluff.tasks.frames import gold_list  # noqa: E402
-from callbluff.engine.run import run_suite  # noqa: E402
+from callbluff.api import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
 from callbluff.progress import Progress  # noqa: E402
 from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
