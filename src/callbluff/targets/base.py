@@ -12,9 +12,18 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from callbluff.records import Task
+
+# -- output kinds: the one table ----------------------------------------------------------------------------
+TaskOutput = Literal["score", "answer"]
+"""What a task's targets return (a task descriptor's ``output``): a score on the prompt's scale, or an answer."""
+OutputKind = Literal[TaskOutput, "both", "auto"]
+"""What a target declares it returns (a ``[[target]]`` table's ``output``): one of the task outputs, ``both``, or
+``auto`` (what the run's task needs)."""
+TASK_OUTPUTS: tuple[str, ...] = get_args(TaskOutput)
+OUTPUT_KINDS: tuple[str, ...] = get_args(OutputKind)
 
 
 @dataclass(frozen=True)

@@ -29,18 +29,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import pandas as pd
 
 from callbluff.datasets.generic import RecordColumns, register_columns, unregister_columns
 from callbluff.records import Perturbed, Prompt, Record
-from callbluff.targets.base import Input
+from callbluff.targets.base import TASK_OUTPUTS, Input, TaskOutput
 
 if TYPE_CHECKING:
     from callbluff.render.views import View
 
-OUTPUTS: tuple[str, ...] = ("score", "answer")
 Gold = tuple["float | None", list[str], str]
 """(gold score, gold answers, answer type) of a record: what originals.parquet / examples.parquet store."""
 
@@ -68,7 +67,7 @@ class Task(ABC):
     """One line: what the task is and the paper it follows."""
     record_type: ClassVar[type]
     """The record class the task's datasets yield and its attacks read."""
-    output: ClassVar[Literal["score", "answer"]]
+    output: ClassVar[TaskOutput]
     """What the task's targets return: ``"score"`` (on the prompt's scale) or ``"answer"`` (text)."""
     prompt_rows: ClassVar[bool] = False
     """Metric rows per prompt plus a pooled ``all`` row (scoring tasks); False: only ``all`` rows."""
@@ -192,8 +191,8 @@ def validate_task(task: Task) -> None:
             raise TypeError(f"{who} must set class attribute {attr!r}")
     if not isinstance(task.name, str) or not task.name or task.name != task.name.strip():
         raise TypeError(f"{who}: name must be a non-empty string without spaces around it, got {task.name!r}")
-    if task.output not in OUTPUTS:
-        raise TypeError(f"{who}: output must be one of {', '.join(OUTPUTS)}, got {task.output!r}")
+    if task.output not in TASK_OUTPUTS:
+        raise TypeError(f"{who}: output must be one of {', '.join(TASK_OUTPUTS)}, got {task.output!r}")
     if not isinstance(task.record_type, type):
         raise TypeError(f"{who}: record_type must be a record class, got {task.record_type!r}")
     if not isinstance(task.columns, RecordColumns):
