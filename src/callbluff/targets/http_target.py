@@ -78,7 +78,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
     exception_cause,
 )
 from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable
-from callbluff.targets.config import HttpConfig, TargetConfigError
+from callbluff.targets.config import HttpConfig, TargetConfigError, register_target
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.validate import scrub_forms, scrub_text, scrub_value
 
@@ -529,7 +529,8 @@ class HttpTarget(TargetBase):
             return Output(error=f"unreadable response{where}: {exc}")
 
     async def _single(self, inp: Input, url: str, headers: dict[str, str], secrets: list[str]) -> Output:
-        values = {"text": inp.text, "prompt_id": inp.prompt_id, "context": inp.context, "task": inp.task}
+        values = {**dict(inp.extra), "text": inp.text, "prompt_id": inp.prompt_id, "context": inp.context,
+                  "task": inp.task}
         result = await self._request(render_template(self.body_template, values), url, headers, secrets)
         if isinstance(result, _Failure):
             return Output(error=result.msg)
@@ -627,3 +628,6 @@ class HttpTarget(TargetBase):
                 log.debug("%s: closing the HTTP client failed: %s", self.name, exception_cause(exc))
         self._client = None
         self._runner.stop()
+
+
+register_target("http", HttpConfig, lambda config, base_dir: HttpTarget(config), spec_key="url")
