@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from callbluff.targets._common import (
@@ -31,7 +32,7 @@ from callbluff.targets._common import (
     coerce_output,
     exception_cause,
 )
-from callbluff.targets.config import CallableSettings
+from callbluff.targets.config import CallableConfig, CallableSettings, import_function, register_target
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
@@ -140,3 +141,10 @@ class CallableTarget(TargetBase):
         return {"type": "callable", "name": self.name, "function": callable_identity(self.fn).split("#")[0],
                 "batched": self.batched, "pass_input": self.pass_input, "output": self.output,
                 "fingerprint": self.fingerprint}
+
+
+def _build(config: CallableConfig, base_dir: Path | None) -> CallableTarget:
+    return CallableTarget(import_function(config.function, base_dir), config=config)
+
+
+register_target("callable", CallableConfig, _build, spec_key="function")

@@ -53,7 +53,7 @@ from callbluff.targets._common import (
 )
 from callbluff.resources.paths import tree_sha256
 from callbluff.targets.base import Input, Output, TargetStats
-from callbluff.targets.config import CommandConfig
+from callbluff.targets.config import CommandConfig, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 
 _MAX_TREE_FILES = 2000
@@ -380,3 +380,13 @@ class CommandTarget(TargetBase):
                 self._proc.kill()  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001, S110 - at interpreter shutdown nothing can be reported
             pass
+
+
+def _build(config: CommandConfig, base_dir: Path | None) -> CommandTarget:
+    """``cwd`` resolved against ``base_dir``, which it defaults to."""
+    cwd = resolve_path(config.cwd, base_dir) if config.cwd is not None else (
+        str(base_dir) if base_dir is not None else None)
+    return CommandTarget(config.model_copy(update={"cwd": cwd}))
+
+
+register_target("command", CommandConfig, _build, spec_key="argv")
