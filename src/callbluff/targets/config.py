@@ -75,6 +75,8 @@ class TargetSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
+    type: str = Field("", description="the registered target type (register_target); a built-in settings model "
+                      "declares its own as a Literal")
     name: str | None = None
     fingerprint: str | None = Field(None, description="the target's identity, replacing the computed one (the "
                                     "prediction cache's key): change it whenever the system behind it changes")
@@ -440,16 +442,17 @@ _LOADED = False
 def register_target(type: str, config_cls: type[TargetSettings], factory: Factory, *, spec_key: str | None = None,
                     spec_path: Literal["file", "dir"] | None = None) -> TargetType:
     """Make ``[[target]] type = TYPE`` mean ``config_cls`` (a :class:`TargetSettings` subclass: the table's keys,
-    validated there) built by ``factory(config, base_dir)``. The config class need not declare ``type``; when it
-    does (``type: Literal["x"] = "x"``), its default must be ``type``. Registering the same type again with the
+    validated there) built by ``factory(config, base_dir)``. The config class need not declare ``type`` (the
+    table's ``type`` is kept in the base's field); when it does (``type: Literal["x"] = "x"``), its default must be
+    ``type``. Registering the same type again with the
     same settings model replaces it (module reloads); another model under a taken type is an error."""
     who = f"target type {type!r}"
     if not isinstance(type, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", type):
         raise ValueError(f"{who}: a type is a name (letters, digits, '_', '-', '.')")
     if not (isinstance(config_cls, builtins_type) and issubclass(config_cls, TargetSettings)):
         raise TypeError(f"{who}: config_cls must subclass callbluff.targets.config.TargetSettings, got {config_cls!r}")
-    declared = config_cls.model_fields.get("type")
-    if declared is not None and declared.default != type:
+    declared = config_cls.model_fields["type"]
+    if declared.default not in ("", type):
         raise TypeError(f"{who}: {config_cls.__name__}.type defaults to {declared.default!r}")
     if not callable(factory):
         raise TypeError(f"{who}: factory must be callable as factory(config, base_dir)")
@@ -500,7 +503,7 @@ def get_target_type(type: str) -> TargetType:
 def type_of(config: TargetSettings) -> str:
     """The registered type whose settings model ``config`` is (its ``type`` key when it declares one)."""
     declared = getattr(config, "type", None)
-    if isinstance(declared, str):
+    if isinstance(declared, str) and declared:
         return declared
     _load()
     for t in _TYPES.values():
@@ -519,9 +522,8 @@ def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> Ta
     if not isinstance(kind, str) or kind not in _TYPES:
         raise TargetConfigError(f"{where}: key 'type' must be one of {', '.join(target_types())}, got {kind!r}")
     cls = _TYPES[kind].config
-    values = cfg if "type" in cls.model_fields else {k: v for k, v in cfg.items() if k != "type"}
     try:
-        return cls.model_validate(values)
+        return cls.model_validate(cfg)
     except ValidationError as err:
         raise TargetConfigError(_explain(err, cls, kind, where)) from None
 

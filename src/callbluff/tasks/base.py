@@ -101,12 +101,16 @@ class Task(ABC):
 
     def adversarial_input(self, example: Perturbed, record: Record) -> Input:
         """The source record with ``example.field`` replaced by the adversarial text: ``field`` names the part
-        of the record that becomes one of the input's slots (:meth:`input_slot`)."""
-        slot = self.input_slot(example.field)
-        if slot is None:
-            raise ValueError(f"example {example.id}: cannot replace field {example.field!r} of "
-                             f"{type(record).__name__} (task {self.name!r} reads the slots {', '.join(self.inputs)})")
-        return self.original_input(record).with_slot(slot, example.text)
+        of the record that becomes one of the input's slots (:meth:`input_slot`). An example that changes several
+        slots (e.g. swaps a pair's two responses) gives the others as ``meta["slots"]`` = {field: text}."""
+        inp = self.original_input(record)
+        for field, text in [*dict(example.meta.get("slots") or {}).items(), (example.field, example.text)]:
+            slot = self.input_slot(field)
+            if slot is None:
+                raise ValueError(f"example {example.id}: cannot replace field {field!r} of {type(record).__name__} "
+                                 f"(task {self.name!r} reads the slots {', '.join(self.inputs)})")
+            inp = inp.with_slot(slot, str(text))
+        return inp
 
     def input_slot(self, field: str) -> str | None:
         """Which input slot a record field feeds, None for a field an adversarial example cannot replace.
