@@ -83,13 +83,15 @@ class CallableTarget(TargetBase):
         cfg = target_settings(CallableSettings, config, settings, "CallableTarget")
         self.config = cfg
         self.fn = fn
-        self.batched = cfg.batched
-        self.pass_input = cfg.pass_input
-        self.output = cfg.output
         ident = callable_identity(fn)
         self.name = cfg.name or ident.split("#")[0]
         self.fingerprint = cfg.identity(f"callable:{ident}")
         self.stats = TargetStats()
+
+    # the settings, read from the validated config (never copied)
+    batched = property(lambda self: self.config.batched)
+    pass_input = property(lambda self: self.config.pass_input)
+    output = property(lambda self: self.config.output)
 
     def _arg(self, inp: Input) -> Any:
         return inp if self.pass_input else inp.text
