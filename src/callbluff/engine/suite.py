@@ -11,7 +11,7 @@ Example (see ``examples/*.toml``)::
 
     [[target]]
     name = "shallow"
-    type = "model"                    # callable | sklearn | http | openai | command | hf | model
+    type = "model"                    # a registered type: callbluff.targets.target_types()
     path = "../models/content-scorer"
 
     [[attack]]

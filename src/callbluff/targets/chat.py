@@ -205,7 +205,7 @@ class ChatSpec:
     def kind(self, inp: Input, prompt: Prompt | None) -> str:
         """``score``, ``answer`` or ``both``: the declared ``output``, or for ``auto`` a score when the input is
         bound to a prompt, else an answer."""
-        if self.output in ("score", "answer", "both"):
+        if self.output != "auto":
             return self.output
         return "score" if prompt is not None else "answer"
 
