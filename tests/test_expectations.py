@@ -14,6 +14,7 @@ from callbluff.metrics.expectations import (
     Outcome,
     VerdictTally,
     failure_unit,
+    expectation_names,
     get_expectation,
     judge,
     register_expectation,
@@ -124,3 +125,76 @@ def test_an_attack_may_declare_a_registered_third_party_expectation() -> None:
         validate_attack_class(Nudge)
     finally:
         unregister_expectation("within-1")
+
+
+def test_an_expectation_with_a_parameter() -> None:
+    """CheckList's ``Expect.eq(tolerance)``: ``NAME:VALUE`` binds the value; the spec is what attacks declare,
+    verdicts judge, the report phrases and a failure unit is read from; a missing, unexpected or unreadable value
+    is refused naming the parameter."""
+    from callbluff.attacks.base import StaticAttack, validate_attack_class
+    from callbluff.metrics.expectations import check_expectation, expectation_text, failure_unit, find_expectation
+    from callbluff.records import ScoredResponse
+
+    within = Expectation("within", "the score moves by at most {value} points",
+                         lambda o, tol: None if o.missing_score else abs(o.adv_score - o.orig_score) <= tol,
+                         parameter="tolerance (score points)", asks="a robust scorer keeps the score within {value}")
+    register_expectation(within)
+    try:
+        half = get_expectation("within:0.5")
+        assert half.name == "within:0.5" and half.value == 0.5 and half.parameter is None
+        assert half.description == "the score moves by at most 0.5 points"
+        assert get_expectation("within:0.5") is half  # resolved once
+        assert judge("within:0.5", Outcome(3, 3.4)) is True and judge("within:0.5", Outcome(3, 3.6)) is False
+        assert judge("within:1", Outcome(3, 3.6)) is True and judge("within:1", Outcome(3, None)) is None
+        assert _tally("within:0.25", [Outcome(1, 1.2), Outcome(1, 2), Outcome(1, 0.9)])["failure_pct"] == \
+            pytest.approx(100 / 3)
+        assert expectation_text("within:2") == "a robust scorer keeps the score within 2"
+        assert expectation_text("never-registered") == "never-registered" and find_expectation("nope") is None
+        assert failure_unit("within:2") == "example" and failure_unit("within:2", {"within"}) == "source"
+        with pytest.raises(ValueError, match=r"takes a parameter \(tolerance \(score points\)\): write 'within:VALUE'"):
+            get_expectation("within")
+        with pytest.raises(ValueError, match="cannot read 'lots' as its tolerance"):
+            get_expectation("within:lots")
+        with pytest.raises(ValueError, match="'lower' takes no parameter"):
+            get_expectation("lower:1")
+        assert "within:VALUE" in (check_expectation("nope") or "")
+
+        class Near(StaticAttack):
+            name = "NearWithin"
+            task = "essay"
+            family = "test"
+            paper = "none"
+            description = "a test attack"
+            record_type = ScoredResponse
+            expect = "within:0.5"
+
+            def generate(self, record, rng, res, prompt=None, state=None):  # noqa: ANN001, ANN201
+                return []
+
+        validate_attack_class(Near)
+        Near.expect = "within"
+        with pytest.raises(TypeError, match="write 'within:VALUE'"):
+            validate_attack_class(Near)
+        with pytest.raises(ValueError, match="without ':'"):
+            register_expectation(Expectation("a:b", "x", lambda o: None))
+    finally:
+        unregister_expectation("within")
+    with pytest.raises(KeyError, match="unknown expectation 'within'"):
+        get_expectation("within:0.5")  # the bound specs go with their expectation
+
+
+def test_report_and_compare_read_expectations_from_the_registry() -> None:
+    """No list of expectation names outside metrics/expectations.py: the scorecard's phrase and compare's
+    restated fields come from the registered expectations."""
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "callbluff"
+    for rel in ("report/scorecard.py", "report/html.py", "compare.py"):
+        text = (src / rel).read_text(encoding="utf-8")
+        assert '"same-score"' not in text and '"not-higher"' not in text and '"bottom": (' not in text and '"lower": "' not in text, rel
+    from callbluff.attacks.base import EXPECTATIONS
+    from callbluff.metrics.expectations import BUILTIN
+
+    assert EXPECTATIONS is BUILTIN and set(BUILTIN) <= set(expectation_names())
+    assert get_expectation("bottom").restates == ("arr", 100.0)
+    assert get_expectation("lower").phrase == "a robust scorer lowers the score"

@@ -60,16 +60,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from callbluff.metrics.expectations import failure_unit
+from callbluff.metrics.expectations import failure_unit, find_expectation
 from callbluff.metrics.fields import metric_field
 from callbluff.metrics.significance import fisher_exact, holm, mcnemar_exact
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.tasks import get_task
 from callbluff.render.text import config_labels, metric_value, num, pooled_rows, short_params
 
-RESTATES_FAILURE = {"bottom": ("arr", 100.0), "lower": ("not_lowered_pct", 0.0)}
-"""Expectation -> (robust field, offset): the field is ``|offset - failure_pct|`` under that expectation
-(:mod:`callbluff.metrics.expectations`), so it is listed only when it differs from that in some column."""
 ALPHA = 0.05
 """Default significance level of the verdicts (Holm-adjusted p below it)."""
 PAIRED_TEST = "McNemar exact (paired cases), Holm-adjusted"
@@ -414,11 +411,13 @@ def clean_line(v: CleanVerdict) -> str:
 
 def _drop_restated(table: dict[tuple[str, str, str, str, str], dict[int, float | None]],
                    expects: Mapping[tuple[str, str, str, str], set[str]]) -> None:
-    """Leave out robust fields that restate ``failure_pct`` in every column (:data:`RESTATES_FAILURE`)."""
+    """Leave out robust fields that restate ``failure_pct`` in every column (the expectation's ``restates``:
+    the field is ``|offset - failure_pct|`` under it, :mod:`callbluff.metrics.expectations`)."""
     for row, exp in expects.items():
-        if len(exp) != 1 or next(iter(exp)) not in RESTATES_FAILURE:
+        e = find_expectation(next(iter(exp))) if len(exp) == 1 else None
+        if e is None or e.restates is None:
             continue
-        metric, offset = RESTATES_FAILURE[next(iter(exp))]
+        metric, offset = e.restates
         failure, other = table.get((*row, "failure_pct"), {}), table.get((*row, metric))
         if other is None:
             continue

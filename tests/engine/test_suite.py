@@ -52,7 +52,7 @@ def test_fingerprint_changes_with_seed_not_with_report_option(tmp_path: Path) ->
     "text, expected",
     [
         (GOOD.replace("seed = 3", "sead = 3"), "key `sead`"),
-        (GOOD.replace('type = "http"', 'type = "grpc"'), "must be one of callable, sklearn, http"),
+        (GOOD.replace('type = "http"', 'type = "grpc"'), "must be one of callable, command, hf, http, model, openai, sklearn"),
         (GOOD.replace('name = "Shuffle"', 'name = "Shufle"'), "key `attack[0].name`: unknown attack 'Shufle'"),
         (GOOD.replace('tokenizer = "whitespace"', 'tokenizr = "whitespace"'), "tokenizr"),
         (GOOD.replace("min_score = [1, 2]", "min_score = 2"), "key `attack[0].grid.min_score`"),

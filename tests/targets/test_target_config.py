@@ -83,7 +83,7 @@ def test_command_defaults_cwd_to_the_suite_directory(tmp_path: Path):
 
 
 @pytest.mark.parametrize("cfg, message", [
-    ({"type": "grpc"}, "key 'type' must be one of callable, sklearn, http, openai, command, hf, model, got 'grpc'"),
+    ({"type": "grpc"}, "key 'type' must be one of callable, command, hf, http, model, openai, sklearn, got 'grpc'"),
     ({"name": "x"}, "key 'type' must be one of"),
     ({"type": "http"}, "missing required key 'url'"),
     ({"type": "http", "url": "http://h/x", "mode": "stream"},

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from callbluff.metrics.expectations import expectation_names
+from callbluff.metrics.expectations import BUILTIN, check_expectation
 from callbluff.records import Perturbed, Prompt, Record, Task
 from callbluff.resources.requirements import REQUIREMENTS
 from callbluff.seeding import prompt_rng
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from callbluff.resources.context import Resources
 
 Expectation = str
-"""The name of a registered expectation (:mod:`callbluff.metrics.expectations`, an open registry: a third
+"""The name of a registered expectation, or ``NAME:VALUE`` for one that takes a parameter (:mod:`callbluff.metrics.expectations`, an open registry: a third
 party's :func:`~callbluff.metrics.expectations.register_expectation` makes its name valid here too): what a
 robust system does with an adversarial input (CheckList's expectation function). The built-in ones
 (:data:`EXPECTATIONS`):
@@ -60,7 +60,7 @@ robust system does with an adversarial input (CheckList's expectation function).
   instruction to the grader, a claim of quality or a fake score, must not raise it: the LLM-grader family,
   :mod:`callbluff.attacks.llm`).
 """
-EXPECTATIONS: tuple[str, ...] = ("lower", "bottom", "same-score", "same-answer", "wrong-answer", "not-higher")
+EXPECTATIONS: tuple[str, ...] = BUILTIN
 """The built-in expectations; :func:`~callbluff.metrics.expectations.expectation_names` lists every registered
 one (what an attack's ``expect`` is checked against)."""
 Kind = Literal["static", "search", "generator"]
@@ -369,10 +369,11 @@ def validate_attack_class(cls: type[Attack]) -> None:
     kind = getattr(cls, "kind", None)
     if kind not in _KIND_PARAMS:
         raise TypeError(f"{who} must subclass StaticAttack, SearchAttack or PromptGenerator")
-    known = expectation_names()
-    if getattr(cls, "expect", None) not in known:
-        raise TypeError(f"{who} must declare expect = one of {', '.join(map(repr, known))} (what a robust system "
-                        f"does with its examples; register_expectation adds one), got {getattr(cls, 'expect', None)!r}")
+    problem = check_expectation(getattr(cls, "expect", None))
+    if problem is not None:
+        raise TypeError(f"{who} must declare expect, a registered expectation: what a robust system does with its "
+                        f"examples (register_expectation adds one; NAME:VALUE for one that takes a parameter): "
+                        f"{problem} (got {getattr(cls, 'expect', None)!r})")
     if not (isinstance(cls.Params, type) and issubclass(cls.Params, _KIND_PARAMS[kind])):
         raise TypeError(f"{who}: Params must subclass {_KIND_PARAMS[kind].__name__} for a {kind} attack")
     rt = getattr(cls, "record_type", None)

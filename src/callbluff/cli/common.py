@@ -33,32 +33,33 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
         raise
 
 
-def target_name(kind: str, value: str) -> str:
-    """A target's name from ``--target TYPE:VALUE``: a saved model, model directory or file is named after it
-    (``model:models/aes`` -> ``aes``, ``sklearn:clf.joblib`` -> ``clf``); other targets by their type."""
-    if kind in ("model", "hf", "sklearn"):
+def target_name(kind: str, value: str, *, path: str | None = None) -> str:
+    """A target's name from ``--target TYPE:VALUE``: a saved model, model directory or file (a type registered
+    with ``spec_path``) is named after it (``model:models/aes`` -> ``aes``, ``sklearn:clf.joblib`` -> ``clf``);
+    other targets by their type."""
+    if path:
         p = Path(value.rstrip("/\\"))
-        return (p.stem if kind == "sklearn" else p.name) or kind
+        return (p.stem if path == "file" else p.name) or kind
     return kind
 
 
 def target_from_spec(spec: str, options: list[str] | None) -> dict[str, Any]:
-    """``TYPE:VALUE`` (model:DIR, sklearn:FILE, hf:DIR, http:URL, openai:BASE_URL, command:"argv",
-    callable:mod:attr)."""
+    """``TYPE:VALUE``: VALUE is the key the type registered as its ``spec_key`` (model:DIR, sklearn:FILE, hf:DIR,
+    http:URL, openai:BASE_URL, command:"argv", callable:mod:attr, or a third party's type)."""
+    from callbluff.engine.target_factory import get_target_type, target_types  # the registry, with `model`
+
     if ":" not in spec:
         fail(f"--target {spec!r}: expected TYPE:VALUE, e.g. model:models/content-scorer or http://host/score")
     kind, value = spec.split(":", 1)
-    if kind in ("http", "https"):
+    if kind in ("http", "https"):  # a URL is an http target
         kind, value = "http", spec
-    key = {"model": "path", "sklearn": "path", "hf": "model_dir", "http": "url", "openai": "base_url",
-           "command": "argv", "callable": "function"}.get(kind)
+    key = None
+    if kind in target_types():
+        entry = get_target_type(kind)
+        key, path = entry.spec_key, entry.spec_path
     if key is None:
-        fail(f"--target {spec!r}: unknown type {kind!r}; allowed: model, sklearn, hf, http(s), openai, command, "
-             "callable")
-    cfg: dict[str, Any] = {"name": target_name(kind, value), "type": kind, key: value}
-    if kind == "command":
-        import shlex
-
-        cfg["argv"] = shlex.split(value)
+        usable = ", ".join(t for t in target_types() if get_target_type(t).spec_key)
+        fail(f"--target {spec!r}: unknown type {kind!r}; allowed: {usable} (http(s): a URL)")
+    cfg: dict[str, Any] = {"name": target_name(kind, value, path=path), "type": kind, key: value}
     cfg.update(parse_params(options))
     return cfg

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from callbluff.engine.generate import Chunk
-from callbluff.engine.inputs import adversarial_input, original_input
+from callbluff.engine.inputs import adversarial_input, generated_input, original_input
 from callbluff.engine.rows import example_row, original_row
 from callbluff.engine.search import SearchRunner
 from callbluff.engine.store import BackgroundWriter, RunDir, write_atomic
 from callbluff.engine.verdicts import Judge
 from callbluff.records import Perturbed, Record
-from callbluff.targets.base import Input, Output
+from callbluff.targets.base import Output
 from callbluff.targets.wrappers import CachedTarget
 
 Predicted = tuple[str, list[Output], list[tuple[Perturbed, int]], list[Output]]
@@ -61,7 +61,7 @@ class ChunkRunner:
         """Predict a generator chunk's answers (no source records, no originals); write its parts."""
         rows: list[dict[str, Any]] = []
         for tname, target in self.targets.items():
-            outs = target.predict([Input(self.task, ex.text, ex.prompt_id) for ex in chunk.examples])
+            outs = target.predict([generated_input(ex, self.task) for ex in chunk.examples])
             rows.extend(example_row(ex, None, self.task, tname, None, out, 0, chunk.index,
                                     self.judge(ex, None, None, out) if self.judge else None)
                         for ex, out in zip(chunk.examples, outs))

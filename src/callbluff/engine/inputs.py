@@ -19,6 +19,11 @@ def adversarial_input(example: Perturbed, record: Record, task: Task) -> Input:
     return get_task(task).adversarial_input(example, record)
 
 
+def generated_input(example: Perturbed, task: Task) -> Input:
+    """A prompt-level generator's answer as the target sees it."""
+    return get_task(task).generated_input(example)
+
+
 def gold_of(record: Record, task: Task) -> Gold:
     """(gold score, gold answers, answer type) of a record."""
     return get_task(task).gold(record)

@@ -11,7 +11,7 @@ Example (see ``examples/*.toml``)::
 
     [[target]]
     name = "shallow"
-    type = "model"                    # callable | sklearn | http | openai | command | hf | model
+    type = "model"                    # a registered type: callbluff.targets.target_types()
     path = "../models/content-scorer"
 
     [[attack]]
@@ -39,14 +39,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator
 
 from callbluff.datasets.base import parse_spec
 from callbluff.gates import ExpectConfig
 from callbluff.metrics.fields import metric_field
 from callbluff.records import canonical_json
 from callbluff.resources.local_llm import identity_of
-from callbluff.targets.config import TargetConfig, validate_target_config
+from callbluff.engine.target_factory import validate_target_config  # registers `model` beside the adapters' types
+from callbluff.targets.config import TargetSettings
 from callbluff.tasks import all_tasks
 
 
@@ -117,12 +118,21 @@ class Suite(BaseModel):
     seed: int = 0
     limit: int | None = Field(None, ge=1)
     dataset: DatasetConfig
-    target: list[TargetConfig] = Field(default_factory=list, description="systems under test; each table is "
-                                       "validated by its adapter's settings model (callbluff.targets.config)")
+    target: list[SerializeAsAny[TargetSettings]] = Field(
+        default_factory=list, description="systems under test; each table is validated by the settings model its "
+        "type is registered with (callbluff.targets.config.register_target)")
     attack: list[AttackConfig] = Field(default_factory=list)
     output: OutputConfig = Field(default_factory=OutputConfig)
     expect: list[ExpectConfig] = Field(default_factory=list, description="CI gates on metric rows")
     base_dir: str = Field(".", description="directory relative paths resolve against (set by load_suite)")
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _target_tables(cls, v: Any) -> Any:
+        """Each table by its registered type's settings model (parse_suite has checked them with their index)."""
+        if isinstance(v, list):
+            return [validate_target_config(t, f"target[{i}]") if isinstance(t, dict) else t for i, t in enumerate(v)]
+        return v
 
     def resolve(self, path: str) -> str:
         """``path`` made absolute against the suite file's directory (absolute paths pass through)."""
@@ -168,6 +178,7 @@ def _format_validation(path: str, e: ValidationError) -> str:
 
 
 def parse_suite(data: dict[str, Any], *, source: str = "<suite>", base_dir: str | Path = ".") -> Suite:
+    all_tasks()  # the tasks (entry points too) first: their input slots are template fields of the targets
     targets = data.get("target", [])
     if isinstance(targets, list):  # each [[target]] table first, by its adapter's model: errors name the key
         for i, t in enumerate(targets):

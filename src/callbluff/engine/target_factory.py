@@ -2,8 +2,9 @@
 reference model (``type = "model"``, :func:`callbluff.models.load_model`), either behind an adversarial-answer
 filter (``filter = "DIR"``, :class:`callbluff.defenses.filtered.FilteredTarget`) when the table names one.
 
-It lives in the engine, above the targets, the models and the defences it wires together; the settings
-themselves are validated by :mod:`callbluff.targets.config`.
+It lives in the engine, above the targets, the models and the defences it wires together: every other type is
+built by the factory it registered (:func:`callbluff.targets.config.register_target`); this module registers
+``model`` (the models sit above the targets) and wraps any of them in a filter.
 """
 
 from __future__ import annotations
@@ -13,32 +14,30 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
+from typing import Literal
+
 from callbluff.defenses.filtered import FilteredTarget
 from callbluff.models import load_model
 from callbluff.records import Prompt
 from callbluff.targets.base import Target
-from callbluff.targets.callables import CallableTarget
-from callbluff.targets.command import CommandTarget
-from callbluff.targets.config import (
-    CallableConfig,
-    CommandConfig,
-    HFConfig,
-    HttpConfig,
-    ModelConfig,
-    OpenAIConfig,
-    SklearnConfig,
+from callbluff.targets.config import (  # noqa: F401  (target_types, get_target_type: the registry with `model`)
     TargetConfigError,
     TargetSettings,
     check_environment,
-    import_function,
+    get_target_type,
+    register_target,
     resolve_path,
+    target_types,
+    type_of,
     validate_target_config,
 )
-from callbluff.targets.grader_defences import DefendedChatTarget
-from callbluff.targets.hf import HFTarget
-from callbluff.targets.http_target import HttpTarget
-from callbluff.targets.openai_target import OpenAITarget
-from callbluff.targets.sklearn_target import SklearnTarget
+
+
+class ModelConfig(TargetSettings):
+    """``type = "model"``: a directory written by a callbluff reference model (:func:`callbluff.models.load_model`)."""
+
+    type: Literal["model"] = "model"
+    path: str
 
 
 def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.PathLike[str] | None = None,
@@ -54,21 +53,11 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
             return FilteredTarget(inner, resolve_path(c.filter, base))
         except ValueError as e:
             raise TargetConfigError(f"{where}: key 'filter': {e}") from None
-    if isinstance(c, CallableConfig):
-        return CallableTarget(import_function(c.function, base), config=c)
-    if isinstance(c, SklearnConfig):
-        per = {k: resolve_path(v, base) for k, v in (c.per_prompt or {}).items()}
-        return SklearnTarget(resolve_path(c.path, base), per_prompt=per or None, config=c)
-    if isinstance(c, HttpConfig):
-        return HttpTarget(c)
-    if isinstance(c, OpenAIConfig):
-        return DefendedChatTarget(c) if c.defence is not None else OpenAITarget(c)
-    if isinstance(c, CommandConfig):
-        cwd = resolve_path(c.cwd, base) if c.cwd is not None else (str(base) if base is not None else None)
-        return CommandTarget(c.model_copy(update={"cwd": cwd}))
-    if isinstance(c, HFConfig):
-        return HFTarget(c.model_copy(update={"model_dir": resolve_path(c.model_dir, base) or c.model_dir}))
-    assert isinstance(c, ModelConfig)
+    return get_target_type(type_of(c)).factory(c, base)
+
+
+def _saved_model(c: ModelConfig, base: Path | None, where: str = "[[target]]") -> Target:
+    """A saved reference model under its table's name and identity."""
     target = load_model(resolve_path(c.path, base))
     if not (hasattr(target, "predict") and hasattr(target, "fingerprint")):
         raise TargetConfigError(f"{where}: load_model({c.path!r}) returned a {type(target).__name__}, which is "
@@ -80,6 +69,9 @@ def from_config(cfg: dict[str, Any] | TargetSettings, *, base_dir: str | os.Path
             pass
     identity = c.identity(target.fingerprint)  # a declared fingerprint or version; else the model's own
     return Identified(target, identity) if identity != target.fingerprint else target
+
+
+register_target("model", ModelConfig, _saved_model, spec_key="path", spec_path="dir")
 
 
 class Identified:

@@ -22,17 +22,33 @@ robust grader does not raise the score for an injected instruction, claim or fak
 correctly answered inputs answered wrongly after the attack (per source for reading, Jia & Liang; per example for
 questions, DPAEG Sec. 4.1); ``wrong-answer`` = % of adversarial inputs still given a gold answer.
 
-Third parties register their own (:func:`register_expectation`), e.g. "within one point"::
+Third parties register their own (:func:`register_expectation`, at import or through the
+``callbluff.expectations`` entry point group, loaded on the first unknown name), e.g. "within one point"::
 
     register_expectation(Expectation("within-1", "the score moves by at most one point",
                                      lambda o: None if o.missing_score else abs(o.adv_score - o.orig_score) <= 1))
+
+An expectation may take a parameter, CheckList-style (``Expect.eq(tolerance)``): declare ``parameter`` (what the
+value is) and a ``judge(outcome, value)``; an attack then writes ``expect = "NAME:VALUE"`` (``"within:0.5"``), the
+value read by ``parse`` (``float`` by default) when the attack class is registered. ``{value}`` in the
+description and in ``asks`` is replaced by the value::
+
+    register_expectation(Expectation(
+        "within", "the score moves by at most {value} points",
+        lambda o, tol: None if o.missing_score else abs(o.adv_score - o.orig_score) <= tol,
+        parameter="tolerance (score points)", asks="a robust scorer keeps the score within {value}"))
+
+Every reader of expectations (attacks' ``expect``, the verdicts, the report's scorecard, ``callbluff compare``)
+asks this registry: :func:`get_expectation` resolves a name or a ``NAME:VALUE`` spec, :func:`check_expectation`
+says what is wrong with one, :func:`expectation_text` is the scorecard's phrase.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from callbluff.metrics._common import pct
@@ -70,12 +86,29 @@ class Outcome:
 @dataclass(frozen=True)
 class Expectation:
     """A named expectation: ``judge`` gives one example's verdict; ``per`` what a case of its failure rate is
-    (a task may count per source instead, see :func:`failure_unit`)."""
+    (a task may count per source instead, see :func:`failure_unit`).
+
+    ``asks``: what a robust system does, in a few words without a citation (the report's scorecard; default: the
+    description). ``restates``: (metric field, offset) when a task's metric field is ``|offset - failure_pct|``
+    under this expectation (``callbluff compare`` then lists the figure once). ``parameter``: what the value of a
+    ``NAME:VALUE`` spec is (None: the expectation takes none); ``judge`` then takes ``(outcome, value)`` and
+    ``parse`` reads the value from its text."""
 
     name: str
     description: str
-    judge: Callable[[Outcome], Verdict]
+    judge: Callable[..., Verdict]
     per: Per = "example"
+    asks: str = ""
+    restates: tuple[str, float] | None = None
+    parameter: str | None = None
+    parse: Callable[[str], Any] = float
+    value: Any = None
+    """The parsed value of a bound ``NAME:VALUE`` expectation (:func:`get_expectation`); None otherwise."""
+
+    @property
+    def phrase(self) -> str:
+        """:attr:`asks`, else the description."""
+        return self.asks or self.description
 
 
 def _lower(o: Outcome) -> Verdict:
@@ -107,49 +140,132 @@ def _wrong_answer(o: Outcome) -> Verdict:
 
 
 _REGISTRY: dict[str, Expectation] = {}
+_BOUND: dict[str, Expectation] = {}  # NAME:VALUE specs resolved once (judge() runs once per example)
+_PLUGINS_LOADED = False
+SEP = ":"
+"""Between an expectation's name and its parameter's value: ``within:0.5``."""
 
 
 def register_expectation(expectation: Expectation, *, replace: bool = False) -> Expectation:
     """Make ``expectation`` available by name (to attacks' ``expect`` and to :func:`judge`)."""
-    if not expectation.name or expectation.name != expectation.name.strip():
-        raise ValueError(f"an expectation needs a name without spaces around it, got {expectation.name!r}")
+    name = expectation.name
+    if not name or name != name.strip() or SEP in name:
+        raise ValueError(f"an expectation needs a name without spaces around it and without {SEP!r}, got {name!r}")
     if expectation.per not in ("example", "source"):
-        raise ValueError(f"expectation {expectation.name!r}: per must be 'example' or 'source'")
-    if expectation.name in _REGISTRY and not replace:
-        raise ValueError(f"expectation {expectation.name!r} is registered already (replace=True to redefine it)")
-    _REGISTRY[expectation.name] = expectation
+        raise ValueError(f"expectation {name!r}: per must be 'example' or 'source'")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"expectation {name!r} is registered already (replace=True to redefine it)")
+    _REGISTRY[name] = expectation
+    _BOUND.clear()
     return expectation
 
 
 def unregister_expectation(name: str) -> None:
     _REGISTRY.pop(name, None)
+    _BOUND.clear()
 
 
-def get_expectation(name: str) -> Expectation:
+def _load_plugins() -> None:
+    """Load the ``callbluff.expectations`` entry points once (a module that registers its expectations)."""
+    global _PLUGINS_LOADED
+    if not _PLUGINS_LOADED:
+        _PLUGINS_LOADED = True
+        for ep in entry_points(group="callbluff.expectations"):
+            ep.load()
+
+
+def _known() -> str:
+    return ", ".join(n + (f"{SEP}VALUE" if _REGISTRY[n].parameter else "") for n in sorted(_REGISTRY))
+
+
+def get_expectation(spec: str) -> Expectation:
+    """The expectation ``spec`` names: a registered name, or ``NAME:VALUE`` for one that takes a parameter (then
+    an :class:`Expectation` named ``spec`` whose ``judge`` takes the outcome only, with the value bound).
+    KeyError for an unknown name, ValueError for a missing, unexpected or unreadable value."""
+    e = _REGISTRY.get(spec) or _BOUND.get(spec)
+    if e is not None and e.parameter is None:
+        return e
+    name, sep, raw = str(spec).partition(SEP)
+    base = _REGISTRY.get(name)
+    if base is None:
+        _load_plugins()
+        base = _REGISTRY.get(name)
+    if base is None:
+        raise KeyError(f"unknown expectation {name!r}; known: {_known()}")
+    if base.parameter is None:
+        if sep:
+            raise ValueError(f"expectation {name!r} takes no parameter, got {spec!r}")
+        return base
+    if not sep or not raw.strip():
+        raise ValueError(f"expectation {name!r} takes a parameter ({base.parameter}): write '{name}{SEP}VALUE'")
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown expectation {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        value = base.parse(raw.strip())
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"expectation {spec!r}: cannot read {raw!r} as its {base.parameter} ({exc})") from None
+    judge_with = base.judge
+    bound = replace(base, name=spec, description=base.description.replace("{value}", raw.strip()),
+                    asks=base.asks.replace("{value}", raw.strip()), judge=lambda o: judge_with(o, value),
+                    parameter=None, value=value)
+    _BOUND[spec] = bound
+    return bound
+
+
+def check_expectation(spec: Any) -> str | None:
+    """What is wrong with ``spec`` as an attack's ``expect`` (None: nothing), listing the registered ones."""
+    if not isinstance(spec, str):
+        return f"expect must be the name of a registered expectation (known: {_known()}), got {spec!r}"
+    try:
+        get_expectation(spec)
+    except (KeyError, ValueError) as exc:
+        return str(exc.args[0])
+    return None
+
+
+def find_expectation(spec: Any) -> Expectation | None:
+    """:func:`get_expectation`, or None for an expectation not registered here (a run read without the plugin
+    that registered it): the report and ``compare`` then show the spec as it is."""
+    if not isinstance(spec, str):
+        return None
+    try:
+        return get_expectation(spec)
+    except (KeyError, ValueError):
+        return None
+
+
+def expectation_text(spec: Any) -> str:
+    """What a robust system does under ``spec``, for the report (its :attr:`Expectation.phrase`; the spec itself
+    when it is not registered)."""
+    e = find_expectation(spec)
+    return e.phrase if e is not None else str(spec)
 
 
 def expectation_names() -> list[str]:
+    """The registered expectations' names (one that takes a parameter is written ``NAME:VALUE`` in ``expect``)."""
+    _load_plugins()
     return sorted(_REGISTRY)
 
 
 for _e in (
     Expectation("lower", "a human lowers the score (Kumar et al. 2020, Sec. 3.1): fooled when it is not lowered",
-                _lower),
+                _lower, asks="a robust scorer lowers the score", restates=("not_lowered_pct", 0.0)),
     Expectation("bottom", "a content-free answer gets the scale's minimum (Ding et al. 2020, Sec. 3.2): fooled "
-                "when it scores above it", _bottom),
-    Expectation("same-score", "a benign change keeps the score: fooled when the score moves", _same_score),
+                "when it scores above it", _bottom, asks="a robust scorer gives the minimum score",
+                restates=("arr", 100.0)),
+    Expectation("same-score", "a benign change keeps the score: fooled when the score moves", _same_score,
+                asks="a robust scorer keeps the score"),
     Expectation("not-higher", "text that adds no content (an instruction to the grader, a claim, a fake score) does "
-                "not raise the score: fooled when the score rises", _not_higher),
+                "not raise the score: fooled when the score rises", _not_higher,
+                asks="a robust grader does not raise the score"),
     Expectation("same-answer", "a meaning-preserving change keeps a correct answer (Jia & Liang 2017; DPAEG): "
-                "fooled when a correctly answered input is answered wrongly", _same_answer),
+                "fooled when a correctly answered input is answered wrongly", _same_answer,
+                asks="a robust system keeps its correct answer"),
     Expectation("wrong-answer", "a change that removes the answer must not be answered with the gold: fooled when "
-                "the gold answer is still given", _wrong_answer),
+                "the gold answer is still given", _wrong_answer,
+                asks="a robust system no longer gives the gold answer"),
 ):
     register_expectation(_e)
+BUILTIN: tuple[str, ...] = tuple(_REGISTRY)
+"""The built-in expectations' names (:func:`expectation_names` lists every registered one)."""
 
 
 def judge(expect: str | None, outcome: Outcome) -> Verdict:
@@ -166,7 +282,8 @@ def failure_unit(expect: str | None, worst_case: Iterable[str] = ()) -> Per:
     it as a worst case over each source's versions (``worst_case``: the task's expectations judged per source)."""
     if expect is None:
         return "example"
-    return "source" if expect in set(worst_case) else get_expectation(expect).per
+    worst = set(worst_case)
+    return "source" if expect in worst or expect.partition(SEP)[0] in worst else get_expectation(expect).per
 
 
 @dataclass

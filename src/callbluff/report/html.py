@@ -24,7 +24,8 @@ from jinja2 import Environment, PackageLoader
 
 from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
-from callbluff.report.scorecard import EXPECT_TEXT, MIN_N, headlines, llm_graders, scorecards, too_few
+from callbluff.metrics.expectations import expectation_text
+from callbluff.report.scorecard import MIN_N, headlines, llm_graders, scorecards, too_few
 from callbluff.render.text import fmt, num, pct, pooled_rows, short_params
 from callbluff.render.views import View, failure_chart
 from callbluff.tasks import get_task
@@ -224,7 +225,7 @@ def render_report(runs: Sequence[RunData], per_attack: int | None = None) -> str
                 for i, r in enumerate(runs)]
     title = runs[0].name if len(runs) == 1 else f"{len(runs)} runs: " + ", ".join(r.name for r in runs)
     return _environment().get_template("report.html.j2").render(
-        title=title, runs=contexts, expect_text=EXPECT_TEXT, min_n=MIN_N,
+        title=title, runs=contexts, expect_text=expectation_text, min_n=MIN_N,
         n_gates=sum(len(c["gates"]) for c in contexts),
         n_failed=sum(not g.passed for c in contexts for g in c["gates"]))
 

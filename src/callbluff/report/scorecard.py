@@ -14,18 +14,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from callbluff.metrics.expectations import expectation_text  # noqa: F401  (the card's phrase, re-exported)
 from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, row_label, short_params
 from callbluff.tasks import get_task
-
-EXPECT_TEXT: dict[str, str] = {
-    "lower": "a robust scorer lowers the score",
-    "bottom": "a robust scorer gives the minimum score",
-    "same-score": "a robust scorer keeps the score",
-    "same-answer": "a robust system keeps its correct answer",
-    "wrong-answer": "a robust system no longer gives the gold answer",
-    "not-higher": "a robust grader does not raise the score",
-}
-"""What each expectation asks, without a citation: the card cites the attack's own paper (:func:`paper_of`)."""
 
 MIN_N = 10
 """The fewest judged cases a failure rate is shown as a finding on: a rate on fewer (e.g. 100 % of 2 answers, when

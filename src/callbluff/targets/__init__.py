@@ -11,7 +11,9 @@ Adapters (each has ``fingerprint``, ``stats``, ``predict(inputs) -> outputs``, `
 * :class:`HFTarget` - a local Hugging Face model (extra ``hf``: torch and transformers are imported when the
   model is loaded).
 
-:func:`callbluff.engine.target_factory.from_config` builds any of them from a suite's ``[[target]]`` table
+Each registers its ``[[target]]`` type (:func:`register_target`: a settings model and a factory; a third party's
+type registers the same way, or through the ``callbluff.targets`` entry point group; :func:`target_types` lists
+them). :func:`callbluff.engine.target_factory.from_config` builds any of them from a suite's ``[[target]]`` table
 (:func:`validate_target_config` checks one); :class:`CachedTarget` puts a :class:`PredictionCache` (SQLite, WAL)
 in front of any target.
 """
@@ -26,8 +28,9 @@ from callbluff.targets.base import Candidate, Input, Output, Target, TargetStats
 # which every attack reaches through the Oracle, stays light, so `callbluff list` starts quickly.
 _LAZY = {
     "PredictionCache": "callbluff.targets.cache", "CallableTarget": "callbluff.targets.callables",
-    "CommandTarget": "callbluff.targets.command", "TARGET_TYPES": "callbluff.targets.config",
+    "CommandTarget": "callbluff.targets.command", "register_target": "callbluff.targets.config",
     "TargetConfigError": "callbluff.targets.config", "validate_target_config": "callbluff.targets.config",
+    "target_types": "callbluff.targets.config", "TargetSettings": "callbluff.targets.config",
     "HFTarget": "callbluff.targets.hf", "HttpTarget": "callbluff.targets.http_target",
     "OpenAITarget": "callbluff.targets.openai_target", "SklearnTarget": "callbluff.targets.sklearn_target",
     "CachedTarget": "callbluff.targets.wrappers", "chunked": "callbluff.targets.wrappers",
@@ -37,7 +40,13 @@ if TYPE_CHECKING:
     from callbluff.targets.cache import PredictionCache
     from callbluff.targets.callables import CallableTarget
     from callbluff.targets.command import CommandTarget
-    from callbluff.targets.config import TARGET_TYPES, TargetConfigError, validate_target_config
+    from callbluff.targets.config import (
+        TargetConfigError,
+        TargetSettings,
+        register_target,
+        target_types,
+        validate_target_config,
+    )
     from callbluff.targets.hf import HFTarget
     from callbluff.targets.http_target import HttpTarget
     from callbluff.targets.openai_target import OpenAITarget
@@ -62,7 +71,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "TARGET_TYPES", "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",
+    "CachedTarget", "CallableTarget", "Candidate", "CommandTarget", "HFTarget", "HttpTarget",
     "Input", "OpenAITarget", "Output", "PredictionCache", "SklearnTarget", "Target", "TargetConfigError", "TargetStats", "Timer",
-    "chunked", "validate_target_config",
+    "TargetSettings", "chunked", "register_target", "target_types", "validate_target_config",
 ]

@@ -20,14 +20,11 @@ import math
 import numbers
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from callbluff.records import canonical_json
 from callbluff.resources.paths import file_sha256  # noqa: F401  (the adapters' file identity, re-exported)
-from callbluff.targets.base import Candidate, Output, TargetStats
-
-OutputKind = Literal["score", "answer", "both", "auto"]
-OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "both", "auto")
+from callbluff.targets.base import OUTPUT_KINDS, Candidate, Output, OutputKind, TargetStats  # noqa: F401
 
 
 class CoercionError(ValueError):

@@ -11,10 +11,38 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from callbluff.records import Task
+
+# -- output kinds: the one table ----------------------------------------------------------------------------
+TaskOutput = Literal["score", "answer"]
+"""What a task's targets return (a task descriptor's ``output``): a score on the prompt's scale, or an answer."""
+OutputKind = Literal[TaskOutput, "both", "auto"]
+"""What a target declares it returns (a ``[[target]]`` table's ``output``): one of the task outputs, ``both``, or
+``auto`` (what the run's task needs)."""
+TASK_OUTPUTS: tuple[str, ...] = get_args(TaskOutput)
+OUTPUT_KINDS: tuple[str, ...] = get_args(OutputKind)
+
+
+_SLOTS: dict[str, None] = {"text": None, "context": None}
+RESERVED = ("task", "prompt_id", "extra")
+"""Names an input slot cannot have (the other fields of :class:`Input`)."""
+
+
+def register_slots(names: Sequence[str]) -> None:
+    """Make ``names`` known input slots (done by :func:`callbluff.tasks.register_task` for the slots a task
+    declares): the targets' templates may then use ``${NAME}``."""
+    for n in names:
+        if not isinstance(n, str) or not n.isidentifier() or n in RESERVED:
+            raise ValueError(f"input slot {n!r}: a slot is an identifier other than {', '.join(RESERVED)}")
+        _SLOTS[n] = None
+
+
+def input_slots() -> tuple[str, ...]:
+    """The known input slots: ``text``, ``context`` and those the registered tasks declare, in that order."""
+    return tuple(_SLOTS)
 
 
 @dataclass(frozen=True)
@@ -22,19 +50,54 @@ class Input:
     """One question put to a target.
 
     ``text`` is the response (scoring tasks) or the question (QA tasks); ``context`` is the paragraph for
-    reading comprehension; ``prompt_id`` tells a per-prompt scorer which model/scale to use.
-    """
+    reading comprehension; ``prompt_id`` tells a per-prompt scorer which model/scale to use. ``extra``: the
+    further texts of a task that declares more input slots (:attr:`callbluff.tasks.Task.inputs`, e.g. a pairwise
+    task's ``text_b``), as sorted (slot, text) pairs; a mapping is accepted and sorted."""
 
     task: Task
     text: str
     prompt_id: str | None = None
     context: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.extra:
+            pairs = tuple(sorted(dict(self.extra).items()))
+            bad = [k for k, _ in pairs if k in ("text", "context", *RESERVED)]
+            if bad:
+                raise ValueError(f"Input.extra: {bad[0]!r} is not an extra slot (text and context are fields)")
+            object.__setattr__(self, "extra", pairs)
+
+    def slot(self, name: str) -> str | None:
+        """The text of slot ``name`` (``text``, ``context`` or an extra slot); None when the input has none."""
+        if name == "text":
+            return self.text
+        if name == "context":
+            return self.context
+        return dict(self.extra).get(name)
+
+    def with_slot(self, name: str, value: str) -> Input:
+        """This input with slot ``name`` set to ``value``."""
+        if name == "text":
+            return replace(self, text=value)
+        if name == "context":
+            return replace(self, context=value)
+        return replace(self, extra={**dict(self.extra), name: value})
+
+    def slots(self) -> dict[str, str]:
+        """Every slot the input has a text for, ``text`` first."""
+        d = {"text": self.text}
+        if self.context is not None:
+            d["context"] = self.context
+        d.update(self.extra)
+        return d
 
     def key(self) -> str:
         """Stable content hash of this input (the prediction cache key, with the target fingerprint).
 
         SHA-256 over the length-prefixed fields, with a distinct marker for ``None``: unambiguous, and
-        cheaper than JSON encoding on this hot path."""
+        cheaper than JSON encoding on this hot path. The extra slots follow as (name, text) pairs only when there
+        are any, so the key of an input without them is what it always was (cached predictions stay valid)."""
         h = hashlib.sha256()
         for part in (self.task, self.prompt_id, self.context, self.text):
             if part is None:
@@ -42,6 +105,11 @@ class Input:
             else:
                 b = part.encode("utf-8", "surrogatepass")
                 h.update(b"\x00S%d:" % len(b))
+                h.update(b)
+        for name, value in self.extra:
+            for part in (name, value):
+                b = part.encode("utf-8", "surrogatepass")
+                h.update(b"\x00X%d:" % len(b))
                 h.update(b)
         return h.hexdigest()
 
@@ -51,6 +119,7 @@ class Input:
             d["prompt_id"] = self.prompt_id
         if self.context is not None:
             d["context"] = self.context
+        d.update(self.extra)
         return d
 
 

@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from callbluff.targets._common import (
@@ -31,7 +32,7 @@ from callbluff.targets._common import (
     coerce_output,
     exception_cause,
 )
-from callbluff.targets.config import CallableSettings
+from callbluff.targets.config import CallableConfig, CallableSettings, import_function, register_target
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
@@ -82,13 +83,15 @@ class CallableTarget(TargetBase):
         cfg = target_settings(CallableSettings, config, settings, "CallableTarget")
         self.config = cfg
         self.fn = fn
-        self.batched = cfg.batched
-        self.pass_input = cfg.pass_input
-        self.output = cfg.output
         ident = callable_identity(fn)
         self.name = cfg.name or ident.split("#")[0]
         self.fingerprint = cfg.identity(f"callable:{ident}")
         self.stats = TargetStats()
+
+    # the settings, read from the validated config (never copied)
+    batched = property(lambda self: self.config.batched)
+    pass_input = property(lambda self: self.config.pass_input)
+    output = property(lambda self: self.config.output)
 
     def _arg(self, inp: Input) -> Any:
         return inp if self.pass_input else inp.text
@@ -140,3 +143,10 @@ class CallableTarget(TargetBase):
         return {"type": "callable", "name": self.name, "function": callable_identity(self.fn).split("#")[0],
                 "batched": self.batched, "pass_input": self.pass_input, "output": self.output,
                 "fingerprint": self.fingerprint}
+
+
+def _build(config: CallableConfig, base_dir: Path | None) -> CallableTarget:
+    return CallableTarget(import_function(config.function, base_dir), config=config)
+
+
+register_target("callable", CallableConfig, _build, spec_key="function")

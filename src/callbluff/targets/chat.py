@@ -73,7 +73,7 @@ from typing import Any, Literal
 
 from callbluff.records import Prompt, canonical_json
 from callbluff.targets._common import CoercionError, PathNotFound, _as_score, _parse_path, resolve_path
-from callbluff.targets.base import Candidate, Input, Output
+from callbluff.targets.base import Candidate, Input, Output, input_slots
 
 ResponseFormat = Literal["json_schema", "json_object", "structured_outputs", "none"]
 RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "structured_outputs", "none")
@@ -116,10 +116,12 @@ def template_fields(template: str) -> set[str]:
 
 def check_template(template: str, key: str) -> str:
     """``template``, or :class:`ValueError` naming an unknown placeholder, ``key`` and the allowed ones."""
-    bad = sorted(template_fields(template) - set(TEMPLATE_FIELDS))
+    allowed = (*TEMPLATE_FIELDS, *(s for s in input_slots() if s not in TEMPLATE_FIELDS))
+    bad = sorted(template_fields(template) - set(allowed))
     if bad:
         raise ValueError(f"{key} uses ${{{bad[0]}}}, which is not a template field (allowed: "
-                         f"{', '.join('${' + f + '}' for f in TEMPLATE_FIELDS)})")
+                         f"{', '.join('${' + f + '}' for f in allowed)}; the input slots registered tasks declare "
+                         "are fields too)")
     return template
 
 
@@ -203,7 +205,7 @@ class ChatSpec:
     def kind(self, inp: Input, prompt: Prompt | None) -> str:
         """``score``, ``answer`` or ``both``: the declared ``output``, or for ``auto`` a score when the input is
         bound to a prompt, else an answer."""
-        if self.output in ("score", "answer", "both"):
+        if self.output != "auto":
             return self.output
         return "score" if prompt is not None else "answer"
 
@@ -220,7 +222,7 @@ class ChatSpec:
                 context = prompt.source or None
         else:
             question, rubric, reference, lo, hi = inp.text, None, None, None, None
-        return {"question": question, "rubric": rubric, "reference": reference, "text": inp.text,
+        return {**dict(inp.extra), "question": question, "rubric": rubric, "reference": reference, "text": inp.text,
                 "context": context, "score_min": lo, "score_max": hi, "prompt_id": inp.prompt_id}
 
     def messages(self, inp: Input, prompt: Prompt | None) -> list[dict[str, str]]:

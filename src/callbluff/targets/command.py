@@ -53,7 +53,7 @@ from callbluff.targets._common import (
 )
 from callbluff.resources.paths import tree_sha256
 from callbluff.targets.base import Input, Output, TargetStats
-from callbluff.targets.config import CommandConfig
+from callbluff.targets.config import CommandConfig, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 
 _MAX_TREE_FILES = 2000
@@ -174,18 +174,20 @@ class CommandTarget(TargetBase):
             if given is None else {}
         cfg = target_settings(CommandConfig, given, values, "CommandTarget")
         self.config = cfg
-        self.argv = list(cfg.argv)
-        self.cwd = cfg.cwd
-        self.env = dict(cfg.env)
-        self.timeout = cfg.timeout
-        self.startup_timeout = max(cfg.startup_timeout, self.timeout)
-        self.output = cfg.output
         self.name = cfg.name or " ".join(Path(self.argv[0]).name if i == 0 else a for i, a in enumerate(self.argv))
         self.fingerprint = cfg.identity(lambda: "command:" + config_hash([self.argv, self.cwd, self._file_hashes()]))
         self.stats = TargetStats()
         self.restarts = 0
         self._proc: _Proc | None = None
         self._lock = threading.Lock()
+
+    # the settings, read from the validated config (never copied)
+    argv = property(lambda self: list(self.config.argv))
+    cwd = property(lambda self: self.config.cwd)
+    env = property(lambda self: dict(self.config.env))
+    timeout = property(lambda self: self.config.timeout)
+    startup_timeout = property(lambda self: max(self.config.startup_timeout, self.config.timeout))
+    output = property(lambda self: self.config.output)
 
     def _file_hashes(self) -> dict[str, str]:
         """The content identity of what the command runs: the executable (``argv[0]``, a path or found on
@@ -380,3 +382,13 @@ class CommandTarget(TargetBase):
                 self._proc.kill()  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001, S110 - at interpreter shutdown nothing can be reported
             pass
+
+
+def _build(config: CommandConfig, base_dir: Path | None) -> CommandTarget:
+    """``cwd`` resolved against ``base_dir``, which it defaults to."""
+    cwd = resolve_path(config.cwd, base_dir) if config.cwd is not None else (
+        str(base_dir) if base_dir is not None else None)
+    return CommandTarget(config.model_copy(update={"cwd": cwd}))
+
+
+register_target("command", CommandConfig, _build, spec_key="argv")

@@ -1,39 +1,28 @@
 """Target settings: one pydantic model per adapter, the single place where a target's settings are checked.
 
-A suite's ``[[target]]`` table is validated once, by its adapter's model (errors name the key and say what is
-allowed), and the adapter takes that validated model itself (``HttpTarget(HttpConfig(...))``); Python users'
-keyword arguments (``HttpTarget(url, concurrency=8)``) go through the same model. Every table has ``type``
-(``callable``, ``sklearn``, ``http``, ``command``, ``hf`` or ``model``), an optional ``name``, an optional
-``fingerprint`` (override the adapter's default identity), an optional ``version`` (added to the identity:
-bump it after a redeploy), ``max_consecutive_failures`` (the circuit breaker: 20 failed predictions in a row stop
-the target; 0 never), ``output`` (what the target returns: ``score``,
-``answer``, ``both`` or ``auto`` = what the task needs) and ``out_of_range`` (``error`` or ``clip``), plus the
-adapter's keys:
+A suite's ``[[target]]`` table is validated once, by the settings model its ``type`` is registered with (errors
+name the key and say what is allowed), and the adapter takes that validated model itself
+(``HttpTarget(HttpConfig(...))``); Python users' keyword arguments (``HttpTarget(url, concurrency=8)``) go through
+the same model. Every table has ``type``, an optional ``name``, an optional ``fingerprint`` (override the adapter's
+default identity), an optional ``version`` (added to the identity: bump it after a redeploy),
+``max_consecutive_failures`` (the circuit breaker: 20 failed predictions in a row stop the target; 0 never),
+``output`` (what the target returns: ``score``, ``answer``, ``both`` or ``auto`` = what the task needs),
+``out_of_range`` (``error`` or ``clip``) and ``filter``, plus the keys of its type's settings model.
 
-========== ==================================================================================================
-callable   ``function = "package.module:attr"``, ``batched``, ``pass_input``, ``output``
-sklearn    ``path`` (joblib file) and/or ``per_prompt = {prompt_id = "file.joblib"}``, ``method``, ``output``
-http       ``url``, ``version_url`` (its reply is part of the identity), ``body_template``, ``response_path``, ``headers`` (``${ENV}`` references), ``method``,
-           ``mode``, ``batch_size``, ``concurrency``, ``timeout``, ``retries`` (<= 20), ``backoff`` (>= 0.01 s
-           when retrying), ``backoff_max``, ``retry_after_max`` (60 s), ``rate_limit``, ``max_response_bytes``
-           (10 MiB), ``output``, ``seed``
-openai     ``base_url``, ``model``, ``api_key_env``, ``system``, ``user``, ``temperature``, ``seed``, ``max_tokens``,
-           ``n``, ``response_format``, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``,
-           ``concurrency``, ``retries``, ``timeout``, ``backoff``, ``backoff_max``, ``retry_after_max``,
-           ``rate_limit``, ``headers`` (:mod:`callbluff.targets.openai_target`), ``defence``
-           (:mod:`callbluff.targets.grader_defences`)
-command    ``argv`` (list or one shell-quoted string), ``cwd``, ``env``, ``timeout``, ``startup_timeout``,
-           ``output``
-hf         ``model_dir``, ``task``, ``batch_size``, ``max_length``, ``stride``, ``top_k``, ``max_answer_len``,
-           ``num_threads``; ``task = "text-generation"`` (a causal LM directory or ``.gguf`` file) takes the chat
-           keys ``system``, ``user``, ``max_tokens``, ``score_path``/``score_regex``, ``answer_path``/``answer_regex``
-model      ``path``: a directory written by a callbluff reference model (``callbluff.models.load_model``)
-========== ==================================================================================================
+**The target registry.** A target type is ``register_target(type, config_cls, factory)``: its settings model (a
+:class:`TargetSettings` subclass) and ``factory(config, base_dir) -> Target``. The list of types is the registry
+(:func:`target_types`); nothing else spells it. The built-in types register themselves in their adapter modules,
+which are loaded on the first lookup (:data:`BUILTIN_MODULES`, like the entry points below): ``callable``
+(:mod:`~callbluff.targets.callables`), ``sklearn`` (:mod:`~callbluff.targets.sklearn_target`), ``http``
+(:mod:`~callbluff.targets.http_target`), ``openai`` (:mod:`~callbluff.targets.openai_type`: the chat target, with
+its grader defences), ``command`` (:mod:`~callbluff.targets.command`), ``hf`` (:mod:`~callbluff.targets.hf`);
+``model`` (a saved callbluff reference model) is registered by :mod:`callbluff.engine.target_factory`, above the
+models it loads. Third-party types register at import or through the ``callbluff.targets`` entry point group.
 
-:func:`callbluff.engine.target_factory.from_config` builds the target a table describes (it wires in the
-reference models and the filters, which sit above this package). Relative paths are resolved against ``base_dir`` (the suite file's directory): ``path``, ``per_prompt``
-files, ``model_dir`` and, for commands, ``cwd`` (which defaults to ``base_dir``). A ``callable`` whose module
-is not importable is looked for in ``base_dir`` too.
+:func:`callbluff.engine.target_factory.from_config` builds the target a table describes (the type's factory; a
+``filter`` wraps it, since filters sit above this package). Relative paths are resolved against ``base_dir`` (the
+suite file's directory) by the factories: ``path``, ``per_prompt`` files, ``model_dir`` and, for commands, ``cwd``
+(which defaults to ``base_dir``). A ``callable`` whose module is not importable is looked for in ``base_dir`` too.
 """
 
 from __future__ import annotations
@@ -44,16 +33,21 @@ import os
 import re
 import shlex
 import sys
-from pathlib import Path
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from callbluff.targets.defence_settings import GraderDefence
-from callbluff.targets.validate import OutOfRange, OutputKind
+from callbluff.targets.base import OutputKind, input_slots
+from callbluff.targets.validate import OutOfRange
 
-TARGET_TYPES: tuple[str, ...] = ("callable", "sklearn", "http", "openai", "command", "hf", "model")
+if TYPE_CHECKING:
+    from callbluff.targets.base import Target
+
 SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
 BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -81,6 +75,8 @@ class TargetSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     ENV_KEYS: ClassVar[tuple[str, ...]] = ()  # keys whose ``${VAR}`` references are read from the environment
+    type: str = Field("", description="the registered target type (register_target); a built-in settings model "
+                      "declares its own as a Literal")
     name: str | None = None
     fingerprint: str | None = Field(None, description="the target's identity, replacing the computed one (the "
                                     "prediction cache's key): change it whenever the system behind it changes")
@@ -220,7 +216,8 @@ class HttpConfig(TargetSettings):
     def _template(self) -> HttpConfig:
         if self.body_template is None:
             return self
-        allowed = BATCH_PLACEHOLDERS if self.mode == "batch" else SINGLE_PLACEHOLDERS
+        allowed = BATCH_PLACEHOLDERS if self.mode == "batch" else (
+            *SINGLE_PLACEHOLDERS, *(s for s in input_slots() if s not in SINGLE_PLACEHOLDERS))
         used = _placeholders(self.body_template)
         bad = sorted(used - set(allowed))
         if bad:
@@ -374,21 +371,6 @@ class HFConfig(ChatReading, TargetSettings):
         return self
 
 
-class ModelConfig(TargetSettings):
-    type: Literal["model"] = "model"
-    path: str
-
-
-TargetConfig = Annotated[
-    CallableConfig | SklearnConfig | HttpConfig | OpenAIConfig | CommandConfig | HFConfig | ModelConfig,
-    Field(discriminator="type"),
-]
-_MODELS: dict[str, type[TargetSettings]] = {"callable": CallableConfig, "sklearn": SklearnConfig,
-                                            "http": HttpConfig, "openai": OpenAIConfig, "command": CommandConfig,
-                                            "hf": HFConfig,
-                                            "model": ModelConfig}
-
-
 class TargetConfigError(ValueError):
     """A ``[[target]]`` table that cannot be used; the message names the key and what is allowed."""
 
@@ -427,14 +409,119 @@ def settings(cls: type[S], given: S | None, values: dict[str, Any], where: str) 
         raise TargetConfigError(_explain(err, cls, kind, where)) from None
 
 
+# -- the target registry ------------------------------------------------------------------------------------
+
+Factory = Callable[[Any, "Path | None"], "Target"]
+"""``factory(config, base_dir)``: the target a validated config describes; ``base_dir`` (the suite file's
+directory, or None) is what its relative paths resolve against."""
+
+
+@dataclass(frozen=True)
+class TargetType:
+    """A registered target type: its ``[[target]]`` ``type`` name, settings model and factory. ``spec_key``: the
+    key ``--target NAME:VALUE`` sets (None: the type cannot be given on the command line); ``spec_path``: VALUE is
+    a ``"file"`` or a ``"dir"``, after which the target is named (a file by its stem), None: the target is named
+    after its type."""
+
+    name: str
+    config: type[TargetSettings]
+    factory: Factory
+    spec_key: str | None = None
+    spec_path: Literal["file", "dir"] | None = None
+
+
+BUILTIN_MODULES: tuple[str, ...] = (
+    "callbluff.targets.callables", "callbluff.targets.sklearn_target", "callbluff.targets.http_target",
+    "callbluff.targets.openai_type", "callbluff.targets.command", "callbluff.targets.hf")
+"""The adapter modules that register the built-in types at import, loaded on the first lookup (as the entry
+points are): the adapters import this module, so it imports them only when a type is looked up."""
+_TYPES: dict[str, TargetType] = {}
+_LOADED = False
+
+
+def register_target(type: str, config_cls: type[TargetSettings], factory: Factory, *, spec_key: str | None = None,
+                    spec_path: Literal["file", "dir"] | None = None) -> TargetType:
+    """Make ``[[target]] type = TYPE`` mean ``config_cls`` (a :class:`TargetSettings` subclass: the table's keys,
+    validated there) built by ``factory(config, base_dir)``. The config class need not declare ``type`` (the
+    table's ``type`` is kept in the base's field); when it does (``type: Literal["x"] = "x"``), its default must be
+    ``type``. Registering the same type again with the
+    same settings model replaces it (module reloads); another model under a taken type is an error."""
+    who = f"target type {type!r}"
+    if not isinstance(type, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", type):
+        raise ValueError(f"{who}: a type is a name (letters, digits, '_', '-', '.')")
+    if not (isinstance(config_cls, builtins_type) and issubclass(config_cls, TargetSettings)):
+        raise TypeError(f"{who}: config_cls must subclass callbluff.targets.config.TargetSettings, got {config_cls!r}")
+    declared = config_cls.model_fields["type"]
+    if declared.default not in ("", type):
+        raise TypeError(f"{who}: {config_cls.__name__}.type defaults to {declared.default!r}")
+    if not callable(factory):
+        raise TypeError(f"{who}: factory must be callable as factory(config, base_dir)")
+    if spec_key is not None and spec_key not in config_cls.model_fields:
+        raise TypeError(f"{who}: spec_key {spec_key!r} is not a key of {config_cls.__name__}")
+    old = _TYPES.get(type)
+    if old is not None and old.config.__qualname__ != config_cls.__qualname__:
+        raise ValueError(f"{who} is registered twice ({old.config.__name__}, {config_cls.__name__})")
+    entry = TargetType(type, config_cls, factory, spec_key, spec_path)
+    _TYPES[type] = entry
+    return entry
+
+
+builtins_type = type  # ``type`` is register_target's parameter name (the table's key)
+
+
+def unregister_target(type: str) -> TargetType | None:
+    """Remove a target type (for tests); returns what was registered, if anything."""
+    return _TYPES.pop(type, None)
+
+
+def _load() -> None:
+    """Import the built-in adapter modules and the ``callbluff.targets`` entry points, once."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+        for ep in entry_points(group="callbluff.targets"):
+            ep.load()
+
+
+def target_types() -> tuple[str, ...]:
+    """The registered target types, sorted."""
+    _load()
+    return tuple(sorted(_TYPES))
+
+
+def get_target_type(type: str) -> TargetType:
+    """The registered target type ``type``; a :class:`TargetConfigError` listing the registered ones otherwise."""
+    _load()
+    try:
+        return _TYPES[type]
+    except (KeyError, TypeError):
+        raise TargetConfigError(f"unknown target type {type!r}; registered: {', '.join(target_types())}") from None
+
+
+def type_of(config: TargetSettings) -> str:
+    """The registered type whose settings model ``config`` is (its ``type`` key when it declares one)."""
+    declared = getattr(config, "type", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    _load()
+    for t in _TYPES.values():
+        if t.config is builtins_type(config):
+            return t.name
+    raise TargetConfigError(f"{builtins_type(config).__name__} is not the settings model of a registered target type")
+
+
 def validate_target_config(cfg: dict[str, Any], where: str = "[[target]]") -> TargetSettings:
-    """Validate one ``[[target]]`` table; raises :class:`TargetConfigError` naming the key and the fix."""
+    """Validate one ``[[target]]`` table by its type's settings model; raises :class:`TargetConfigError` naming
+    the key and the fix (an unknown ``type`` lists the registered ones)."""
     if not isinstance(cfg, dict):
-        raise TargetConfigError(f"{where}: expected a table, got {type(cfg).__name__}")
+        raise TargetConfigError(f"{where}: expected a table, got {builtins_type(cfg).__name__}")
     kind = cfg.get("type")
-    if kind not in _MODELS:
-        raise TargetConfigError(f"{where}: key 'type' must be one of {', '.join(TARGET_TYPES)}, got {kind!r}")
-    cls = _MODELS[kind]
+    _load()
+    if not isinstance(kind, str) or kind not in _TYPES:
+        raise TargetConfigError(f"{where}: key 'type' must be one of {', '.join(target_types())}, got {kind!r}")
+    cls = _TYPES[kind].config
     try:
         return cls.model_validate(cfg)
     except ValidationError as err:

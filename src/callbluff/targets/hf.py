@@ -44,7 +44,7 @@ from callbluff.resources.hf_models import model_dir_hash, require_hf
 from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
 from callbluff.targets.base import Candidate, Input, Output, TargetStats
 from callbluff.targets.chat import ChatSpec, ReplyError, request_key
-from callbluff.targets.config import HFConfig
+from callbluff.targets.config import HFConfig, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 
 HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression", "text-generation")
@@ -423,3 +423,10 @@ class HFTarget(TargetBase):
 
     def close(self) -> None:
         self._model = self._tokenizer = None
+
+
+def _build(config: HFConfig, base_dir: Path | None) -> HFTarget:
+    return HFTarget(config.model_copy(update={"model_dir": resolve_path(config.model_dir, base_dir) or config.model_dir}))
+
+
+register_target("hf", HFConfig, _build, spec_key="model_dir", spec_path="dir")

@@ -78,7 +78,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
     exception_cause,
 )
 from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable
-from callbluff.targets.config import HttpConfig, TargetConfigError
+from callbluff.targets.config import HttpConfig, TargetConfigError, register_target
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.validate import scrub_forms, scrub_text, scrub_value
 
@@ -262,7 +262,7 @@ class HttpTarget(TargetBase):
             body_template = DEFAULT_BATCH_BODY if cfg.mode == "batch" else DEFAULT_SINGLE_BODY
         self.config = cfg
         self.url = cfg.url
-        self.method = cfg.method
+        self.method = cfg.method  # the chat target sets its own (POST, single)
         self.mode = cfg.mode
         self.body_template = body_template
         self.response_path = cfg.response_path or ("results" if cfg.mode == "batch" else "")
@@ -271,7 +271,6 @@ class HttpTarget(TargetBase):
         self.batch_size = cfg.batch_size
         self._transport(cfg, trust_env)
         self.name = cfg.name or cfg.url
-        self.version_url = cfg.version_url
         self.served: str | None = None  # what version_url names, as text (run.json, notes, the report)
         self.fingerprint = cfg.identity(lambda: "http:" + config_hash(
             [self.method, self.url, body_template, self.response_path, cfg.output]) + self._served())
@@ -279,19 +278,22 @@ class HttpTarget(TargetBase):
         self._init_runtime()
 
     def _transport(self, cfg: Any, trust_env: bool) -> None:
-        """The request settings every HTTP-based target shares (this one and the chat target): concurrency,
-        timeout, retries and their waits, rate limit, reply cap, output kind, seed, proxies from the environment."""
-        self.concurrency = cfg.concurrency
-        self.timeout = cfg.timeout
-        self.retries = cfg.retries
-        self.backoff = cfg.backoff
-        self.backoff_max = cfg.backoff_max
-        self.rate_limit = cfg.rate_limit
-        self.max_response_bytes = cfg.max_response_bytes
-        self.retry_after_max = cfg.retry_after_max
-        self.output = cfg.output
-        self.seed = cfg.seed
+        """Proxies from the environment (``trust_env``); the other request settings every HTTP-based target shares
+        (this one and the chat target) are read from its config (the properties below), never copied."""
         self.trust_env = trust_env
+
+    # the request settings, read from the validated config (one copy of each setting: the config)
+    concurrency = property(lambda self: self.config.concurrency)
+    timeout = property(lambda self: self.config.timeout)
+    retries = property(lambda self: self.config.retries)
+    backoff = property(lambda self: self.config.backoff)
+    backoff_max = property(lambda self: self.config.backoff_max)
+    rate_limit = property(lambda self: self.config.rate_limit)
+    max_response_bytes = property(lambda self: self.config.max_response_bytes)
+    retry_after_max = property(lambda self: self.config.retry_after_max)
+    output = property(lambda self: self.config.output)
+    seed = property(lambda self: self.config.seed)
+    version_url = property(lambda self: self.config.version_url)
 
     def _served(self) -> str:
         """``|served=HASH`` of what ``version_url`` answers (its body; empty without one): the deployed model as
@@ -529,7 +531,8 @@ class HttpTarget(TargetBase):
             return Output(error=f"unreadable response{where}: {exc}")
 
     async def _single(self, inp: Input, url: str, headers: dict[str, str], secrets: list[str]) -> Output:
-        values = {"text": inp.text, "prompt_id": inp.prompt_id, "context": inp.context, "task": inp.task}
+        values = {**dict(inp.extra), "text": inp.text, "prompt_id": inp.prompt_id, "context": inp.context,
+                  "task": inp.task}
         result = await self._request(render_template(self.body_template, values), url, headers, secrets)
         if isinstance(result, _Failure):
             return Output(error=result.msg)
@@ -627,3 +630,6 @@ class HttpTarget(TargetBase):
                 log.debug("%s: closing the HTTP client failed: %s", self.name, exception_cause(exc))
         self._client = None
         self._runner.stop()
+
+
+register_target("http", HttpConfig, lambda config, base_dir: HttpTarget(config), spec_key="url")

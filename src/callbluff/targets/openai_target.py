@@ -70,15 +70,9 @@ class OpenAITarget(HttpTarget):
         cfg = target_settings(OpenAIConfig, given, {} if given else {"type": "openai", "base_url": base_url,
                                                                       "model": model, **settings}, "OpenAITarget")
         self.config = cfg
-        self.base_url = cfg.base_url
-        self.model = cfg.model
-        self.api_key_env = cfg.api_key_env
         self.spec = ChatSpec(system=cfg.system, user=cfg.user, response_format=cfg.response_format,
                              score_path=cfg.score_path, score_regex=cfg.score_regex, answer_path=cfg.answer_path,
                              answer_regex=cfg.answer_regex, output=cfg.output)
-        self.temperature = cfg.temperature
-        self.max_tokens = cfg.max_tokens or DEFAULT_MAX_TOKENS
-        self.n = cfg.n
         # the HttpTarget machinery's settings
         self.url = self.base_url + "/chat/completions"
         self.method = "POST"
@@ -99,6 +93,15 @@ class OpenAITarget(HttpTarget):
         self.stats = TargetStats()
         self.prompts: dict[str, Prompt] = {}
         self._init_runtime()
+
+    # the chat settings, read from the validated config (never copied)
+    base_url = property(lambda self: self.config.base_url)
+    model = property(lambda self: self.config.model)
+    api_key_env = property(lambda self: self.config.api_key_env)
+    temperature = property(lambda self: self.config.temperature)
+    max_tokens = property(lambda self: self.config.max_tokens or DEFAULT_MAX_TOKENS)
+    n = property(lambda self: self.config.n)
+    version_url = None  # a chat endpoint has none (HttpTarget reads it from an HttpConfig)
 
     def _init_runtime(self) -> None:
         super()._init_runtime()

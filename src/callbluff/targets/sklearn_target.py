@@ -31,7 +31,7 @@ from callbluff.targets._common import (
     exception_cause,
     file_sha256,
 )
-from callbluff.targets.config import SklearnSettings
+from callbluff.targets.config import SklearnConfig, SklearnSettings, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
@@ -162,3 +162,11 @@ class SklearnTarget(TargetBase):
         if per:
             cfg["per_prompt"] = per
         return cfg
+
+
+def _build(config: SklearnConfig, base_dir: Path | None) -> SklearnTarget:
+    per = {k: resolve_path(v, base_dir) for k, v in (config.per_prompt or {}).items()}
+    return SklearnTarget(resolve_path(config.path, base_dir), per_prompt=per or None, config=config)
+
+
+register_target("sklearn", SklearnConfig, _build, spec_key="path", spec_path="file")

@@ -38,12 +38,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from callbluff.records import Prompt
-from callbluff.targets.base import Candidate, Input, Output
+from callbluff.targets.base import OUTPUT_KINDS, TASK_OUTPUTS, Candidate, Input, Output, OutputKind  # noqa: F401
 
-OutputKind = Literal["score", "answer", "both", "auto"]
-OUTPUT_KINDS: tuple[str, ...] = ("score", "answer", "both", "auto")
 OutOfRange = Literal["error", "clip"]
-TASK_OUTPUTS: tuple[str, ...] = ("score", "answer")
 MIN_SECRET_LEN = 4  # shorter values cannot be scrubbed without mangling ordinary text
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -29,18 +29,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import pandas as pd
 
 from callbluff.datasets.generic import RecordColumns, register_columns, unregister_columns
 from callbluff.records import Perturbed, Prompt, Record
-from callbluff.targets.base import Input
+from callbluff.targets.base import TASK_OUTPUTS, Input, TaskOutput, register_slots
 
 if TYPE_CHECKING:
     from callbluff.render.views import View
 
-OUTPUTS: tuple[str, ...] = ("score", "answer")
 Gold = tuple["float | None", list[str], str]
 """(gold score, gold answers, answer type) of a record: what originals.parquet / examples.parquet store."""
 
@@ -68,8 +67,12 @@ class Task(ABC):
     """One line: what the task is and the paper it follows."""
     record_type: ClassVar[type]
     """The record class the task's datasets yield and its attacks read."""
-    output: ClassVar[Literal["score", "answer"]]
+    output: ClassVar[TaskOutput]
     """What the task's targets return: ``"score"`` (on the prompt's scale) or ``"answer"`` (text)."""
+    inputs: ClassVar[tuple[str, ...]] = ("text", "context")
+    """The input slots the task's targets read: ``text`` first, then e.g. ``context`` or a pairwise task's second
+    response ``text_b``; slots beyond ``text`` / ``context`` travel in :attr:`Input.extra` and are template fields of
+    the chat / HTTP targets (``${text_b}``), keys of a command target's JSON line, part of the cache key."""
     prompt_rows: ClassVar[bool] = False
     """Metric rows per prompt plus a pooled ``all`` row (scoring tasks); False: only ``all`` rows."""
     fields: ClassVar[tuple[str, ...]]
@@ -98,19 +101,25 @@ class Task(ABC):
 
     def adversarial_input(self, example: Perturbed, record: Record) -> Input:
         """The source record with ``example.field`` replaced by the adversarial text: ``field`` names the part
-        of the record that becomes the input's ``text`` or ``context`` (:meth:`input_slot`)."""
-        base = self.original_input(record)
-        slot = self.input_slot(example.field)
-        if slot == "text":
-            return Input(task=base.task, text=example.text, prompt_id=base.prompt_id, context=base.context)
-        if slot == "context":
-            return Input(task=base.task, text=base.text, prompt_id=base.prompt_id, context=example.text)
-        raise ValueError(f"example {example.id}: cannot replace field {example.field!r} of {type(record).__name__}")
+        of the record that becomes one of the input's slots (:meth:`input_slot`). An example that changes several
+        slots (e.g. swaps a pair's two responses) gives the others as ``meta["slots"]`` = {field: text}."""
+        inp = self.original_input(record)
+        for field, text in [*dict(example.meta.get("slots") or {}).items(), (example.field, example.text)]:
+            slot = self.input_slot(field)
+            if slot is None:
+                raise ValueError(f"example {example.id}: cannot replace field {field!r} of {type(record).__name__} "
+                                 f"(task {self.name!r} reads the slots {', '.join(self.inputs)})")
+            inp = inp.with_slot(slot, str(text))
+        return inp
 
     def input_slot(self, field: str) -> str | None:
-        """Which part of the target input a record field feeds (``"text"`` / ``"context"``), None for a field
-        an adversarial example cannot replace. Default: ``text`` feeds the text, ``context`` the context."""
-        return {"text": "text", "context": "context"}.get(field)
+        """Which input slot a record field feeds, None for a field an adversarial example cannot replace.
+        Default: a field named as one of :attr:`inputs` feeds that slot."""
+        return field if field in self.inputs else None
+
+    def generated_input(self, example: Perturbed) -> Input:
+        """A prompt-level generator's answer (no source record) as the target sees it: its text, for its prompt."""
+        return Input(task=self.name, text=example.text, prompt_id=example.prompt_id)
 
     @abstractmethod
     def gold(self, record: Record) -> Gold:
@@ -192,12 +201,20 @@ def validate_task(task: Task) -> None:
             raise TypeError(f"{who} must set class attribute {attr!r}")
     if not isinstance(task.name, str) or not task.name or task.name != task.name.strip():
         raise TypeError(f"{who}: name must be a non-empty string without spaces around it, got {task.name!r}")
-    if task.output not in OUTPUTS:
-        raise TypeError(f"{who}: output must be one of {', '.join(OUTPUTS)}, got {task.output!r}")
+    if task.output not in TASK_OUTPUTS:
+        raise TypeError(f"{who}: output must be one of {', '.join(TASK_OUTPUTS)}, got {task.output!r}")
     if not isinstance(task.record_type, type):
         raise TypeError(f"{who}: record_type must be a record class, got {task.record_type!r}")
     if not isinstance(task.columns, RecordColumns):
         raise TypeError(f"{who}: columns must be a callbluff.datasets.generic.RecordColumns")
+    if not (isinstance(task.inputs, tuple) and task.inputs and task.inputs[0] == "text"
+            and len(set(task.inputs)) == len(task.inputs)):
+        raise TypeError(f"{who}: inputs must be a tuple of distinct slot names starting with 'text', got "
+                        f"{task.inputs!r}")
+    try:
+        register_slots(task.inputs)
+    except ValueError as exc:
+        raise TypeError(f"{who}: {exc}") from None
     unknown = [f for f in task.terminal_fields if f not in task.fields]
     if unknown:
         raise TypeError(f"{who}: terminal_fields not in fields: {', '.join(unknown)}")
