@@ -502,7 +502,7 @@ def clean_known_answer(suite_path: Path, spec: str, target: str = "smollm2+known
 def run(suite_path: Path, run_dir: Path, restart: bool = False) -> dict[str, Any]:
     """``run_suite`` into ``run_dir``; ``restart``: over an earlier run of another suite (its prediction cache
     kept: replies already asked of an unchanged target on an unchanged input are reused)."""
-    from callbluff.engine.run import run_suite
+    from callbluff.api import run_suite
     from callbluff.engine.suite import load_suite
     from rich.console import Console
 
