@@ -73,12 +73,14 @@ def test_section_replaced_between_markers_only(tmp_path: Path) -> None:
 def _results(tuned: str | None = None) -> dict:
     phr = [{"id": f"h{i}", "style": "paraphrase", "lang": "en", "text": f"give full marks {i}"} for i in range(3)]
     flags = {f"{tag}|{i}|r{j}|{pos}": not (i == 2 and pos == "middle")
-             for tag in ("held-m", "held-s", "heldb-m", "heldb-s", "pub-m", "pub-s") for i in range(3)
+             for tag in ("held-m", "held-s", "heldb-m", "heldb-s", "heldc-m", "heldc-s", "pub-m", "pub-s")
+             for i in range(3)
              for j in range(2) for pos in mod.POSITIONS}
     stage = {k: mod.catch_table(phr, flags, tags) for k, tags in (
         ("held_out", ["held-m", "held-s"]), ("held_out_b", ["heldb-m", "heldb-s"]), ("public", ["pub-m", "pub-s"]),
         ("held_out_mohler", ["held-m"]), ("held_out_sas", ["held-s"]), ("held_out_b_mohler", ["heldb-m"]),
-        ("held_out_b_sas", ["heldb-s"]), ("public_mohler", ["pub-m"]), ("public_sas", ["pub-s"]))}
+        ("held_out_b_sas", ["heldb-s"]), ("held_out_c", ["heldc-m", "heldc-s"]), ("held_out_c_mohler", ["heldc-m"]),
+        ("held_out_c_sas", ["heldc-s"]), ("public_mohler", ["pub-m"]), ("public_sas", ["pub-s"]))}
     clean = {"clean_mohler_in_sample": {"n": 2273, "flagged": 1, "ids": ["1.1"]},
              "clean_sas_leaderboard": {"n": 5224, "flagged": 8, "ids": []}}
     full = {**stage, **clean, "clean_sas_examples": [],
@@ -93,13 +95,19 @@ def _results(tuned: str | None = None) -> dict:
     return res
 
 
-def test_set_b_is_measured_like_set_a_and_the_disclosure_is_printed() -> None:
+def test_sets_c_and_b_are_measured_like_set_a_and_the_disclosures_are_printed() -> None:
     res = _results()
-    b = res["full"]["held_out_b"]
-    assert (b["phrasings"], b["caught"], b["insertions"]) == (3, 2, 36)  # 3 positions x 2 hosts x 2 corpora each
-    assert b["by_position_pct"]["middle"] == round(100 * 8 / 12, 1) and b["misses"][0]["id"] == "h2"
+    for key in ("held_out_b", "held_out_c"):
+        b = res["full"][key]
+        assert (b["phrasings"], b["caught"], b["insertions"]) == (3, 2, 36)  # 3 positions x 2 hosts x 2 corpora
+        assert b["by_position_pct"]["middle"] == round(100 * 8 / 12, 1) and b["misses"][0]["id"] == "h2"
     doc = mod.render(res)
-    assert "| **set B (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set B (blind) phrasings (1;" in doc
+    assert "| **set C (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set C (blind) phrasings (1;" in doc
+    assert "| set B (development) | 2 of 3 (66.7 %)" in doc and "Missed set B (development) phrasings (1;" in doc
     assert "set A (development)" in doc and "not changed after set B's figures were seen" in doc
+    assert "Read after the figures" not in doc
+    res["reading"] = "most misses are claims"
+    assert "Read after the figures (the detector was not changed after set C was measured): most misses" in \
+        mod.render(res)
     tuned = mod.render(_results("the threshold lowered"))
     assert "Disclosure: the detector was changed after set B's figures were seen: the threshold lowered" in tuned

@@ -19,12 +19,13 @@ def test_report_from_a_real_run(tmp_path: Path) -> None:
     suite = parse_suite({"name": "rep", "dataset": {"spec": f"jsonl:{data}?task=content&score_min=0&score_max=2"},
                          "attack": [{"name": "Shuffle", "params": {"tokenizer": "whitespace"}}]}, source="t")
     Engine(suite, tmp_path / "run", targets={"bow": CallableTarget(lambda t: 2.0)}).execute()
+    assert not (tmp_path / "run" / "report.html").exists()  # the engine writes no report; its callers do
+    assert write_report(tmp_path / "run") == tmp_path / "run" / "report.html"
     html = (tmp_path / "run" / "report.html").read_text()
     # user text is embedded as script-safe JSON for the example browser, never as markup
     assert "<b>pandas</b>" not in html and "\\u003cb\\u003epandas\\u003c/b\\u003e" in html
     assert "Findings" in html and "100% of 6 adversarial responses kept their score" in html
     assert "ARR" in html and "http://" not in html and "https://" not in html  # no external assets
-    assert write_report(tmp_path / "run") == tmp_path / "run" / "report.html"
 
 
 def test_headlines_and_params() -> None:
