@@ -20,7 +20,8 @@ from callbluff.engine.target_factory import from_config
 from callbluff.records import Prompt
 from callbluff.resources.local_llm import LocalLLMServer
 from callbluff.targets import Input, OpenAITarget
-from callbluff.targets.config import OpenAIConfig, TargetConfigError, validate_target_config
+from callbluff.targets.config import TargetConfigError, validate_target_config
+from callbluff.targets.openai_target import OpenAIConfig
 from callbluff.targets.grader_defences import (
     DATAMARK,
     DefendedChatTarget,

@@ -291,7 +291,7 @@ def test_a_reply_larger_than_max_response_bytes_once_decoded_is_an_error_row() -
     import gzip
 
     from callbluff.targets.base import Input
-    from callbluff.targets.config import HttpConfig
+    from callbluff.targets.http_target import HttpConfig
     from callbluff.targets.http_target import HttpTarget
 
     bomb = gzip.compress(b'{"score": 1, "pad": "' + b"0" * 5_000_000 + b'"}')  # ~5 KB on the wire, 5 MB decoded

@@ -46,7 +46,10 @@ def echo() -> Any:
 
 def test_builtin_types_are_registered_by_their_modules() -> None:
     assert target_types() == ("callable", "command", "hf", "http", "model", "openai", "sklearn")
-    assert get_target_type("http").config.__module__ == "callbluff.targets.config"
+    # each settings model lives beside its adapter, which registers it
+    for kind, module in (("http", "http_target"), ("openai", "openai_target"), ("callable", "callables"),
+                         ("sklearn", "sklearn_target"), ("command", "command"), ("hf", "hf")):
+        assert get_target_type(kind).config.__module__ == f"callbluff.targets.{module}"
     assert get_target_type("model").factory.__module__ == "callbluff.engine.target_factory"
     with pytest.raises(TargetConfigError, match="unknown target type 'grpc'; registered: callable, command"):
         get_target_type("grpc")

@@ -22,8 +22,9 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import field_validator
 from callbluff.targets._common import (
     TARGET_FAILURES,
     CoercionError,
@@ -32,7 +33,7 @@ from callbluff.targets._common import (
     coerce_output,
     exception_cause,
 )
-from callbluff.targets.config import CallableConfig, CallableSettings, import_function, register_target
+from callbluff.targets.config import TargetSettings, import_function, register_target
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
@@ -67,6 +68,35 @@ def callable_identity(fn: Callable[..., Any]) -> str:
     return f"{module}:{qualname}#{h.hexdigest()[:12]}"
 
 
+class CallableSettings(TargetSettings):
+    """A Python function: ``batched`` (takes a list), ``pass_input`` (gets :class:`Input` objects, not texts)."""
+
+    batched: bool = False
+    pass_input: bool = False
+
+
+class CallableConfig(CallableSettings):
+    type: Literal["callable"] = "callable"
+    function: str
+
+    @field_validator("function", mode="before")
+    @classmethod
+    def _not_an_object(cls, v: Any) -> Any:
+        if callable(v):
+            raise ValueError("a Python function cannot go in a suite table (the suite is saved in run.json as text); "
+                             "pass the function itself as run_suite(suite, out_dir, targets={'NAME': function}), "
+                             "or name it here as 'package.module:function'")
+        return v
+
+    @field_validator("function")
+    @classmethod
+    def _spec(cls, v: str) -> str:
+        mod, sep, attr = v.partition(":")
+        if not sep or not mod or not attr:
+            raise ValueError(f"write 'package.module:function', got {v!r}")
+        return v
+
+
 class CallableTarget(TargetBase):
     """Wrap a Python function ``fn`` as a :class:`~callbluff.targets.base.Target`.
 
@@ -76,7 +106,7 @@ class CallableTarget(TargetBase):
     """
 
     def __init__(self, fn: Callable[..., Any], *, config: CallableSettings | None = None, **settings: Any) -> None:
-        """``settings``: the keys of :class:`~callbluff.targets.config.CallableSettings` (``batched``,
+        """``settings``: the keys of :class:`~callbluff.targets.callables.CallableSettings` (``batched``,
         ``pass_input``, ``output``, ``out_of_range``, ``name``, ``fingerprint``), validated there."""
         if not callable(fn):
             raise TypeError(f"CallableTarget needs a callable, got {type(fn).__name__}")

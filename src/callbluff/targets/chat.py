@@ -71,6 +71,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, Field, field_validator, model_validator
 from callbluff.records import Prompt, canonical_json
 from callbluff.targets._common import CoercionError, PathNotFound, _as_score, _parse_path, resolve_path
 from callbluff.targets.base import Candidate, Input, Output, input_slots
@@ -166,6 +167,36 @@ def _load_json(content: str) -> Any:
         except (json.JSONDecodeError, ValueError):
             continue
     raise ReplyError(f"unparseable reply (not JSON): {snippet(content)}")
+
+
+class ChatReading(BaseModel):
+    """The chat keys shared by ``openai`` and ``hf`` text generation (:mod:`callbluff.targets.chat`): templates
+    and how the reply is read."""
+
+    system: str | None = None
+    user: str | None = None
+    score_path: str | None = None
+    score_regex: str | None = None
+    answer_path: str | None = None
+    answer_regex: str | None = None
+    max_tokens: int | None = Field(None, ge=1)
+
+    @field_validator("system", "user")
+    @classmethod
+    def _template(cls, v: str | None, info: Any) -> str | None:
+        return None if v is None else check_template(v, info.field_name)
+
+    @field_validator("score_regex", "answer_regex")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        return None if v is None else check_regex(v)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Any:
+        for a, b in (("score_path", "score_regex"), ("answer_path", "answer_regex")):
+            if getattr(self, a) is not None and getattr(self, b) is not None:
+                raise ValueError(f"keys {a!r} and {b!r}: give one of them, not both")
+        return self
 
 
 @dataclass(frozen=True)

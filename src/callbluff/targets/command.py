@@ -41,8 +41,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+import shlex
+from pydantic import Field, field_validator
 from callbluff.targets._common import (
     CoercionError,
     TargetBase,
@@ -53,7 +55,7 @@ from callbluff.targets._common import (
 )
 from callbluff.resources.paths import tree_sha256
 from callbluff.targets.base import Input, Output, TargetStats
-from callbluff.targets.config import CommandConfig, register_target, resolve_path
+from callbluff.targets.config import TargetSettings, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 
 _MAX_TREE_FILES = 2000
@@ -162,12 +164,34 @@ def _small_tree(path: Path) -> bool:
     return True
 
 
+class CommandConfig(TargetSettings):
+    """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
+    may reference ``${VAR}`` from the environment (secrets: never written by callbluff, an echo scrubbed)."""
+
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("env",)
+    type: Literal["command"] = "command"
+    argv: list[str]
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(30.0, gt=0)
+    startup_timeout: float = Field(60.0, gt=0)
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = shlex.split(v)
+        if isinstance(v, list) and not v:
+            raise ValueError("argv is empty; give the command to run, e.g. ['python', 'scorer.py']")
+        return v
+
+
 class CommandTarget(TargetBase):
     """Drive a JSON-lines subprocess (see the module docstring for the protocol and failure handling)."""
 
     def __init__(self, argv: Sequence[str] | str | CommandConfig, **settings: Any) -> None:
         """``CommandTarget(CommandConfig(...))``, or ``CommandTarget(argv, **settings)`` with the keys of
-        :class:`~callbluff.targets.config.CommandConfig` (validated there, in one place)."""
+        :class:`~callbluff.targets.command.CommandConfig` (validated there, in one place)."""
         given = argv if isinstance(argv, CommandConfig) else None
         values = {"type": "command", "argv": argv if isinstance(argv, str) else [str(a) for a in argv or []],
                   **{k: (str(v) if k == "cwd" and v is not None else v) for k, v in settings.items()}} \

@@ -1,13 +1,19 @@
-"""Target settings: one pydantic model per adapter, the single place where a target's settings are checked.
+"""Target settings and the target registry: the base every adapter's settings model extends, and the one place
+a ``[[target]]`` table is checked.
 
-A suite's ``[[target]]`` table is validated once, by the settings model its ``type`` is registered with (errors
-name the key and say what is allowed), and the adapter takes that validated model itself
-(``HttpTarget(HttpConfig(...))``); Python users' keyword arguments (``HttpTarget(url, concurrency=8)``) go through
-the same model. Every table has ``type``, an optional ``name``, an optional ``fingerprint`` (override the adapter's
-default identity), an optional ``version`` (added to the identity: bump it after a redeploy),
-``max_consecutive_failures`` (the circuit breaker: 20 failed predictions in a row stop the target; 0 never),
-``output`` (what the target returns: ``score``, ``answer``, ``both`` or ``auto`` = what the task needs),
-``out_of_range`` (``error`` or ``clip``) and ``filter``, plus the keys of its type's settings model.
+Each adapter's settings model lives beside the adapter (``HttpConfig`` in :mod:`~callbluff.targets.http_target`,
+``OpenAIConfig`` in :mod:`~callbluff.targets.openai_target`, ``CallableConfig`` in
+:mod:`~callbluff.targets.callables`, ``SklearnConfig`` in :mod:`~callbluff.targets.sklearn_target`,
+``CommandConfig`` in :mod:`~callbluff.targets.command`, ``HFConfig`` in :mod:`~callbluff.targets.hf`; the chat keys
+shared by ``openai`` and ``hf`` in :class:`callbluff.targets.chat.ChatReading`), registered with its type. A suite's
+``[[target]]`` table is validated once, by the settings model its ``type`` is registered with (errors name the key
+and say what is allowed), and the adapter takes that validated model itself (``HttpTarget(HttpConfig(...))``);
+Python users' keyword arguments (``HttpTarget(url, concurrency=8)``) go through the same model. Every table has
+``type``, an optional ``name``, an optional ``fingerprint`` (override the adapter's default identity), an optional
+``version`` (added to the identity: bump it after a redeploy), ``max_consecutive_failures`` (the circuit breaker:
+20 failed predictions in a row stop the target; 0 never), ``output`` (what the target returns: ``score``,
+``answer``, ``both`` or ``auto`` = what the task needs), ``out_of_range`` (``error`` or ``clip``) and ``filter``
+(:class:`TargetSettings`), plus the keys of its type's settings model.
 
 **The target registry.** A target type is ``register_target(type, config_cls, factory)``: its settings model (a
 :class:`TargetSettings` subclass) and ``factory(config, base_dir) -> Target``. The list of types is the registry
@@ -28,10 +34,8 @@ suite file's directory) by the factories: ``path``, ``per_prompt`` files, ``mode
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
-import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,30 +43,28 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from callbluff.targets.defence_settings import GraderDefence
-from callbluff.targets.base import OutputKind, input_slots
+from callbluff.targets.base import OutputKind
 from callbluff.targets.validate import OutOfRange
 
 if TYPE_CHECKING:
     from callbluff.targets.base import Target
 
-SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
-BATCH_PLACEHOLDERS = ("inputs", "texts")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_RETRIES = 20  # an HTTP target's ``retries`` (beyond this a failing server is hammered, not waited for)
 MIN_BACKOFF = 0.01  # seconds: the least ``backoff`` when ``retries > 0``
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 2**20  # an HTTP reply's cap, counted after decoding (gzip, deflate, br)
 
 
-def _placeholders(obj: Any) -> set[str]:
+def placeholders(obj: Any) -> set[str]:
+    """The ``${NAME}`` names used in a string, or anywhere in a dict (keys and values) or list."""
     if isinstance(obj, str):
         return set(_PLACEHOLDER.findall(obj))
     if isinstance(obj, dict):
-        return set().union(*(_placeholders(k) | _placeholders(v) for k, v in obj.items())) if obj else set()
+        return set().union(*(placeholders(k) | placeholders(v) for k, v in obj.items())) if obj else set()
     if isinstance(obj, list):
-        return set().union(*(_placeholders(v) for v in obj)) if obj else set()
+        return set().union(*(placeholders(v) for v in obj)) if obj else set()
     return set()
 
 
@@ -98,277 +100,6 @@ class TargetSettings(BaseModel):
         appended when ``version`` is set. Every adapter sets ``fingerprint`` through this."""
         base = self.fingerprint or (computed() if callable(computed) else computed)
         return f"{base}|version={self.version}" if self.version else base
-
-
-class CallableSettings(TargetSettings):
-    """A Python function: ``batched`` (takes a list), ``pass_input`` (gets :class:`Input` objects, not texts)."""
-
-    batched: bool = False
-    pass_input: bool = False
-
-
-class CallableConfig(CallableSettings):
-    type: Literal["callable"] = "callable"
-    function: str
-
-    @field_validator("function", mode="before")
-    @classmethod
-    def _not_an_object(cls, v: Any) -> Any:
-        if callable(v):
-            raise ValueError("a Python function cannot go in a suite table (the suite is saved in run.json as text); "
-                             "pass the function itself as run_suite(suite, out_dir, targets={'NAME': function}), "
-                             "or name it here as 'package.module:function'")
-        return v
-
-    @field_validator("function")
-    @classmethod
-    def _spec(cls, v: str) -> str:
-        mod, sep, attr = v.partition(":")
-        if not sep or not mod or not attr:
-            raise ValueError(f"write 'package.module:function', got {v!r}")
-        return v
-
-
-class SklearnSettings(TargetSettings):
-    """A fitted estimator: ``method`` is what is called (``predict``; e.g. ``decision_function``)."""
-
-    method: str = "predict"
-    output: OutputKind = "score"
-
-
-class SklearnConfig(SklearnSettings):
-    type: Literal["sklearn"] = "sklearn"
-    path: str | None = None
-    per_prompt: dict[str, str] | None = None
-
-    @model_validator(mode="after")
-    def _something(self) -> SklearnConfig:
-        if self.path is None and not self.per_prompt:
-            raise ValueError("type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'")
-        return self
-
-
-class HttpConfig(TargetSettings):
-    """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
-
-    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers", "version_url")
-    type: Literal["http"] = "http"
-    url: str
-    version_url: str | None = Field(None, description="a URL (GET, with the target's headers) whose reply names the "
-                                    "deployed model, e.g. /version or /health: read once when the target is built "
-                                    "and made part of its identity, so a redeploy behind the same URL is asked "
-                                    "again without editing the suite")
-    body_template: dict[str, Any] | list[Any] | str | None = None
-    response_path: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    method: Literal["POST", "PUT", "GET"] = "POST"
-    mode: Literal["single", "batch"] = "single"
-    batch_size: int = Field(16, ge=1)
-    concurrency: int = Field(4, ge=1)
-    timeout: float = Field(10.0, gt=0)
-    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (_retries below, with a message naming the bound)
-    backoff: float = Field(0.5, ge=0)
-    backoff_max: float = Field(8.0, ge=0)
-    rate_limit: float | None = Field(None, gt=0)
-    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
-    retry_after_max: float = Field(60.0, ge=0)  # the longest server-requested wait (Retry-After) honoured
-    seed: int | None = None
-
-    @field_validator("retries")
-    @classmethod
-    def _retries(cls, v: int) -> int:
-        if v > MAX_RETRIES:
-            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
-                             "(a failing server would be asked this many times over)")
-        return v
-
-    @model_validator(mode="after")
-    def _backoff(self) -> HttpConfig:
-        if self.retries > 0 and self.backoff < MIN_BACKOFF:
-            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
-                             f"{self.backoff!r}): retries without a pause hammer a failing server")
-        return self
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, v: Any) -> Any:
-        return v.upper() if isinstance(v, str) else v
-
-    @field_validator("url", "version_url")
-    @classmethod
-    def _scheme(cls, v: str | None) -> str | None:
-        if v is not None and not re.match(r"^https?://", v):
-            raise ValueError(f"must start with http:// or https://, got {v!r}")
-        return v
-
-    @field_validator("body_template", mode="before")
-    @classmethod
-    def _json_string(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            try:
-                return json.loads(v)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"body_template is not valid JSON ({exc}); write placeholders as JSON "
-                                 'strings, e.g. {"text": "${text}"}') from None
-        return v
-
-    @model_validator(mode="after")
-    def _template(self) -> HttpConfig:
-        if self.body_template is None:
-            return self
-        allowed = BATCH_PLACEHOLDERS if self.mode == "batch" else (
-            *SINGLE_PLACEHOLDERS, *(s for s in input_slots() if s not in SINGLE_PLACEHOLDERS))
-        used = _placeholders(self.body_template)
-        bad = sorted(used - set(allowed))
-        if bad:
-            raise ValueError(f"body_template uses ${{{bad[0]}}}, which is not allowed in {self.mode} mode "
-                             f"(allowed: {', '.join('${' + a + '}' for a in allowed)}; secrets belong in headers)")
-        if self.mode == "batch" and not used & set(BATCH_PLACEHOLDERS):
-            raise ValueError("in batch mode body_template must contain ${inputs} or ${texts}")
-        return self
-
-
-class ChatReading(BaseModel):
-    """The chat keys shared by ``openai`` and ``hf`` text generation (:mod:`callbluff.targets.chat`): templates
-    and how the reply is read."""
-
-    system: str | None = None
-    user: str | None = None
-    score_path: str | None = None
-    score_regex: str | None = None
-    answer_path: str | None = None
-    answer_regex: str | None = None
-    max_tokens: int | None = Field(None, ge=1)
-
-    @field_validator("system", "user")
-    @classmethod
-    def _template(cls, v: str | None, info: Any) -> str | None:
-        from callbluff.targets.chat import check_template
-
-        return None if v is None else check_template(v, info.field_name)
-
-    @field_validator("score_regex", "answer_regex")
-    @classmethod
-    def _regex(cls, v: str | None) -> str | None:
-        from callbluff.targets.chat import check_regex
-
-        return None if v is None else check_regex(v)
-
-    @model_validator(mode="after")
-    def _one_way(self) -> Any:
-        for a, b in (("score_path", "score_regex"), ("answer_path", "answer_regex")):
-            if getattr(self, a) is not None and getattr(self, b) is not None:
-                raise ValueError(f"keys {a!r} and {b!r}: give one of them, not both")
-        return self
-
-
-class OpenAIConfig(ChatReading, TargetSettings):
-    """An OpenAI-compatible chat endpoint as a grader or answerer (see :mod:`callbluff.targets.openai_target`).
-    ``api_key_env`` names the environment variable holding the key (callbluff never writes its value; an echo of it
-    is scrubbed: :mod:`callbluff.targets.validate`)."""
-
-    ENV_KEYS: ClassVar[tuple[str, ...]] = ("headers",)
-    type: Literal["openai"] = "openai"
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    temperature: float = Field(0.0, ge=0)
-    seed: int | None = None
-    n: int = Field(1, ge=1, le=64)
-    response_format: Literal["json_schema", "json_object", "structured_outputs", "none"] = "json_schema"
-    headers: dict[str, str] = Field(default_factory=dict)
-    concurrency: int = Field(4, ge=1)
-    timeout: float = Field(60.0, gt=0)
-    retries: int = Field(3, ge=0)
-    backoff: float = Field(0.5, ge=0)
-    backoff_max: float = Field(8.0, ge=0)
-    retry_after_max: float = Field(60.0, ge=0)
-    rate_limit: float | None = Field(None, gt=0)
-    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
-    defence: GraderDefence | None = Field(None, description="the grader's own defences (spotlight, sandwich, "
-                                          "known_answer, erase_budget): callbluff.targets.grader_defences")
-
-    @field_validator("base_url")
-    @classmethod
-    def _base(cls, v: str) -> str:
-        if not re.match(r"^https?://", v):
-            raise ValueError(f"base_url must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1), "
-                             f"got {v!r}")
-        if v.rstrip("/").endswith("/chat/completions"):
-            raise ValueError("base_url is the API root (e.g. https://api.openai.com/v1); /chat/completions is "
-                             "added to it")
-        return v.rstrip("/")
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
-            raise ValueError(f"must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not its value; "
-                             f"got a value that is not a variable name ({len(v)} characters, not shown)")
-        return v
-
-    @field_validator("retries")
-    @classmethod
-    def _retries(cls, v: int) -> int:
-        if v > MAX_RETRIES:
-            raise ValueError(f"must be at most {MAX_RETRIES}")
-        return v
-
-    @model_validator(mode="after")
-    def _backoff(self) -> OpenAIConfig:
-        if self.retries > 0 and self.backoff < MIN_BACKOFF:
-            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
-                             f"{self.backoff!r})")
-        return self
-
-
-class CommandConfig(TargetSettings):
-    """A long-running subprocess speaking JSON lines (see :mod:`callbluff.targets.command`). ``env`` values
-    may reference ``${VAR}`` from the environment (secrets: never written by callbluff, an echo scrubbed)."""
-
-    ENV_KEYS: ClassVar[tuple[str, ...]] = ("env",)
-    type: Literal["command"] = "command"
-    argv: list[str]
-    cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    timeout: float = Field(30.0, gt=0)
-    startup_timeout: float = Field(60.0, gt=0)
-
-    @field_validator("argv", mode="before")
-    @classmethod
-    def _split(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = shlex.split(v)
-        if isinstance(v, list) and not v:
-            raise ValueError("argv is empty; give the command to run, e.g. ['python', 'scorer.py']")
-        return v
-
-
-class HFConfig(ChatReading, TargetSettings):
-    """A local Hugging Face model (:mod:`callbluff.targets.hf`). The chat keys (``system``, ``user``,
-    ``max_tokens``, ``score_path``...) belong to ``task = "text-generation"`` only."""
-
-    type: Literal["hf"] = "hf"
-    model_dir: str
-    task: Literal["question-answering", "text-classification", "text-regression",
-                  "text-generation"] = "question-answering"
-    batch_size: int = Field(16, ge=1)
-    max_length: int = Field(384, ge=16)
-    stride: int = Field(128, ge=0)
-    top_k: int = Field(5, ge=1)
-    max_answer_len: int = Field(30, ge=1)
-    num_threads: int | None = Field(None, ge=1)
-    scores: Literal["logit", "probability"] = "logit"
-
-
-    @model_validator(mode="after")
-    def _chat_keys(self) -> HFConfig:
-        if self.task != "text-generation":
-            used = [k for k in ChatReading.model_fields if getattr(self, k) is not None]
-            if used:
-                raise ValueError(f"key {used[0]!r} is for task = \"text-generation\" only (this target's task "
-                                 f"is {self.task!r})")
-        return self
 
 
 class TargetConfigError(ValueError):
@@ -534,7 +265,7 @@ def check_environment(cfg: TargetSettings, where: str = "[[target]]") -> None:
     and the variable: called when the target is built, so a run stops before any work (exit 2) instead of
     turning every input into an error row."""
     missing = [(key, name) for key in cfg.ENV_KEYS
-               for name in sorted(_placeholders(getattr(cfg, key))) if name not in os.environ]
+               for name in sorted(placeholders(getattr(cfg, key))) if name not in os.environ]
     key_env = getattr(cfg, "api_key_env", None)  # a chat target's key, named rather than ${...}
     if key_env is not None and not os.environ.get(key_env):
         missing.append(("api_key_env", key_env))

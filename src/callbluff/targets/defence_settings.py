@@ -1,5 +1,5 @@
 """The settings of a chat grader's own defences: the ``defence`` key of a ``type = "openai"`` target
-(:class:`~callbluff.targets.config.OpenAIConfig`), built into :class:`callbluff.targets.grader_defences.DefendedChatTarget`.
+(:class:`~callbluff.targets.openai_target.OpenAIConfig`), built into :class:`callbluff.targets.grader_defences.DefendedChatTarget`.
 
 ```toml
 [[target]]
@@ -8,8 +8,9 @@ type = "openai"
 defence = { spotlight = "delimit", sandwich = true, known_answer = true, erase_budget = 3, seed = 7 }
 ```
 
-Kept apart from :mod:`callbluff.targets.grader_defences` (which subclasses the chat target) so that the settings
-module (:mod:`callbluff.targets.config`) can validate the table without importing the adapter. What each key does,
+Kept apart from :mod:`callbluff.targets.grader_defences` (which subclasses the chat target) so that the chat target's
+settings model (:class:`~callbluff.targets.openai_target.OpenAIConfig`) can validate the table without importing
+the defended adapter. What each key does,
 and the papers, are in :mod:`callbluff.targets.grader_defences`.
 """
 

@@ -34,17 +34,19 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from pydantic import Field, model_validator
 from callbluff.records import Prompt
 from callbluff.resources.hf_models import check_model_dir as _check_dir
 from callbluff.resources.hf_models import model_dir_hash, require_hf
 from callbluff.targets._common import TargetBase, config_hash, exception_cause, file_sha256
 from callbluff.targets.base import Candidate, Input, Output, TargetStats
 from callbluff.targets.chat import ChatSpec, ReplyError, request_key
-from callbluff.targets.config import HFConfig, register_target, resolve_path
+from callbluff.targets.chat import ChatReading
+from callbluff.targets.config import TargetSettings, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 
 HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression", "text-generation")
@@ -152,6 +154,33 @@ def qa_predict(model: Any, tokenizer: Any, questions: Sequence[str], contexts: S
     return results
 
 
+class HFConfig(ChatReading, TargetSettings):
+    """A local Hugging Face model (:mod:`callbluff.targets.hf`). The chat keys (``system``, ``user``,
+    ``max_tokens``, ``score_path``...) belong to ``task = "text-generation"`` only."""
+
+    type: Literal["hf"] = "hf"
+    model_dir: str
+    task: Literal["question-answering", "text-classification", "text-regression",
+                  "text-generation"] = "question-answering"
+    batch_size: int = Field(16, ge=1)
+    max_length: int = Field(384, ge=16)
+    stride: int = Field(128, ge=0)
+    top_k: int = Field(5, ge=1)
+    max_answer_len: int = Field(30, ge=1)
+    num_threads: int | None = Field(None, ge=1)
+    scores: Literal["logit", "probability"] = "logit"
+
+
+    @model_validator(mode="after")
+    def _chat_keys(self) -> HFConfig:
+        if self.task != "text-generation":
+            used = [k for k in ChatReading.model_fields if getattr(self, k) is not None]
+            if used:
+                raise ValueError(f"key {used[0]!r} is for task = \"text-generation\" only (this target's task "
+                                 f"is {self.task!r})")
+        return self
+
+
 class HFTarget(TargetBase):
     """A local Hugging Face model as a target.
 
@@ -167,7 +196,7 @@ class HFTarget(TargetBase):
     def __init__(self, model_dir: str | os.PathLike[str] | HFConfig, task: str = "question-answering",
                  **settings: Any) -> None:
         """``HFTarget(HFConfig(...))``, or ``HFTarget(model_dir, task, **settings)`` with the keys of
-        :class:`~callbluff.targets.config.HFConfig` (validated there, in one place)."""
+        :class:`~callbluff.targets.hf.HFConfig` (validated there, in one place)."""
         given = model_dir if isinstance(model_dir, HFConfig) else None
         cfg = target_settings(HFConfig, given, {} if given else {"type": "hf", "model_dir": str(model_dir),
                                                                   "task": task, **settings}, "HFTarget")

@@ -64,9 +64,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal
 from urllib.parse import quote
 
+from pydantic import Field, field_validator, model_validator
 from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_path: re-exported)
     CoercionError,
     PathNotFound,
@@ -77,8 +78,16 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
     config_hash,
     exception_cause,
 )
-from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable
-from callbluff.targets.config import HttpConfig, TargetConfigError, register_target
+from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable, input_slots
+from callbluff.targets.config import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_RETRIES,
+    MIN_BACKOFF,
+    TargetConfigError,
+    TargetSettings,
+    placeholders,
+    register_target,
+)
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.validate import scrub_forms, scrub_text, scrub_value
 
@@ -249,12 +258,97 @@ class _LoopThread:
             self.loop = self.thread = None
 
 
+SINGLE_PLACEHOLDERS = ("text", "prompt_id", "context", "task")
+BATCH_PLACEHOLDERS = ("inputs", "texts")
+"""The placeholders a ``body_template`` may use in single mode (besides the task's extra input slots) and in batch mode."""
+
+
+class HttpConfig(TargetSettings):
+    """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
+
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers", "version_url")
+    type: Literal["http"] = "http"
+    url: str
+    version_url: str | None = Field(None, description="a URL (GET, with the target's headers) whose reply names the "
+                                    "deployed model, e.g. /version or /health: read once when the target is built "
+                                    "and made part of its identity, so a redeploy behind the same URL is asked "
+                                    "again without editing the suite")
+    body_template: dict[str, Any] | list[Any] | str | None = None
+    response_path: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    method: Literal["POST", "PUT", "GET"] = "POST"
+    mode: Literal["single", "batch"] = "single"
+    batch_size: int = Field(16, ge=1)
+    concurrency: int = Field(4, ge=1)
+    timeout: float = Field(10.0, gt=0)
+    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (_retries below, with a message naming the bound)
+    backoff: float = Field(0.5, ge=0)
+    backoff_max: float = Field(8.0, ge=0)
+    rate_limit: float | None = Field(None, gt=0)
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
+    retry_after_max: float = Field(60.0, ge=0)  # the longest server-requested wait (Retry-After) honoured
+    seed: int | None = None
+
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
+                             "(a failing server would be asked this many times over)")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> HttpConfig:
+        if self.retries > 0 and self.backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{self.backoff!r}): retries without a pause hammer a failing server")
+        return self
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+    @field_validator("url", "version_url")
+    @classmethod
+    def _scheme(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://", v):
+            raise ValueError(f"must start with http:// or https://, got {v!r}")
+        return v
+
+    @field_validator("body_template", mode="before")
+    @classmethod
+    def _json_string(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"body_template is not valid JSON ({exc}); write placeholders as JSON "
+                                 'strings, e.g. {"text": "${text}"}') from None
+        return v
+
+    @model_validator(mode="after")
+    def _template(self) -> HttpConfig:
+        if self.body_template is None:
+            return self
+        allowed = BATCH_PLACEHOLDERS if self.mode == "batch" else (
+            *SINGLE_PLACEHOLDERS, *(s for s in input_slots() if s not in SINGLE_PLACEHOLDERS))
+        used = placeholders(self.body_template)
+        bad = sorted(used - set(allowed))
+        if bad:
+            raise ValueError(f"body_template uses ${{{bad[0]}}}, which is not allowed in {self.mode} mode "
+                             f"(allowed: {', '.join('${' + a + '}' for a in allowed)}; secrets belong in headers)")
+        if self.mode == "batch" and not used & set(BATCH_PLACEHOLDERS):
+            raise ValueError("in batch mode body_template must contain ${inputs} or ${texts}")
+        return self
+
+
 class HttpTarget(TargetBase):
     """A target behind an HTTP JSON endpoint (see the module docstring for templates, paths and faults)."""
 
     def __init__(self, url: str | HttpConfig, *, trust_env: bool = True, **settings: Any) -> None:
         """``HttpTarget(HttpConfig(...))``, or ``HttpTarget(url, **settings)`` with the keys of
-        :class:`~callbluff.targets.config.HttpConfig` (validated there, in one place)."""
+        :class:`~callbluff.targets.http_target.HttpConfig` (validated there, in one place)."""
         cfg = target_settings(HttpConfig, url if isinstance(url, HttpConfig) else None,
                               {"type": "http", "url": url, **settings}, "HttpTarget")
         body_template = cfg.body_template

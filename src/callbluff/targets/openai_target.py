@@ -44,20 +44,84 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, field_validator, model_validator
 from callbluff.records import Prompt
 from callbluff.resources.local_llm import death_of, identity_of
 from callbluff.targets._common import config_hash
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.chat import ChatSpec, ReplyError, aggregate, request_key, snippet
-from callbluff.targets.config import OpenAIConfig
+from callbluff.targets.config import DEFAULT_MAX_RESPONSE_BYTES, MAX_RETRIES, MIN_BACKOFF, TargetSettings
+from callbluff.targets.chat import ChatReading
+from callbluff.targets.defence_settings import GraderDefence
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.http_target import HttpTarget, _Failure
 
 DEFAULT_MAX_TOKENS = 256  # a grader's JSON verdict is a few tokens; a bound keeps a rambling model from the context's end
+
+
+class OpenAIConfig(ChatReading, TargetSettings):
+    """An OpenAI-compatible chat endpoint as a grader or answerer (see :mod:`callbluff.targets.openai_target`).
+    ``api_key_env`` names the environment variable holding the key (callbluff never writes its value; an echo of it
+    is scrubbed: :mod:`callbluff.targets.validate`)."""
+
+    ENV_KEYS: ClassVar[tuple[str, ...]] = ("headers",)
+    type: Literal["openai"] = "openai"
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float = Field(0.0, ge=0)
+    seed: int | None = None
+    n: int = Field(1, ge=1, le=64)
+    response_format: Literal["json_schema", "json_object", "structured_outputs", "none"] = "json_schema"
+    headers: dict[str, str] = Field(default_factory=dict)
+    concurrency: int = Field(4, ge=1)
+    timeout: float = Field(60.0, gt=0)
+    retries: int = Field(3, ge=0)
+    backoff: float = Field(0.5, ge=0)
+    backoff_max: float = Field(8.0, ge=0)
+    retry_after_max: float = Field(60.0, ge=0)
+    rate_limit: float | None = Field(None, gt=0)
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
+    defence: GraderDefence | None = Field(None, description="the grader's own defences (spotlight, sandwich, "
+                                          "known_answer, erase_budget): callbluff.targets.grader_defences")
+
+    @field_validator("base_url")
+    @classmethod
+    def _base(cls, v: str) -> str:
+        if not re.match(r"^https?://", v):
+            raise ValueError(f"base_url must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1), "
+                             f"got {v!r}")
+        if v.rstrip("/").endswith("/chat/completions"):
+            raise ValueError("base_url is the API root (e.g. https://api.openai.com/v1); /chat/completions is "
+                             "added to it")
+        return v.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError(f"must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not its value; "
+                             f"got a value that is not a variable name ({len(v)} characters, not shown)")
+        return v
+
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> OpenAIConfig:
+        if self.retries > 0 and self.backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{self.backoff!r})")
+        return self
 
 
 class OpenAITarget(HttpTarget):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from callbluff.targets.config import OpenAIConfig, register_target
+from callbluff.targets.config import register_target
 from callbluff.targets.grader_defences import DefendedChatTarget
-from callbluff.targets.openai_target import OpenAITarget
+from callbluff.targets.openai_target import OpenAIConfig, OpenAITarget
 
 
 def build(config: OpenAIConfig, base_dir: Path | None) -> OpenAITarget:

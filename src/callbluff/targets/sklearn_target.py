@@ -20,8 +20,9 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import model_validator
 from callbluff.targets._common import (
     CoercionError,
     TargetBase,
@@ -31,7 +32,8 @@ from callbluff.targets._common import (
     exception_cause,
     file_sha256,
 )
-from callbluff.targets.config import SklearnConfig, SklearnSettings, register_target, resolve_path
+from callbluff.targets.base import OutputKind
+from callbluff.targets.config import TargetSettings, register_target, resolve_path
 from callbluff.targets.config import settings as target_settings
 from callbluff.targets.base import Input, Output, TargetStats
 
@@ -60,6 +62,25 @@ def _load(est: Any, need_hash: bool = True) -> tuple[Any, str, str | None]:
         return est, config_hash(["repr", repr(est)]), None
 
 
+class SklearnSettings(TargetSettings):
+    """A fitted estimator: ``method`` is what is called (``predict``; e.g. ``decision_function``)."""
+
+    method: str = "predict"
+    output: OutputKind = "score"
+
+
+class SklearnConfig(SklearnSettings):
+    type: Literal["sklearn"] = "sklearn"
+    path: str | None = None
+    per_prompt: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> SklearnConfig:
+        if self.path is None and not self.per_prompt:
+            raise ValueError("type 'sklearn' needs 'path' (a joblib file) and/or 'per_prompt'")
+        return self
+
+
 class SklearnTarget(TargetBase):
     """Wrap a fitted estimator/pipeline (object or joblib path), optionally one per prompt.
 
@@ -70,7 +91,7 @@ class SklearnTarget(TargetBase):
     def __init__(self, estimator: Any | PathLike | None = None, *,
                  per_prompt: Mapping[str, Any | PathLike] | None = None, config: SklearnSettings | None = None,
                  **settings: Any) -> None:
-        """``settings``: the keys of :class:`~callbluff.targets.config.SklearnSettings` (``method``, ``output``,
+        """``settings``: the keys of :class:`~callbluff.targets.sklearn_target.SklearnSettings` (``method``, ``output``,
         ``out_of_range``, ``name``, ``fingerprint``), validated there."""
         if estimator is None and not per_prompt:
             raise ValueError("SklearnTarget needs an estimator, a joblib path, or per_prompt={prompt_id: ...}")
