@@ -3,7 +3,7 @@
 Per ASAP-AES prompt: a seeded 80/20 split; EssayScorer trained on the training essays; its clean QWK and its
 overstability (``not_lowered_pct``, ``mean_diff_pct``; Sec. 3.1) on the adversarial versions of the held-out
 essays, for each chosen test case; then EssayScorer retrained on the training essays plus their adversarial
-versions scored original - penalty (``callbluff.augment``, the paper's "equal number of original samples and
+versions scored original - penalty (``callbluff.countermeasures.augment``, the paper's "equal number of original samples and
 adversarial samples"), measured again. The paper's penalty was the human mean difference per test case (e.g.
 2 points for ModGrammar); its human study lowered scores by about 30% on average (Table 6), so the default
 here is ``--penalty-percent 25`` of each prompt's range for every attack.
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from callbluff import metrics as M  # noqa: E402
-from callbluff.augment import Penalties, augment_rows  # noqa: E402
+from callbluff.countermeasures.augment import Penalties, augment_rows  # noqa: E402
 from callbluff.datasets import load  # noqa: E402
 from callbluff.models.essay import EssayScorer  # noqa: E402
 from callbluff.records import ScoredResponse  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from callbluff.augment import Penalties, augment_rows, configs_from, read_penalties, training_score
+from callbluff.countermeasures.augment import Penalties, augment_rows, configs_from, read_penalties, training_score
 from callbluff.attacks.base import get_attack
 from callbluff.cli import app
 from callbluff.datasets import load

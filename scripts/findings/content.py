@@ -129,7 +129,7 @@ def trained(path: Path, make: Any, what: str) -> float:
 
 
 def train_models(work: Path, train: Any, args: argparse.Namespace, scorers_only: bool = False) -> dict[str, float]:
-    from callbluff.adversarial_training import adversarial_training_set
+    from callbluff.countermeasures.adversarial_training import adversarial_training_set
     from callbluff.defenses import feature_variant
     from callbluff.models.neural import NeuralScorer
 
@@ -155,10 +155,10 @@ _NOISED: dict[tuple[int, str], list[str]] = {}
 
 
 def noise_fn(typos: Any) -> Any:
-    """Our filter's real-answer noise (:func:`callbluff.battery.noisy_real`) with the findings' typo corpora,
+    """Our filter's real-answer noise (:func:`callbluff.countermeasures.battery.noisy_real`) with the findings' typo corpora,
     remembered per (seed, answer id): each answer's copies depend only on those, and the nested fits ask for the
     same answers again."""
-    from callbluff.battery import noisy_real
+    from callbluff.countermeasures.battery import noisy_real
 
     def noise(records: Any, prompt: Any, seed: int) -> list[tuple[int, str]]:
         todo = [r for r in records if (seed, r.id) not in _NOISED]
@@ -175,7 +175,7 @@ def fit_filters(work: Path, train: Any, typos: Any, args: argparse.Namespace) ->
     """The three filters fitted per prompt on the training answers and saved under ``work/filters``; the
     development adversarials (generators fitted on 80 % of a prompt's training answers, seed ``SEED_FILTER``) are
     shared by the two filters that use them. Returns the fit seconds per filter and prompt."""
-    from callbluff.battery import battery
+    from callbluff.countermeasures.battery import battery
     from callbluff.defenses import NonWordRateFilter, PlausibilityFilter, UnigramPerplexityFilter
     from callbluff.defenses.filters import dev_split, load_filter
 
@@ -312,9 +312,9 @@ def filters_alone(work: Path, train: Any, test: Any, typos: Any, fit_s: dict[str
     """Per prompt, what each filter flags (no scorer, so no target: the texts come from the one generation path):
     ``count`` answers per configuration of Figure 1 (generators fitted on the training answers, seed ``SEED_TEST``;
     Shuffle of the leaderboard's fully correct answers, unseen by every filter), the leaderboard answers, Misspell's
-    copies of them (per rate), grammar-noised copies (:func:`callbluff.battery.noisy_real`, seed
+    copies of them (per rate), grammar-noised copies (:func:`callbluff.countermeasures.battery.noisy_real`, seed
     ``SEED_NOISE_TEST``) and the first :data:`FILTER_OFF_PER_PAIR` leaderboard answers of every other prompt."""
-    from callbluff.battery import battery, noisy_real
+    from callbluff.countermeasures.battery import battery, noisy_real
     from callbluff.defenses.filters import load_filter
     from callbluff.engine.generate import AttackSpec, generate
 
@@ -410,7 +410,7 @@ def _fmt(x: float, d: int = 1) -> str:
 def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
            f_res: dict[str, dict] | None = None) -> str:
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.battery import config_label
+    from callbluff.countermeasures.battery import config_label
 
     configs = [config_label(c) for c in ding2020_configurations(1)]
     f_res = f_res or {}
@@ -472,7 +472,7 @@ def render(meta: dict[str, Any], a_res: dict[str, dict], b_res: dict[str, dict],
 
 def systems_section(a_res: dict[str, dict], prompts: list[str]) -> list[str]:
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.battery import config_label
+    from callbluff.countermeasures.battery import config_label
 
     configs = [config_label(c) for c in ding2020_configurations(1)]
     L: list[str] = []
@@ -663,7 +663,7 @@ def figures(a_res: dict[str, dict], b_res: dict[str, dict], prompts: list[str]) 
     import matplotlib.pyplot as plt
 
     from callbluff.attacks.content import ding2020_configurations
-    from callbluff.battery import config_label
+    from callbluff.countermeasures.battery import config_label
 
     FIG_DIR.mkdir(parents=True, exist_ok=True)
     configs = [config_label(c) for c in ding2020_configurations(1)]
@@ -757,7 +757,7 @@ def generalisation_section(nested_res: dict[str, list[dict[str, Any]]], f_res: d
          "a prompt, not prompts, because the filter is fitted per prompt and used on new answers to a prompt it knows. "
          "Each fold's filter is fitted (features, classifier, threshold: all of it, with its own inner out-of-fold "
          "threshold) on the other folds and flags the held fold's answers and their noised copies (grammar errors "
-         "and, separately, 20 % misspelt words, `callbluff.battery.noisy_real`, another seed than fitting's). The "
+         "and, separately, 20 % misspelt words, `callbluff.countermeasures.battery.noisy_real`, another seed than fitting's). The "
          "development adversarials are those of the filter of section 3 (generated from 80 % of all training answers, "
          "so from the held fold too: if anything this makes the estimate pessimistic, the held answers' n-grams "
          "looking adversarial). Nothing here reads the leaderboard.", ""]

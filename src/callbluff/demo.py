@@ -33,7 +33,7 @@ from typing import Any
 from callbluff.attacks.base import get_attack
 from callbluff.attacks.content import ding2020_configurations
 from callbluff.datasets import load
-from callbluff.battery import battery
+from callbluff.countermeasures.battery import battery
 from callbluff.defenses.filters import NonWordRateFilter, dev_split
 from callbluff.api import run_suite
 from callbluff.engine.suite import load_suite

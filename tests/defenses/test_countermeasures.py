@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from callbluff.cli import app
-from callbluff.adversarial_training import adversarial_training_set
+from callbluff.countermeasures.adversarial_training import adversarial_training_set
 from callbluff.defenses import FEATURE_VARIANTS, feature_variant, noisy_answer
-from callbluff.battery import battery
+from callbluff.countermeasures.battery import battery
 from callbluff.defenses.tradeoff import same_score_pct
 from callbluff.records import Prompt, ScoredResponse
 from callbluff.resources.typos import TypoCorpus, load_corpus

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from callbluff.battery import battery
+from callbluff.countermeasures.battery import battery
 from callbluff.cli import app
 from callbluff.datasets import load
 from callbluff.defenses.filters import NonWordRateFilter

@@ -305,7 +305,7 @@ def test_noised_copies_are_learnt_as_real_and_reported() -> None:
 
 
 def test_noisy_real_makes_grammar_and_spelling_copies_from_their_seeds() -> None:
-    from callbluff.battery import noisy_real
+    from callbluff.countermeasures.battery import noisy_real
     from callbluff.resources.typos import TypoCorpus
 
     recs = _records(["The panda eats bamboo and it is a specialist.", "Koalas are eating the leaves of trees.",

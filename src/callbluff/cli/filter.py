@@ -95,7 +95,7 @@ def fit(
                      else "the fit") + "; loading the attack families first (spaCy: about 20 s)",
                   highlight=False, markup=False, soft_wrap=True)
     try:
-        from callbluff.battery import battery, noisy_real  # the attack families (spaCy, torch): not at start-up
+        from callbluff.countermeasures.battery import battery, noisy_real  # the attack families (spaCy, torch): not at start-up
 
         # ours also learns noised real answers as real (and the other prompts' answers as off-topic)
         noise = {"noise": noisy_real} if kind == "plausibility" else {}

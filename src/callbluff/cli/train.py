@@ -36,7 +36,7 @@ def augment(
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
 ) -> None:
     """Adversarial training rows (Kumar et al. Sec. 4.2): target score = original score - penalty, clipped."""
-    from callbluff.augment import Penalties, augment_rows, configs_from, read_penalties
+    from callbluff.countermeasures.augment import Penalties, augment_rows, configs_from, read_penalties
     from callbluff.datasets import DataError, load
     from callbluff.engine.suite import SuiteError
 

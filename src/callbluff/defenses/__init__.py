@@ -3,7 +3,8 @@ data, and the measurement of what they cost (Sec. 5.3):
 
 * :mod:`~callbluff.defenses.feature_sets` -- Sec. 5.1, the shallow scorer with vulnerable feature groups
   removed or syntactic ones added (:data:`FEATURE_VARIANTS`);
-* :mod:`callbluff.adversarial_training` (above the engine: it generates) -- Sec. 5.2, generated answers labelled
+* :mod:`callbluff.countermeasures.adversarial_training` (the countermeasures wing's floor above the engine: it
+  generates) -- Sec. 5.2, generated answers labelled
   wrong added to the training data;
 * :mod:`~callbluff.defenses.filters` -- Sec. 5.4, the non-word-rate and unigram-perplexity filters, and
   :mod:`~callbluff.defenses.plausibility`, our own; ``callbluff filter fit|apply`` and the ``filter`` key of a
@@ -11,7 +12,7 @@ data, and the measurement of what they cost (Sec. 5.3):
 * :mod:`~callbluff.defenses.injection` -- ours, for LLM graders: NFKC, invisible characters removed,
   instruction-like or score-shaped spans flagged (``kind = "injection"``);
 * :mod:`~callbluff.defenses.tradeoff` -- Sec. 5.3, benign noisy answers (real misspellings) and the metrics;
-* :mod:`callbluff.battery` (above the engine: it generates through the one generation path) -- the generated
+* :mod:`callbluff.countermeasures.battery` (above the engine: it generates through the one generation path) -- the generated
   answers all of them learn from and are measured on; a filter is fitted with them through ``fit(...,
   battery=...)``.
 """

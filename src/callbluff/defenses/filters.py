@@ -16,10 +16,10 @@ prompts it knows; asking it about another prompt is an error that says so.
 Development split (where the paper is silent): per prompt, ``dev_fraction`` (20 %) of the training answers,
 drawn with a seed derived from ``seed`` and the prompt id, are held out; the dictionary / n-gram tables are
 built from the rest, and the adversarial development answers come from the generator battery
-(:func:`callbluff.battery.battery`, ``dev_count`` per configuration) fitted on that rest, so the
+(:func:`callbluff.countermeasures.battery.battery`, ``dev_count`` per configuration) fitted on that rest, so the
 development answers are unseen by both. The battery generates through the engine, which sits above the
 defences (the engine builds filtered targets), so :meth:`AnswerFilter.fit` takes it as an argument
-(``battery=callbluff.battery.battery``; ``callbluff filter fit`` passes it). An answer without any word token is always flagged (nothing there is
+(``battery=callbluff.countermeasures.battery.battery``; ``callbluff filter fit`` passes it). An answer without any word token is always flagged (nothing there is
 an answer; the scorer would reject it too). A prompt with too few answers to split (fewer than
 ``min_dev`` development answers) keeps the configured ``threshold`` instead of choosing one.
 """
@@ -46,7 +46,7 @@ from callbluff.seeding import derive_seed
 
 Battery = Callable[..., Sequence[Any]]
 """``battery(records, prompt, count, *, seed, corpus, errors[, progress])`` -> generated answers with a ``text``
-(:func:`callbluff.battery.battery`; ``progress`` is passed only when the fit has a hook)."""
+(:func:`callbluff.countermeasures.battery.battery`; ``progress`` is passed only when the fit has a hook)."""
 
 FILTER_FILE = "filter.json"
 STATE_FILE = "state.joblib"
@@ -107,7 +107,7 @@ class AnswerFilter(ABC):
         """Fit on every prompt of ``prompts`` with its ``records`` (a prompt without records is fitted on
         none: the unigram filter then flags every answer, the others judge by the non-word rate and the
         configured ``threshold``). The development adversarials of a prompt are ``adversarial[prompt id]``
-        when given, else ``battery`` run on the prompt's fit part (:func:`callbluff.battery.battery`); a filter
+        when given, else ``battery`` run on the prompt's fit part (:func:`callbluff.countermeasures.battery.battery`); a filter
         that chooses its threshold on them and gets neither raises ValueError naming both. ``progress``
         (:mod:`callbluff.progress`) hears the prompts fitted (:data:`~callbluff.progress.PROMPTS`) and, per prompt,
         the battery's configurations and the fit itself (``prompt P: fit``); it changes nothing fitted."""
@@ -129,7 +129,7 @@ class AnswerFilter(ABC):
                     dev_adv = [t for t in adversarial[pid] if t.strip()]
                 elif battery is None:
                     raise ValueError(f"{type(self).__name__}.fit: prompt {pid} needs development adversarials: pass "
-                                     "adversarial={prompt id: texts} or battery=callbluff.battery.battery")
+                                     "adversarial={prompt id: texts} or battery=callbluff.countermeasures.battery.battery")
                 else:
                     extra = {"progress": step} if step is not None else {}
                     dev_adv = [a.text for a in battery(fit_part, prompt, p["dev_count"], seed=p["seed"],

@@ -45,7 +45,7 @@ does not make its correctly spelled neighbours look misplaced (the non-word and 
 
 A classifier (``classifier``: scikit-learn's histogram gradient boosting, the default, or a logistic
 regression; balanced classes, standardised features; one thread) learns real answers against the generator
-battery's answers (:mod:`callbluff.battery`, generated from the fit part). The real answers are, by
+battery's answers (:mod:`callbluff.countermeasures.battery`, generated from the fit part). The real answers are, by
 default (``cross_fit``), all the prompt's training answers, each measured out-of-fold (5 folds: against
 tables and language models of the other answers; answers with the same words are held out together, as are
 they in the classifier's folds), so the classifier and the threshold see five times more real answers than
@@ -61,7 +61,7 @@ key on, but a student can write that way too. The tagger, too, sees the lower-ca
 punctuation, whatever the answer.
 
 What counts as real (the negative class): the prompt's answers and, when the filter is fitted with a ``noise``
-function (:func:`callbluff.battery.noisy_real`: grammar errors by Kumar et al.'s ModGrammar rules and real
+function (:func:`callbluff.countermeasures.battery.noisy_real`: grammar errors by Kumar et al.'s ModGrammar rules and real
 misspellings, each from its own seed), noised copies of them, each measured out-of-fold with its source answer
 (same fold, same group), so spelling and grammar noise is learnt as real. The threshold is set on the *clean*
 real answers only. What counts as adversarial: the battery's answers and, when the filter is fitted on several
@@ -106,7 +106,7 @@ from callbluff.seeding import derive_seed
 
 Noise = Callable[[Sequence[ScoredResponse], Prompt, int], Sequence[tuple[int, str]]]
 """``noise(records, prompt, seed)`` -> noised copies of real answers as (index in ``records``, text) pairs
-(:func:`callbluff.battery.noisy_real`)."""
+(:func:`callbluff.countermeasures.battery.noisy_real`)."""
 
 FEATURES: tuple[str, ...] = ("nonword", "bigram_prompt", "bigram_known", "bigram_english", "trigram_prompt",
                              "unseen_prompt", "similarity", "log_length", "lm_logprob", "lm_gain", "lm_gain_low",
@@ -246,7 +246,7 @@ class PlausibilityFilter(AnswerFilter):
             noise: Noise | None = None, others: Sequence[ScoredResponse] | None = None,
             progress: Progress | None = None) -> Self:
         """As :meth:`AnswerFilter.fit` (``progress`` included), and: ``noise(records, prompt, seed)`` gives noised copies of a prompt's
-        real answers as (index in ``records``, text) pairs (:func:`callbluff.battery.noisy_real`), learnt as
+        real answers as (index in ``records``, text) pairs (:func:`callbluff.countermeasures.battery.noisy_real`), learnt as
         real; the answers of the other prompts (those of ``records`` and of ``others``: e.g. the dataset's other
         prompts when fitting on one) give the ``topic_margin`` references and off-topic negatives."""
         by_prompt: dict[str, list[ScoredResponse]] = {}
