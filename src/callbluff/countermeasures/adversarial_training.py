@@ -3,7 +3,7 @@
 answer (the bottom of the prompt's scale; on ASAP-SAS 0).
 
 :func:`adversarial_training_set` makes those instances per prompt with the generator battery
-(:func:`callbluff.battery.battery`, fitted on the prompt's training answers) and returns them as
+(:func:`callbluff.countermeasures.battery.battery`, fitted on the prompt's training answers) and returns them as
 :class:`~callbluff.records.ScoredResponse` records to add to the training data. Which generators and how
 many: ``configs`` (default: all 25 of Figure 1) and ``total`` instances per prompt, split evenly over the
 configurations (the paper's Figure 3 augments with one method at a time, 1,000 instances each: pass one
@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from callbluff.battery import battery
+from callbluff.countermeasures.battery import battery
 from callbluff.records import Prompt, ScoredResponse
 
 
