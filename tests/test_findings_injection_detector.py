@@ -62,10 +62,10 @@ def test_section_replaced_between_markers_only(tmp_path: Path) -> None:
     md = tmp_path / "d.md"
     md.write_text("# T\n\nbody\n\n## Reproduce\n\ncmd\n")
     sec = f"{mod.START}\n## S\nfirst\n{mod.END}\n"
-    mod.write_section(md, sec)
+    mod.write_section(md, sec, (mod.START, mod.END), before=("## Reproduce",))
     t = md.read_text()
     assert t.index(mod.START) < t.index("## Reproduce") and "body" in t
-    mod.write_section(md, sec.replace("first", "second"))
+    mod.write_section(md, sec.replace("first", "second"), (mod.START, mod.END), before=("## Reproduce",))
     t2 = md.read_text()
     assert "second" in t2 and "first" not in t2 and t2.count(mod.START) == 1 and t2.endswith("cmd\n")
 

@@ -38,9 +38,8 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-DATA = SHARED / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script
+from harness import DATA, REPO, log  # noqa: E402
 WORK = REPO / ".findings-work" / "content"
 OUT_MD = REPO / "docs" / "findings" / "content.md"
 FIG_DIR = REPO / "docs" / "findings" / "content"
@@ -61,10 +60,6 @@ TARGETS = {"content": "ContentScorer", "neural": "NeuralScorer"}
 VARIANTS = ("paper", "no-char-no-unigram", "paper+dep", "paper+pos")
 ADV_TRAIN = ("adv-train:shuffle", "adv-train:all")
 FILTER_KINDS = ("nonword", "unigram-perplexity", "plausibility")
-
-
-def log(msg: str) -> None:
-    print(time.strftime("%H:%M:%S"), msg, flush=True)
 
 
 # ----------------------------------------------------------------------------------------------------------

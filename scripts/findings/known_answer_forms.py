@@ -55,10 +55,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-MOHLER = SHARED / "data" / "mohler-unt-sag"
-SAS_TRAIN = SHARED / "data" / "asap-sas" / "train.tsv.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script
+from harness import DATA, REPO  # noqa: E402
+from harness import log as _log  # noqa: E402
+from harness import write_section as _write_section  # noqa: E402
+
+MOHLER = DATA / "mohler-unt-sag"
+SAS_TRAIN = DATA / "asap-sas" / "train.tsv.gz"
 CACHE = REPO / ".findings-cache" / "known-answer"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 MARKS = ("<!-- known-answer-forms:start -->", "<!-- known-answer-forms:end -->")
@@ -73,7 +76,7 @@ def product_forms() -> tuple[str, ...]:
 
 
 def log(msg: str) -> None:
-    print(f"[known-answer {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+    _log(msg, tag="known-answer", stream=sys.stderr)
 
 
 def key_for(text: str, kind: str) -> str:
@@ -350,19 +353,7 @@ def render(res: dict[str, Any]) -> str:
 def write_section(path: Path, block: str) -> None:
     """Put ``block`` into ``path`` between :data:`MARKS`, replacing the old block; a new block goes before the
     battery section (or before ``## The literature beside ours``). Nothing else in the file changes."""
-    doc = path.read_text(encoding="utf-8")
-    a, b = MARKS
-    if a in doc and b in doc:
-        doc = doc[:doc.index(a)] + block.rstrip("\n") + doc[doc.index(b) + len(b):]
-    else:
-        for anchor in ("## Grader-side defences: the battery", "## The literature beside ours"):
-            if anchor in doc:
-                i = doc.index(anchor)
-                doc = doc[:i] + block + "\n" + doc[i:]
-                break
-        else:
-            doc = doc.rstrip("\n") + "\n\n" + block
-    path.write_text(doc, encoding="utf-8")
+    _write_section(path, block, MARKS, before=("## Grader-side defences: the battery", "## The literature beside ours"))
 
 
 def main() -> None:

@@ -47,18 +47,17 @@ import argparse
 import json
 import math
 import os
-import platform
 import shutil
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("CALLBLUFF_SHARED", REPO.parent / "shared"))
-MOHLER = SHARED / "data" / "mohler-unt-sag"
-SAS_TRAIN = SHARED / "data" / "asap-sas" / "train.tsv.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness beside this script
+from harness import DATA, REPO, SHARED, log, machine, pkg  # noqa: E402
+
+MOHLER = DATA / "mohler-unt-sag"
+SAS_TRAIN = DATA / "asap-sas" / "train.tsv.gz"
 CACHE = REPO / ".findings-cache" / "llm-graders"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 KEY_ENV = "CALLBLUFF_FINDINGS_LLM_KEY"
@@ -94,23 +93,6 @@ HELD_OUT = [
 ]
 """Injections written for this script, after the filter's rules (not the family's wordings): how much of what the
 rules were not written against they still catch."""
-
-
-def log(msg: str) -> None:
-    print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-
-def machine() -> dict[str, Any]:
-    load1, load5, load15 = os.getloadavg()
-    return {"cpus": os.cpu_count(), "load": [round(load1, 2), round(load5, 2), round(load15, 2)],
-            "python": platform.python_version(), "platform": platform.platform()}
-
-
-def pkg(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
 
 
 # -- 1. the slice ---------------------------------------------------------------------------------------------

@@ -56,8 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "src"))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the harness (it puts REPO/src first) and dpaeg_robot beside this script
+from harness import REPO, log  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -76,8 +77,6 @@ from callbluff.tasks.frames import candidate_texts  # noqa: E402
 from callbluff.tasks.questions import QUESTIONS  # noqa: E402
 from callbluff.terminal import engine_stages, findings_progress  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the suite's callable target imports dpaeg_robot from here: the same module object
 import dpaeg_robot as robots  # noqa: E402
 
 FUNCTIONS = {"SQuAD-open": "squad_open", "CuratedTREC": "curated_trec"}
@@ -330,10 +329,6 @@ def skip_reasons(a: Any, missing: Sequence[OpenQuestion]) -> dict[str, int]:
 
 
 # -- the document ---------------------------------------------------------------------------------------
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
 
 def load_avg() -> str:
     try:
