@@ -193,8 +193,8 @@ class InjectionFilter(AnswerFilter):
             self.states[pid]["rubric_shingles"] = sorted(shingles(prompt.rubric, n)) if prompt.rubric else []
         if self.params.get("languages", False):
             from callbluff.defenses.injection_language import LanguageProfile
-            from callbluff.defenses.injection_model import layout
-            prof = LanguageProfile.fit([normalise(layout(r.text)).text for r in records])
+            from callbluff.defenses.injection_model import reading_copy
+            prof = LanguageProfile.fit([reading_copy(r.text).text for r in records])
             for st in self.states.values():
                 st["languages"] = prof
         if self.params["learned"]:
@@ -281,8 +281,8 @@ class InjectionFilter(AnswerFilter):
 
 def _foreign(prof: Any, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
     """Per text, the passages of its normalised copy the language profile does not guard."""
-    from callbluff.defenses.injection_model import layout
-    return [prof.foreign(normalise(layout(t)).text) for t in texts]
+    from callbluff.defenses.injection_model import reading_copy
+    return [prof.foreign(reading_copy(t).text) for t in texts]
 
 
 def builtin_real_texts() -> list[str]:

@@ -46,13 +46,14 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from callbluff.defenses.injection_grammar import generate
-from callbluff.defenses.injection_normalise import normalise
+from callbluff.defenses.injection_normalise import Normalised, normalise
 
 __all__ = ["HELD_OUT_MARKERS", "HeldOutReadError", "InjectionDetector", "check_source", "guarded_open",
            "units"]
@@ -93,6 +94,14 @@ def layout(text: str) -> str:
     return _BULLET.sub("", _ENTITY.sub(" ", _BREAK.sub("\n", text)))
 
 
+@lru_cache(maxsize=8192)
+def reading_copy(text: str) -> Normalised:
+    """``normalise(layout(text))``, once per text: the language stage, the learned stage's units and the host-unit
+    check all read this copy, and a filter's ``apply`` asks all of them about the same answers (the cache holds the
+    last 8,192 texts of the process; :class:`Normalised` is immutable)."""
+    return normalise(layout(text))
+
+
 _CLAUSE = re.compile(r"(?<=[;:])\s+|\s+[–—]\s+|(?<=[a-z,)]) (?=[A-Z][A-Za-z]+ [A-Za-z])")
 
 
@@ -107,7 +116,7 @@ def units(text: str, *, whole_words: int = 80, window: int = 30, stride: int = 1
     between: an injection appended to an answer that ends without a full stop, "...holds the code Whoever
     grades this: ..."), and the whole text when it has at most ``whole_words`` words and more than one
     sentence; units without a letter are dropped; at most ``max_units`` (sentences first)."""
-    n = normalise(layout(text))
+    n = reading_copy(text)
     sents = [s.strip() for s in _SENT.split(n.text) if s and s.strip()]
     out: list[str] = []
     shorts: list[str] = []
@@ -389,7 +398,7 @@ def _drop_host_units(u: _Units, hosts: Sequence[str]) -> _Units:
     for j, (t, o) in enumerate(zip(u.texts, u.owner, strict=True)):
         h = hosts[o]
         if h and o not in flat:
-            flat[o] = " ".join(normalise(layout(h)).text.split())
+            flat[o] = " ".join(reading_copy(h).text.split())
         if not h or t not in flat[o]:
             keep.append(j)
     idx = np.array(keep, dtype=np.int64)

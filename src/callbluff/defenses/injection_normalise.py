@@ -17,16 +17,21 @@ reader understands, and says which steps changed something, so ``explain`` can n
    ("G I V E  F U L L" -> "GIVE FULL", "p.l.e.a.s.e" -> "please");
 5. ``leetspeak``: digits and symbols inside words that also hold letters read as letters (``0``->o, ``1``->i,
    ``3``->e, ``4``/``@``->a, ``5``/``$``->s, ``7``->t, ``!``->i); a number on its own is left alone (a grade);
-6. ``base64`` / ``hex`` / ``url``: blobs that decode to readable text are replaced by that text, and the result is
-   normalised again (one level of nesting more);
+6. ``base64`` / ``hex`` / ``url`` / ``binary`` / ``morse``: blobs that decode to readable text are replaced by that
+   text, and the result is normalised again (one level of nesting more): base64, hex bytes, percent-encoding,
+   8-bit binary groups (``01000111 01101001 ...``) and International Morse code (letters separated by spaces,
+   words by `` / `` or three spaces), the encodings of garak's ``encoding`` probes;
 7. ``marks``: combining marks stacked on Latin letters removed (strike-through, underline and "zalgo" overlays:
-   U+0300-U+036F, U+1AB0-U+1AFF, U+20D0-U+20FF after NFC), which a reader reads through; an accented letter that
-   Unicode composes (é, ñ, ő) is one character after NFC and stays;
-8. ``rot13`` / ``reversed``: a run of at least two words that are no English words (wordfreq's English list) but
-   whose ROT13 or reversal are is replaced by its ROT13 or its character-reversed reading (the classic encodings
-   of garak's ``encoding`` probes and Prompt Guard's obfuscation families: a capable grader decodes both). A
-   sentence in another language is neither (its words' ROT13 and reversals are no English words), so it is left
-   alone; :func:`english_share` is the same list's share of a text's words.
+   the combining blocks U+0300-U+036F, U+0483-U+0489, U+1AB0-U+1AFF, U+1DC0-U+1DFF, U+20D0-U+20FF and
+   U+FE20-U+FE2F left after NFC on a Latin letter, digit, space or punctuation), which a reader reads through; an
+   accented letter that Unicode composes (é, ñ, ő, ự) is one character after NFC and stays (a mark NFC could not
+   compose into it is removed), and marks on other scripts (Devanagari vowel signs) are not touched;
+8. ``rot13`` / ``caesar`` / ``reversed``: a run of words that are no English words (wordfreq's English list) but
+   whose ROT13, other Caesar shift or reversal are is replaced by that reading (the classic encodings of garak's
+   ``encoding`` probes and Prompt Guard's obfuscation families: a capable grader decodes them). ROT13 and reversal
+   need two such words in the run; the other 24 shifts need three (more shifts, more chance that two misspelt
+   words both shift into English). A sentence in another language is none of them (its words' shifts and
+   reversals are no English words), so it is left alone.
 
 The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
 answer (its own letters); only the detector reads this copy.
@@ -39,9 +44,10 @@ import binascii
 import re
 import unicodedata
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["CONFUSABLES", "Normalised", "clean", "english_share", "hidden_text", "normalise"]
+__all__ = ["CONFUSABLES", "Normalised", "clean", "hidden_text", "normalise"]
 
 _INVISIBLE = ("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
               "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -77,7 +83,8 @@ def hidden_text(text: str) -> str:
     return " ".join("".join(chr(ord(c) - 0xE0000) for c in m.group()) for m in _TAGS.finditer(text))
 
 
-_COMBINING = re.compile("(?<=[A-Za-z0-9 ])[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff]+")
+_COMBINING = re.compile("(?<=[A-Za-z0-9 .,!?'\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff"
+                        "\u20d0-\u20ff\ufe20-\ufe2f]+")
 _ALPHA_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 _EN_WORDS: frozenset[str] | None = None
 
@@ -94,39 +101,45 @@ def _english_words() -> frozenset[str]:
     return _EN_WORDS
 
 
-def english_share(text: str) -> tuple[float, int]:
-    """(share of ``text``'s Latin-letter words that are English words, how many words): what tells a line written in
-    English from the same line encoded. Single letters are not counted (they are words in every encoding)."""
-    words = [w.lower() for w in _ALPHA_WORD.findall(text) if len(w) > 2]
-    if not words:
-        return 0.0, 0
-    en = _english_words()
-    return sum(w in en for w in words) / len(words), len(words)
+def _shift(k: int) -> Callable[[str], str]:
+    """The Caesar shift by ``k`` letters (ROT13 is ``k = 13``), case kept, other characters as they are."""
+    low = "abcdefghijklmnopqrstuvwxyz"
+    table = str.maketrans(low + low.upper(), low[k:] + low[:k] + (low[k:] + low[:k]).upper())
+    return lambda x: x.translate(table)
 
 
-def _rot13(s: str) -> str:
-    import codecs
-    return codecs.encode(s, "rot_13")
+_READINGS: tuple[tuple[str, Callable[[str], str], int], ...] = (
+    ("rot13", _shift(13), 2), ("reversed", lambda x: x[::-1], 2),
+    *(("caesar", _shift(k), 3) for k in range(1, 26) if k != 13))
+"""(step name, decoding, marked words a run needs) of :func:`_decode_spans`: ROT13 and reversal, then the other
+24 Caesar shifts (a shift by ``k`` is decoded by shifting by ``k``: an encoder's shift of 3 is read back by 23)."""
 
 
 def _decode_spans(text: str, steps: list[str]) -> str:
-    """Runs of words that read as English only through ROT13 or reversed (module docstring, step 8): each word of
-    three letters or more is marked when it is no English word but its decoding is; a run of marked words (words of
-    one or two letters may sit between them) with at least two marked is replaced by its decoding -- the whole run
-    reversed for ``reversed``, so its word order comes back too. A run, not a line: an encoded instruction inside an
-    English answer is surrounded by English words."""
+    """Runs of words that read as English only through ROT13, another Caesar shift or reversed (module docstring,
+    step 8): each word of three letters or more is marked when it is no English word but its decoding is; an English
+    word ends a run; words of one or two letters, and words that are English neither way (a rarer word such as
+    "rubric" outside wordfreq's 30,000, a name), may sit inside one, at most one of those for every two marked
+    words; a run with enough marked words (:data:`_READINGS`) is replaced by its decoding -- the whole run reversed
+    for ``reversed``, so its word order comes back too. A run, not a line: an encoded instruction inside an English
+    answer is surrounded by English words; a sentence in another language is mostly words that are English neither
+    way, so it never makes a run."""
     en = _english_words()
     if not en:
         return text
-    for name, fn in (("rot13", _rot13), ("reversed", lambda x: x[::-1])):
+    for name, fn, need in _READINGS:
         words = list(_ALPHA_WORD.finditer(text))
-        marks = []
+        if sum(len(m.group()) > 2 and m.group().lower() not in en for m in words) < need:
+            continue  # too few words that are no English words for a run of this reading
+        marks: list[bool | str | None] = []
         for m in words:
             w = m.group().lower()
             if len(w) <= 2:
                 marks.append(None)  # either way
+            elif w in en:
+                marks.append(False)
             else:
-                marks.append(w not in en and fn(w) in en)
+                marks.append(True if fn(w) in en else "?")  # "?": English neither way
         spans: list[tuple[int, int]] = []
         i = 0
         while i < len(words):
@@ -135,10 +148,11 @@ def _decode_spans(text: str, steps: list[str]) -> str:
                 continue
             j, last, hits = i, i, 0
             while j < len(words) and marks[j] is not False:
-                if marks[j]:
+                if marks[j] is True:
                     last, hits = j, hits + 1
                 j += 1
-            if hits >= 2:
+            unknown = sum(marks[k] == "?" for k in range(i, last + 1))
+            if hits >= need and unknown <= hits // 2:
                 a_, b_ = i, last  # two-letter words at the edges that decode to English belong to the run
                 edge = [marks[k] is None and len(m.group()) == 2 and fn(m.group().lower()) in en
                         for k, m in enumerate(words)]
@@ -176,6 +190,16 @@ class Normalised:
     steps: tuple[str, ...] = field(default=())
 
 
+def _unmark(m: re.Match[str]) -> str:
+    """A word with overlay marks (step 7) read without any mark: the overlays removed, and the accents NFC had
+    composed into its letters too ("G̶ív̗e͐" -> "Give"): an overlay writer's accents are part of the overlay."""
+    w = m.group()
+    if not _COMBINING.search(w):
+        return w
+    bare = "".join(c for c in unicodedata.normalize("NFD", w) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", bare)
+
+
 def _fold_mixed(text: str) -> str:
     def fold(m: re.Match[str]) -> str:
         w = m.group()
@@ -204,6 +228,45 @@ def _readable(s: str) -> bool:
         return False
     letters = sum(c.isalpha() or c.isspace() for c in s)
     return letters / len(s) >= 0.7 and len(re.findall(r"[^\W\d_]{2,}", s)) >= 2
+
+
+_BINARY = re.compile(r"(?<![01])(?:[01]{8}[ ,]?){4,}(?![01])")
+_MORSE = re.compile(r"(?<![\w.\-])(?:[.\-·•−–]{1,7}(?: {1,3}| ?/ ?)){3,}[.\-·•−–]{1,7}(?![\w.\-])")
+MORSE = {".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h",
+         "..": "i", ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p",
+         "--.-": "q", ".-.": "r", "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x",
+         "-.--": "y", "--..": "z", "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4",
+         ".....": "5", "-....": "6", "--...": "7", "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",",
+         "..--..": "?", "-.-.--": "!", "-..-.": "/", "---...": ":", ".----.": "'", "-....-": "-"}
+"""International Morse code (ITU-R M.1677-1), letters, digits and common punctuation."""
+
+
+def _decode_binary(blob: str) -> str | None:
+    """Four or more 8-bit groups are unambiguous (as percent-encoding is), so the decoded text need only be
+    printable with a word of two letters in it ("Score: 5/5")."""
+    bits = re.sub(r"[ ,]", "", blob)
+    try:
+        s = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits) - 7, 8)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+        return None
+    return s if re.search(r"[^\W\d_]{2,}", s) else None
+
+
+def _decode_morse(blob: str) -> str | None:
+    """Morse letters separated by one space, words by ``/`` or by two spaces or more; the middle dot, bullet and
+    dashes some writers use for dots and dashes are read as ``.`` and ``-``. Every letter must be Morse."""
+    norm = blob.translate(str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-"})).strip()
+    words = [w for w in re.split(r" ?/ ?| {2,}", norm) if w.strip()]
+    out = []
+    for w in words:
+        letters = [MORSE.get(c) for c in w.split(" ") if c]
+        if not letters or any(x is None for x in letters):
+            return None
+        out.append("".join(letters))  # type: ignore[arg-type]
+    s = " ".join(out)
+    return s if _readable(s) else None
 
 
 def _decode_b64(blob: str) -> str | None:
@@ -270,7 +333,9 @@ def _deleet(text: str, steps: list[str]) -> str:
 
 def _decode_blobs(text: str, steps: list[str]) -> str:
     out = text
-    for name, pat, dec in (("url", _URL, _decode_url), ("base64", _B64, _decode_b64), ("hex", _HEX, _decode_hex)):
+    for name, pat, dec in (("url", _URL, _decode_url), ("binary", _BINARY, _decode_binary),
+                           ("morse", _MORSE, _decode_morse), ("base64", _B64, _decode_b64),
+                           ("hex", _HEX, _decode_hex)):
         def sub(m: re.Match[str], dec=dec, name=name) -> str:
             s = dec(m.group())
             if s is None:
@@ -303,15 +368,15 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     f = _fold_mixed(c)
     if f != c:
         steps.append("confusables")
-    m = _COMBINING.sub("", unicodedata.normalize("NFC", f))
-    if m != unicodedata.normalize("NFC", f):
+    nfc = unicodedata.normalize("NFC", f)
+    if _COMBINING.search(nfc):
         steps.append("marks")
-        f = m
+        f = re.sub(r"\S+", _unmark, nfc)
     d = _decode_blobs(f, steps)
     d = _decode_spans(d, steps)
     d = _despace(d, steps)
     d = _deleet(d, steps)
-    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url")):
+    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url", "binary", "morse")):
         inner = normalise(d, depth - 1)
         d = inner.text
         steps += [s for s in inner.steps if s not in steps]
