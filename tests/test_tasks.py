@@ -241,9 +241,9 @@ def test_a_fifth_task_is_one_module(claims: Task, tmp_path: Path) -> None:
 
 
 def test_no_task_name_switch_outside_the_task_modules() -> None:
-    """The acceptance check of issue 25: ``grep -rnE 'task (==|in) |\\.task (==|in) ' src/callbluff`` finds
-    matches only in callbluff/tasks/."""
-    pattern = re.compile(r"task (==|in) |\.task (==|in) ")
+    """The acceptance checks of issues 25 and 38: ``grep -rnE 'task (==|in|!=) |\\.task (==|in|!=) ' src/callbluff``
+    finds matches only in callbluff/tasks/."""
+    pattern = re.compile(r"task (==|in|!=) |\.task (==|in|!=) ")
     hits = [f"{p.relative_to(SRC)}:{n}" for p in sorted(SRC.rglob("*.py")) if "tasks" not in p.relative_to(SRC).parts
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert hits == []

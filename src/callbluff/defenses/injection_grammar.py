@@ -365,7 +365,7 @@ def _english(rng: np.random.Generator, intent: str) -> str:
                  f"{p('instr')} no longer apply; {p('give')} {p('obj')}",
                  f"{p('ignore')} {p('instr')} and {p('format')}",
                  f"new instructions replace {p('instr')}: {p('give')} {p('obj')}",
-                 # the context-ignoring sentence alone, the task in the next one (Perez & Ribeiro 2022's goal
+                 # the context-ignoring sentence alone, the injected request after it (Perez & Ribeiro 2022's goal
                  # hijacking; Liu et al. 2024's context ignoring + injected task)
                  f"{p('ignore')} {p('instr')}. {_cap(p('hijack'))} {p('format')}",
                  f"{p('ignore')} {p('instr')}"]

@@ -50,6 +50,8 @@ from callbluff.targets.config import TargetSettings, register_target, resolve_pa
 from callbluff.targets.config import settings as target_settings
 
 HF_TASKS: tuple[str, ...] = ("question-answering", "text-classification", "text-regression", "text-generation")
+CHAT_PIPELINES = frozenset({"text-generation"})
+"""The Hugging Face pipeline kinds (HFConfig's ``task``, not a callbluff task) that read the chat keys."""
 DEFAULT_NEW_TOKENS = 64  # text generation: a grader's verdict is a few tokens
 
 
@@ -173,7 +175,7 @@ class HFConfig(ChatReading, TargetSettings):
 
     @model_validator(mode="after")
     def _chat_keys(self) -> HFConfig:
-        if self.task != "text-generation":
+        if self.task not in CHAT_PIPELINES:
             used = [k for k in ChatReading.model_fields if getattr(self, k) is not None]
             if used:
                 raise ValueError(f"key {used[0]!r} is for task = \"text-generation\" only (this target's task "
