@@ -179,6 +179,22 @@ class Attack(ABC, Generic[P]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params_dict.items())})"
 
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """What a report needs of the attack without loading it: ``family``, ``paper`` and ``defaults`` (each
+        parameter's default as a JSON value; required parameters and defaults that are not JSON are left out).
+        The engine records it for each attack in run.json, so a run's report reads the run, not the registry of
+        the machine that renders it (an attack from a plugin that is not installed there keeps its family)."""
+        defaults: dict[str, Any] = {}
+        for k, f in cls.Params.model_fields.items():
+            if f.is_required():
+                continue
+            try:
+                defaults[k] = json.loads(json.dumps(f.get_default(call_default_factory=True), default=list))
+            except (TypeError, ValueError):
+                continue
+        return {"family": cls.family, "paper": cls.paper or None, "defaults": defaults}
+
     @property
     def params_dict(self) -> dict[str, Any]:
         d = self.params.model_dump(mode="json")

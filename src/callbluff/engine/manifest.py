@@ -60,7 +60,7 @@ class Manifest:
             "fingerprint": fingerprint,
             "dataset": {"spec": suite.dataset.spec, "task": task, "prompts": prompts},
             "attacks": [{"name": s.name, "params": instantiate(s).params_dict, "kind": instantiate(s).kind,
-                         "expect": instantiate(s).expect} for s in specs],
+                         "expect": instantiate(s).expect, **type(instantiate(s)).describe()} for s in specs],
             "targets": {name: {"fingerprint": t.fingerprint, "type": cfg_type(suite, name),
                                **({"version": v} if (v := version_of(t)) else {})}
                         for name, t in targets.items()},

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from callbluff.render.catalogue import attack_meta
+
 PAIR_FIELDS: tuple[str, ...] = ("neg_pct", "pos_pct", "mean_diff_pct", "not_lowered_pct")
 """The four cell entries of a Table 5-style cell, in order."""
 GENERATED_FIELDS: tuple[str, ...] = ("mean_score_pct", "arr")
@@ -45,12 +47,8 @@ def load_metrics(run_dir: Path | str) -> list[dict[str, Any]]:
 
 
 def _family(attack: str) -> str:
-    from callbluff.attacks.base import get_attack
-
-    try:
-        return get_attack(attack).family
-    except KeyError:
-        return "other"
+    meta = attack_meta(attack)
+    return str(meta["family"]) if meta and meta.get("family") else "other"
 
 
 def _prompt_key(p: str) -> tuple[int, float, str]:
@@ -104,12 +102,8 @@ def paper_params(attack: str, params: Any) -> str:
         d = json.loads(params) if isinstance(params, str) else dict(params)
     except (TypeError, ValueError):
         return str(params)
-    try:
-        from callbluff.attacks.base import get_attack
-
-        defaults = get_attack(attack).Params().model_dump(mode="json")
-    except (KeyError, AttributeError, TypeError, ValueError):
-        defaults = None
+    meta = attack_meta(attack)
+    defaults = meta["defaults"] if meta else None
     parts: list[str] = [str(d[k]) for k in ("mode", "variant") if d.get(k) is not None
                         and not (attack.startswith("Del") and k == "mode" and d[k] == "keep")]
     if d.get("count") is not None:

@@ -6,10 +6,10 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 from callbluff.metrics.fields import metric_field
+from callbluff.render.catalogue import attack_meta
 
 
 def fmt(v: Any) -> str:
@@ -54,25 +54,11 @@ def short_params(params: Any, attack: str | None = None) -> str:
                     if v is not None and not (k in defaults and defaults[k] == v)) or "defaults"
 
 
-@lru_cache(maxsize=256)
 def _defaults(attack: str) -> dict[str, Any]:
-    """The registered attack's parameter defaults as JSON values ({} for an unknown attack); read-only, cached
-    (every metric row of an attack asks)."""
-    from callbluff.attacks.base import get_attack
-
-    try:
-        fields = get_attack(attack).Params.model_fields
-    except (KeyError, AttributeError):
-        return {}
-    out: dict[str, Any] = {}
-    for k, f in fields.items():
-        if f.is_required():
-            continue
-        try:
-            out[k] = json.loads(json.dumps(f.get_default(call_default_factory=True), default=list))
-        except (TypeError, ValueError):
-            continue
-    return out
+    """The attack's parameter defaults as JSON values, as the run recorded them (:mod:`callbluff.render.catalogue`;
+    {} for an attack neither the run nor the registry knows)."""
+    meta = attack_meta(attack)
+    return dict(meta["defaults"]) if meta else {}
 
 
 def num(v: Any) -> float | None:

@@ -26,6 +26,7 @@ from callbluff.report.browser import sample_examples, script_json
 from callbluff.report.load import ReportError, RunData, load_run
 from callbluff.metrics.expectations import expectation_text
 from callbluff.report.scorecard import MIN_N, headlines, llm_graders, scorecards, too_few
+from callbluff.render.catalogue import reading_runs
 from callbluff.render.text import fmt, num, pct, pooled_rows, short_params
 from callbluff.render.views import View, failure_chart
 from callbluff.tasks import get_task
@@ -221,13 +222,14 @@ def _run_context(run: RunData, index: int, per_attack: int) -> dict[str, Any]:
 def render_report(runs: Sequence[RunData], per_attack: int | None = None) -> str:
     """The report's HTML for one or more loaded runs; ``per_attack`` (examples per attack configuration)
     overrides each run's ``output.examples_in_report`` (:func:`examples_per_attack`)."""
-    contexts = [_run_context(r, i, examples_per_attack(r) if per_attack is None else per_attack)
-                for i, r in enumerate(runs)]
-    title = runs[0].name if len(runs) == 1 else f"{len(runs)} runs: " + ", ".join(r.name for r in runs)
-    return _environment().get_template("report.html.j2").render(
-        title=title, runs=contexts, expect_text=expectation_text, min_n=MIN_N,
-        n_gates=sum(len(c["gates"]) for c in contexts),
-        n_failed=sum(not g.passed for c in contexts for g in c["gates"]))
+    with reading_runs(r.meta for r in runs):  # families, papers, defaults as the runs recorded them
+        contexts = [_run_context(r, i, examples_per_attack(r) if per_attack is None else per_attack)
+                    for i, r in enumerate(runs)]
+        title = runs[0].name if len(runs) == 1 else f"{len(runs)} runs: " + ", ".join(r.name for r in runs)
+        return _environment().get_template("report.html.j2").render(
+            title=title, runs=contexts, expect_text=expectation_text, min_n=MIN_N,
+            n_gates=sum(len(c["gates"]) for c in contexts),
+            n_failed=sum(not g.passed for c in contexts for g in c["gates"]))
 
 
 def write_report(run_dir: str | Path | Sequence[str | Path], out: str | Path | None = None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callbluff.metrics.expectations import expectation_text  # noqa: F401  (the card's phrase, re-exported)
+from callbluff.render.catalogue import attack_meta
 from callbluff.render.text import fmt, natural_key, num, pct, pooled_rows, row_label, short_params
 from callbluff.tasks import get_task
 
@@ -40,13 +41,10 @@ def too_few(row: Mapping[str, Any]) -> bool:
 
 
 def paper_of(attack: str) -> str | None:
-    """The paper a registered attack comes from (its ``paper``), None for an attack not registered here."""
-    from callbluff.attacks.base import get_attack  # attack metadata only: the report does not load a run's attacks
-
-    try:
-        return get_attack(attack).paper or None
-    except KeyError:
-        return None
+    """The paper an attack comes from (its ``paper``, as the run recorded it: :mod:`callbluff.render.catalogue`),
+    None for an attack neither the run nor the registry knows."""
+    meta = attack_meta(attack)
+    return (meta.get("paper") or None) if meta else None
 
 
 @dataclass
