@@ -4,6 +4,9 @@ insertion positions, and its section written between markers without touching th
 from __future__ import annotations
 
 import importlib.util
+import json
+import shlex
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -122,8 +125,14 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
     assert "Read after the figures (the detector was not changed after set D was measured): most misses" in \
         mod.render(res)
     tuned = mod.render(_results({"C": "the third round", "B": "the second round"}))
-    assert "Disclosure: the detector was changed after set C's figures were seen: the third round" in tuned
-    assert "Disclosure: the detector was changed after set B's figures were seen: the second round" in tuned
+    line = {ln.split("**")[1]: ln for ln in tuned.splitlines() if ln.startswith("- **Set ")}
+    assert list(line) == ["Set D (blind)", "Set C (development)", "Set B (development)", "Set A (development)"]
+    assert line["Set C (development)"].endswith(
+        "**Disclosure: the detector was changed after set C's figures were seen: the third round.**")
+    assert line["Set B (development)"].endswith(
+        "**Disclosure: the detector was changed after set B's figures were seen: the second round.**")
+    assert "Disclosure" not in line["Set D (blind)"] + line["Set A (development)"]
+    assert not any(ln.endswith(" ") for ln in line.values())
     assert '--tuned-after B="the second round" --tuned-after C="the third round"`' in tuned  # one command
     old = _results()
     old["tuned_after_b"] = "the threshold lowered"  # results.json written before the option took a letter
@@ -135,3 +144,58 @@ def test_a_tuned_blind_set_or_an_unknown_letter_is_refused(monkeypatch: pytest.M
         monkeypatch.setattr("sys.argv", ["injection_detector.py", "--render-only", "--tuned-after", bad])
         with pytest.raises(SystemExit, match="--tuned-after"):
             mod.main()
+
+
+def _main(monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
+    monkeypatch.setattr("sys.argv", ["injection_detector.py", *args])
+    mod.main()
+
+
+def test_render_only_puts_the_disclosures_beside_their_sets_and_in_the_reproduce_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache, out = tmp_path / "cache", tmp_path / "doc.md"
+    cache.mkdir()
+    (cache / "results.json").write_text(json.dumps(_results()), encoding="utf-8")
+    what = 'the normaliser\'s "Morse" decoder, $HOME and `code`'
+    _main(monkeypatch, "--render-only", "--cache", str(cache), "--out", str(out), "--tuned-after", f"C={what}",
+          "--tuned-after-b", "the second round", "--reading", "most misses are claims")
+    doc = out.read_text(encoding="utf-8")
+    set_c = next(ln for ln in doc.splitlines() if ln.startswith("- **Set C (development)**"))
+    assert set_c.endswith(f"**Disclosure: the detector was changed after set C's figures were seen: {what}.**")
+    assert "Read after the figures (the detector was not changed after set D was measured): most misses" in doc
+    kept = json.loads((cache / "results.json").read_text(encoding="utf-8"))
+    assert kept["tuned_after"] == {"B": "the second round", "C": what} and kept["reading"]
+    # the reproduce line is one command a shell reads back into the same disclosures
+    repro = doc.split("Reproduce: `` ", 1)[1].split(" ``.", 1)[0]
+    assert repro == mod.reproduce(kept["tuned_after"]) and "injection_detector.py --tuned-after B=" in repro
+    words = subprocess.run(["bash", "-c", f"printf '%s\\0' {repro}"], capture_output=True, text=True,
+                           check=True).stdout.split("\0")[:-1]
+    assert words[words.index("--tuned-after") + 1:] == ["B=the second round", "--tuned-after", f"C={what}"]
+    plain = mod.reproduce({"C": "the third round"})
+    assert shlex.split(plain)[-2:] == ["--tuned-after", "C=the third round"] and mod.code(plain) == f"`{plain}`"
+
+
+def test_a_missing_blind_set_stops_the_script_and_the_document_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = mod.HeldOutSet("E", REPO / "tests" / "data" / "injection_heldout_e_absent" / "injections.jsonl", "blind",
+                          "not written yet")
+    monkeypatch.setattr(mod, "BLIND", gone)
+    out = tmp_path / "doc.md"
+    out.write_text("# T\n\n## Reproduce\n\ncmd\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="injection_heldout_e_absent/injections.jsonl: the blind set E is missing"):
+        _main(monkeypatch, "--render-only", "--cache", str(tmp_path), "--out", str(out))
+    doc = out.read_text(encoding="utf-8")
+    section = doc[doc.index(mod.START):doc.index(mod.END)]
+    assert "the blind set E (tests/data/injection_heldout_e_absent/injections.jsonl) is missing" in section
+    assert " of " not in section and doc.endswith("## Reproduce\n\ncmd\n")  # no figure, the rest kept
+
+
+def test_render_only_refuses_results_without_the_sets_figures(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _results()
+    del res["full"]["held_d"]  # an earlier round's results.json (its keys were held_out, held_out_b, ...)
+    (tmp_path / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    with pytest.raises(SystemExit, match="no figures for set.s. D"):
+        _main(monkeypatch, "--render-only", "--cache", str(tmp_path), "--out", str(tmp_path / "doc.md"))
+    with pytest.raises(SystemExit, match="no cached results"):
+        _main(monkeypatch, "--render-only", "--cache", str(tmp_path / "none"), "--out", str(tmp_path / "doc.md"))

