@@ -24,7 +24,16 @@ the fourth:
    (the authors' first choice first), at most ``pool``; those failing the structural grammar and word-order
    check (:mod:`.grammar`) are dropped, the rest ranked by a language model's fluency (:mod:`.fluency`,
    SmolLM2-135M, where installed; ``fluency="structural"`` or no model: generation order), and the first
-   ``candidates`` kept. A question whose candidates all fail the check gets no sentence. They are a
+   ``candidates`` kept. A question whose candidates all fail the check gets no sentence. With
+   ``acceptability`` set (issue 37; off by default), the language model is also a filter
+   (:mod:`.acceptability`): a candidate passing the check but scoring under that SLOR is dropped too, and the
+   next passing one of the pool takes its place, so the pool (``pool`` raw candidates) is what coverage draws on;
+   a question none of whose candidates passes both gets no sentence (never a rejected one). The filter runs only
+   with the model: with ``fluency="structural"`` the setting is refused, and where the model is missing or its
+   process died the filter does not run (the structural check alone decides, as without it) and each example's
+   ``meta["acceptability_filter"]`` says so (``scorer: structural``, ``score: None``); otherwise it records the
+   scorer, the feature, the threshold and the kept sentence's score. The paper is silent on all of this (its
+   crowd judged every sentence). They are a
    deterministic function of the record and the parameters (no random choice), so AddOneSent's sentence is
    always one of AddSent's candidates.
 
@@ -48,14 +57,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from callbluff.attacks.base import AttackParams, SearchAttack, SearchParams, StaticAttack, register
 from callbluff.attacks.reading.alterations import alterations, nearby_lookups, perturbed_words
 from callbluff.attacks.reading.declarative import CONVERSIONS, convert, wh_phrase
+from callbluff.attacks.reading.acceptability import FEATURE
+from callbluff.attacks.reading.acceptability import features as acceptability_features
+from callbluff.attacks.reading.acceptability import words as acceptability_words
 from callbluff.attacks.reading.fluency import (STRUCTURAL, ModelDied, died_reason, fluency_scorer, scorer_label,
                                               warn_fallback)
 from callbluff.attacks.reading.grammar import grammar_problems
@@ -75,6 +87,9 @@ REQUIRES = ("spacy-parse", "wordnet", "lemminflect", "torch", "squad-train")
 class CandidateParams(AttackParams):
     """How AddSent's candidate sentences are made (shared by AddOneSent, so its sentence is one of them)."""
 
+    added_later: ClassVar[frozenset[str]] = frozenset({"acceptability"})
+    """Issue 37's filter: off, it leaves the example ids and random streams of earlier runs unchanged."""
+
     candidates: int = Field(4, ge=1, le=32, description="candidate sentences kept per question (at most)")
     question_variants: int = Field(2, ge=1, le=10, description="perturbed questions (k-th nearby word)")
     fake_answers: int = Field(2, ge=1, le=10, description="fake answers per perturbed question")
@@ -83,9 +98,21 @@ class CandidateParams(AttackParams):
     fluency: Literal["auto", "lm", "structural"] = Field(
         "auto", description="rank candidates by the language model (lm: required; auto: where installed, else "
         "the structural check alone, with a warning) or by generation order (structural)")
+    acceptability: float | None = Field(
+        None, description="language-model filter (issue 37): drop passing candidates whose SLOR under the fluency "
+        "model is below this (acceptability.py); None: no filter. Runs only where the model does (not with "
+        "fluency='structural', nor where the model is missing)")
     position: Literal["end", "start"] = "end"
     lexicon_corpus: str | None = Field(None, description="SQuAD JSON for the lexicon (default: SQuAD v1.1 train)")
     lexicon_paragraphs: int = Field(2500, ge=10)
+
+
+    @model_validator(mode="after")
+    def _filter_needs_the_model(self) -> CandidateParams:
+        if self.acceptability is not None and self.fluency == "structural":
+            raise ValueError("acceptability (the language-model filter) needs the model: fluency 'auto' or 'lm', "
+                             "not 'structural'")
+        return self
 
 
 class AddSentParams(CandidateParams, SearchParams):
@@ -109,6 +136,10 @@ class Candidate:
     scorer: str = STRUCTURAL
     degraded: str | None = None
     """Why the language model that should have ranked it could not (its process died), else None."""
+    acceptability: float | None = None
+    """Its SLOR under the language model when the filter ran (:mod:`.acceptability`), else None."""
+    rejected: bool = False
+    """Dropped by the language-model filter (passes the structural check, SLOR under ``acceptability``)."""
 
 
 @dataclass(frozen=True)
@@ -264,29 +295,44 @@ def _rank(raws: list[_Raw], reason: str | None, docs: dict[str, Doc], res: Any, 
     problems = [tuple(grammar_problems(r.candidate.sentence, res, answer=r.phrase, answer_is_subject=r.subject,
                                        doc=docs.get(r.candidate.sentence))) for r in raws]
     n_pass = sum(not p for p in problems)
-    rank = scorer is not None and n_pass > params.candidates  # the model decides only what is left out
+    filtering = scorer is not None and params.acceptability is not None and n_pass > 0
+    rank = scorer is not None and (n_pass > params.candidates or filtering)  # the model decides what is left out
     fluent: dict[str, float] = {}
-    degraded = f"AddSent ranked by the structural check: {died}" if died and n_pass > params.candidates else None
+    slor: dict[str, float] = {}
+    degraded = (f"AddSent ranked by the structural check: {died}"
+                if died and (n_pass > params.candidates or params.acceptability is not None) else None)
     if rank:
         passing_sentences = [r.candidate.sentence for r, pr in zip(raws, problems) if not pr]
         try:
-            fluent = dict(zip(passing_sentences, scorer.scores(passing_sentences), strict=True))
+            if filtering:  # one evaluation per sentence gives both the filter's SLOR and the ranking's mean
+                feats = [acceptability_features(acceptability_words(s, pc))
+                         for s, pc in zip(passing_sentences, scorer.pieces(passing_sentences), strict=True)]
+                fluent = {s: f["mean"] for s, f in zip(passing_sentences, feats)}
+                slor = {s: f[FEATURE] for s, f in zip(passing_sentences, feats)}
+            else:
+                fluent = dict(zip(passing_sentences, scorer.scores(passing_sentences), strict=True))
         except ModelDied as e:  # the documented fallback (.fluency): the structural ranking, said in the meta
             if params.fluency == "lm":
                 raise RuntimeError(f"AddSent fluency='lm': {e}") from e
             warn_fallback(str(e))
-            rank, degraded = False, f"AddSent ranked by the structural check: {e}"
+            rank, filtering, degraded = False, False, f"AddSent ranked by the structural check: {e}"
+            fluent, slor = {}, {}
     checked: list[Candidate] = []
     for r, pr in zip(raws, problems):
         flu = fluent.get(r.candidate.sentence) if rank and not pr else None
+        acc = slor.get(r.candidate.sentence) if filtering and not pr else None
         checked.append(replace(r.candidate, problems=pr, fluency=None if flu is None else round(flu, 6),
-                               scorer=label if rank else STRUCTURAL, degraded=degraded))
-    passing = [(k, c) for k, c in enumerate(checked) if not c.problems]
+                               scorer=label if rank else STRUCTURAL, degraded=degraded,
+                               acceptability=None if acc is None else round(acc, 6),
+                               rejected=acc is not None and params.acceptability is not None
+                               and acc < params.acceptability))
+    passing = [(k, c) for k, c in enumerate(checked) if not c.problems and not c.rejected]
     if rank:
         passing.sort(key=lambda kc: (-(kc[1].fluency if kc[1].fluency is not None else float("-inf")), kc[0]))
     kept = [c for _, c in passing[:params.candidates]]
     if not kept and reason is None:
-        reason = "no candidate passes the grammar check"
+        reason = ("no candidate passes the language-model filter" if n_pass else
+                  "no candidate passes the grammar check")
     return Pool(kept, checked, reason)
 
 
@@ -350,7 +396,19 @@ def _example(attack: Any, record: QAExample, c: Candidate, n: int, index_in: int
                             question_variant=c.variant, alterations=[dict(a) for a in c.alterations],
                             conversion=c.conversion, grammar_problems=list(c.problems), fluency=c.fluency,
                             fluency_scorer=c.scorer, candidate=index_in, n_candidates=n,
-                            **({"degraded": c.degraded} if c.degraded else {}), **extra)
+                            **({"degraded": c.degraded} if c.degraded else {}),
+                            **({"acceptability_filter": m} if (m := _filter_meta(attack.params, c)) else {}),
+                            **extra)
+
+
+def _filter_meta(params: CandidateParams, c: Candidate) -> dict[str, Any] | None:
+    """What the example's meta records of the language-model filter: None when it was not asked for; else the
+    scorer that decided (the model's name, or ``structural`` when the model was missing or died and the filter did
+    not run), the feature, the threshold and the candidate's score (None when the filter did not run)."""
+    if params.acceptability is None:
+        return None
+    return {"scorer": c.scorer if c.acceptability is not None else STRUCTURAL, "feature": FEATURE,
+            "threshold": params.acceptability, "score": c.acceptability}
 
 
 @register

@@ -11,6 +11,10 @@ is summed and divided by the number of tokens scored. Our choices (the paper is 
 having people): the plain sentence without a chat template; the mean, not the sum, so long sentences are not
 penalised for length (ranking among one question's candidates, whose lengths differ by a few tokens).
 
+The same child also gives each token's log-probability (:meth:`FluencyScorer.pieces`: every token scored, the
+first after the document separator ``<|endoftext|>``), which AddSent's acceptability filter reads
+(:mod:`.acceptability`); with the filter on, the ranking's mean comes from that one evaluation too.
+
 The model is optional (requirement ``smollm2-lm``): where it is missing AddSent ranks by the structural check
 alone (:mod:`.grammar`), says so once per process (a ``UserWarning``), and records in each example's meta which
 scorer chose it (``fluency_scorer``: ``smollm2-135m-q4_1`` or ``structural``).
@@ -102,15 +106,39 @@ def score(sentence):
     return float(np.mean(picked - logz))
 
 
+DOC = llm.tokenize(b"<|endoftext|>", add_bos=False, special=True)
+
+
+def pieces(sentence):
+    toks = llm.tokenize(sentence.encode("utf-8"), add_bos=False, special=False)[: llm.n_ctx() - len(DOC)]
+    if not toks:
+        return []
+    full = DOC + toks
+    llm.reset()
+    llm.eval(full)
+    logits = np.asarray(llm.scores[len(DOC) - 1: len(full) - 1], dtype=np.float64)
+    m = logits.max(axis=1, keepdims=True)
+    logz = (m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True)))[:, 0]
+    lps = logits[np.arange(len(toks)), toks] - logz
+    return [[llm.detokenize([t]).decode("latin-1"), float(lp)] for t, lp in zip(toks, lps)]
+
+
 sys.stdout.write("ready\n")
 sys.stdout.flush()
 for line in sys.stdin:
-    sys.stdout.write(json.dumps([score(s) for s in json.loads(line)]) + "\n")
+    msg = json.loads(line)
+    if isinstance(msg, dict):
+        sys.stdout.write(json.dumps([pieces(s) for s in msg["pieces"]]) + "\n")
+    else:
+        sys.stdout.write(json.dumps([score(s) for s in msg]) + "\n")
     sys.stdout.flush()
 llm.close()
 """
-"""The child process: loads the model, answers ``ready``, then for each line of stdin (a JSON list of
-sentences) one line of their scores (``null`` for a sentence of fewer than two tokens: -inf)."""
+"""The child process: loads the model, answers ``ready``, then for each line of stdin one line of answers: for a
+JSON list of sentences their scores (``null`` for a sentence of fewer than two tokens: -inf); for
+``{"pieces": [sentences]}`` each sentence's tokens as ``[bytes as latin-1 text, log-probability]`` pairs, every
+token scored, the first given the document separator ``<|endoftext|>`` (the acceptability filter,
+:mod:`.acceptability`)."""
 
 
 class ModelDied(RuntimeError):
@@ -130,6 +158,7 @@ class FluencyScorer:
         self.dead: str | None = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, float] = OrderedDict()
+        self._pieces: OrderedDict[str, list[tuple[bytes, float]]] = OrderedDict()
         self._stderr = Path(cache_dir("llm")) / f"fluency-worker-{os.getpid()}.log"
         self._err = open(self._stderr, "w+b")  # noqa: SIM115 - closed in close()
         self._proc: subprocess.Popen[str] | None = subprocess.Popen(
@@ -202,6 +231,31 @@ class FluencyScorer:
                 out.append(self._memo[s])
             while len(self._memo) > MEMO:
                 self._memo.popitem(last=False)
+            return out
+
+    def pieces(self, sentences: Sequence[str]) -> list[list[tuple[bytes, float]]]:
+        """Each sentence's tokens (their bytes) and log-probabilities, every token scored after the document
+        separator (:data:`WORKER_CODE`); remembered per sentence like :meth:`scores`."""
+        with self._lock:
+            todo = list(dict.fromkeys(s for s in sentences if s not in self._pieces))
+            if todo:
+                if self.dead is not None:
+                    raise ModelDied(self.dead)
+                assert self._proc is not None and self._proc.stdin is not None
+                try:
+                    self._proc.stdin.write(json.dumps({"pieces": todo}) + "\n")
+                    self._proc.stdin.flush()
+                except (BrokenPipeError, OSError):
+                    raise self._die() from None
+                values = json.loads(self._read_line())
+                for s, v in zip(todo, values, strict=True):
+                    self._pieces[s] = [(p.encode("latin-1"), float(lp)) for p, lp in v]
+            out = []
+            for s in sentences:
+                self._pieces.move_to_end(s)
+                out.append(self._pieces[s])
+            while len(self._pieces) > MEMO:
+                self._pieces.popitem(last=False)
             return out
 
 
