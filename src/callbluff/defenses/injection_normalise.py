@@ -127,9 +127,10 @@ def _decode_spans(text: str, steps: list[str]) -> str:
     en = _english_words()
     if not en:
         return text
+    words = list(_ALPHA_WORD.finditer(text))
+    foreign = sum(len(m.group()) > 2 and m.group().lower() not in en for m in words)
     for name, fn, need in _READINGS:
-        words = list(_ALPHA_WORD.finditer(text))
-        if sum(len(m.group()) > 2 and m.group().lower() not in en for m in words) < need:
+        if foreign < need:
             continue  # too few words that are no English words for a run of this reading
         marks: list[bool | str | None] = []
         for m in words:
@@ -175,6 +176,8 @@ def _decode_spans(text: str, steps: list[str]) -> str:
                 prev = b_
             text = "".join(out) + text[prev:]
             steps.append(name)
+            words = list(_ALPHA_WORD.finditer(text))  # the text changed: its words again, once per decoding
+            foreign = sum(len(m.group()) > 2 and m.group().lower() not in en for m in words)
     return text
 
 
