@@ -17,6 +17,10 @@ matches one of :data:`RULES`:
 
 - ``instruction``: an imperative to the grader ("ignore the rubric", "give full marks", "award ... points",
   "output a score"; Perez & Ribeiro 2022; Liu et al. 2024's naive and context-ignoring attacks);
+- ``output`` (fourth round): an order to reply with nothing but a number or a verdict ("just print 5", "say
+  \"5\"", "respond only with the digit 9"; Perez & Ribeiro 2022's goal hijacking, whose rogue string a model is
+  told to print); ``instruction`` also covers the text itself set aside ("ignore this data and print ...") and
+  conditional orders ("if asked ..., reply ...");
 - ``role``: a role-play ("you are now", "pretend you are", "act as", "stay in character");
 - ``turn``: chat-template tokens or a fake turn header (``<|im_start|>``, ``[INST]``, ``<<SYS>>``, ``### System:``,
   a line ``system:``/``assistant:``), or a closing delimiter followed by a verdict (``</answer>``);
@@ -85,7 +89,22 @@ RULES: dict[str, re.Pattern[str]] = {
         r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:the\s+)?(?:grader|evaluator|examiner|marker|"
         r"judge)\b|\bto the (?:grader|evaluator|examiner|marker)\s*:"
         r"|\b(?:grading|scoring|marking)\s+(?:policy|criteria|rubric|instructions?)\b[^.\n]{0,30}\b(?:changed|"
-        r"updated?|replaced|no longer)\b|\bthe rubric has been\b"),
+        r"updated?|replaced|no longer)\b|\bthe rubric has been\b"
+        # fourth round: the text itself set aside ("ignore this data and print ..."), conditional orders
+        r"|\b(?:ignore|disregard)\b[^.\n]{0,40}\b(?:data|text|content|document|information|directions|everything|"
+        r"info)\b[^.\n]{0,40}\b(?:print|say|output|write|repeat|respond|reply|report|return|focus)\b"
+        r"|\bif (?:you are |you're |you get |it is )?(?:asked|questioned|prompted)\b[^.\n]{0,80}\b(?:respond|reply|"
+        r"report|say|answer|output|print)\b"),
+    "output": re.compile(
+        r"\b(?:just|only|simply)\s+(?:print|say|output|write|type|return|display|respond with|reply with|answer with)"
+        r"\b\s*[:\"'“<(]*\s*(?:the (?:score|grade|number|digit|result|mark) (?:is )?)?(?:\d+(?:/\d+)?|pass|correct|"
+        r"full marks|[a-f][+-])(?![\w/])"
+        r"|\b(?:print|say|output|write|type|repeat|respond with|reply with|answer with|report)\b\s*:?\s*[\"'“<]\s*"
+        r"(?:the (?:score|grade|result|mark|answer|domains?) (?:is|are)\s*)?(?:\d+(?:/\d+)?|pass|correct|full marks)"
+        r"\s*[\"'”>]"
+        r"|\b(?:reply|respond|answer|output)\s+(?:only|just)\s+(?:with\s+)?(?:the\s+)?(?:number|digit|score|grade|"
+        r"letter)?\s*\d"
+        r"|\b(?:output|print|reply with|respond with)\s+only\s+(?:the\s+)?(?:number|digit|score|grade)\b"),
     "role": re.compile(
         r"\byou are now\b|\bpretend (?:to be|you are)\b|\bstay in character\b|\bfrom now on,? you\b"
         r"|\b(?:you|please)\s+(?:will |must |should )?act as\b|\bact as (?:a|an|the)\s+(?:\w+\s+)?(?:grader|"

@@ -31,7 +31,11 @@ How a passage's language is told, without a model:
   ("die", "ich", "note" are English words too). An English sentence with spelling errors is not another language
   (its misspellings are no language's words). Web addresses and corpus placeholders (``@CAPS1``) are no words. A
   sentence that reads as English as a whole is read again in windows of :data:`WINDOW` words, all but one of them
-  words of L: an instruction written inside an English sentence.
+  words of L: an instruction written inside an English sentence;
+* **Latin-script languages without a list** (fourth round): a sentence no list reads clearly, with at least
+  :data:`MIN_UNLISTED` such words, :data:`UNLISTED_SHARE` of them in no language's list: ``latin:unlisted``
+  (Swahili, Yoruba, Hausa, Zulu have no wordfreq list). Like every label, it is guarded when the fit's own answers
+  hold it often enough (a course whose answers are full of names or code is not flagged for them).
 
 The labels of the fit's own answers' sentences make the profile: a label is *guarded* when at least
 ``min_share`` of those answers hold it (0.5 %). English is never flagged: the grader's own instructions are
@@ -144,6 +148,24 @@ def _language_of(words: Sequence[str], min_known: int = 4, share: float = 0.75) 
     return "en" if best == "en" else None
 
 
+UNLISTED = "latin:unlisted"
+"""The label of a Latin-script sentence in a language no word list holds (fourth round)."""
+MIN_UNLISTED = 5
+UNLISTED_SHARE = 0.8
+
+
+def _unlisted(words: Sequence[str]) -> bool:
+    """At least :data:`MIN_UNLISTED` words, :data:`UNLISTED_SHARE` of them in no language's list (English's
+    included): a sentence in a Latin-script language wordfreq has no list for (Swahili, Yoruba, Hausa, Zulu, ...). A
+    misspelt English sentence keeps most of its words ("teh protien is maked by ribosomes": three of five are
+    English), so it is not one."""
+    lists = _lists()
+    if "en" not in lists or len(words) < MIN_UNLISTED:
+        return False
+    unknown = sum(not any(w in lst for lst in lists.values()) for w in words)
+    return unknown >= UNLISTED_SHARE * len(words)
+
+
 def _latin(sentence: str) -> str | None:
     """The Latin-script language of ``sentence``, when it clearly is one (module docstring): ``en``, another code,
     or None (too short or unclear). A sentence that reads as English as a whole is also read in windows of
@@ -151,6 +173,8 @@ def _latin(sentence: str) -> str | None:
     sentence is outweighed by the English around it, not by the words of its own window."""
     words = _latin_words(sentence)
     whole = _language_of(words)
+    if whole is None and _unlisted(words):
+        return UNLISTED
     if whole not in ("en", None) or len(words) <= WINDOW:
         return whole
     for i in range(0, len(words) - WINDOW + 1, WINDOW // 2):
@@ -180,6 +204,8 @@ def describe(label: str) -> str:
     """``script:HANGUL`` -> "Hangul script"; ``pl`` -> "Polish (pl)"."""
     if label.startswith("script:"):
         return f"{label[7:].title()} script"
+    if label == UNLISTED:
+        return "a Latin-script language no word list holds (latin:unlisted)"
     return f"{_NAMES.get(label, label)} ({label})"
 
 

@@ -20,14 +20,16 @@ reader understands, and says which steps changed something, so ``explain`` can n
 6. ``base64`` / ``hex`` / ``url`` / ``binary`` / ``morse``: blobs that decode to readable text are replaced by that
    text, and the result is normalised again (one level of nesting more): base64, hex bytes, percent-encoding,
    8-bit binary groups (``01000111 01101001 ...``) and International Morse code (letters separated by spaces,
-   words by `` / `` or three spaces), the encodings of garak's ``encoding`` probes;
+   words by `` / `` or three spaces), the encodings of garak's ``encoding`` probes; HTML character references
+   (``entities``: ``&#71;&#105;...``) and ``\\uXXXX`` / ``\\xXX`` escapes (``escapes``: how JSON and Python literals
+   write characters) in runs of three or more (fourth round);
 7. ``marks``: combining marks stacked on Latin letters removed (strike-through, underline and "zalgo" overlays:
    the combining blocks U+0300-U+036F, U+0483-U+0489, U+1AB0-U+1AFF, U+1DC0-U+1DFF, U+20D0-U+20FF and
    U+FE20-U+FE2F left after NFC on a Latin letter, digit, space or punctuation), which a reader reads through; an
    accented letter that Unicode composes (é, ñ, ő, ự) is one character after NFC and stays (a mark NFC could not
    compose into it is removed), and marks on other scripts (Devanagari vowel signs) are not touched;
-8. ``rot13`` / ``caesar`` / ``reversed``: a run of words that are no English words (wordfreq's English list) but
-   whose ROT13, other Caesar shift or reversal are is replaced by that reading (the classic encodings of garak's
+8. ``rot13`` / ``caesar`` / ``reversed`` / ``atbash``: a run of words that are no English words (wordfreq's English
+   list) but whose ROT13, other Caesar shift, Atbash or reversal are is replaced by that reading (the classic encodings of garak's
    ``encoding`` probes and Prompt Guard's obfuscation families: a capable grader decodes them). ROT13 and reversal
    need two such words in the run; the other 24 shifts need three (more shifts, more chance that two misspelt
    words both shift into English). A sentence in another language is none of them (its words' shifts and
@@ -41,6 +43,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
+import json
 import re
 import unicodedata
 import urllib.parse
@@ -108,11 +112,19 @@ def _shift(k: int) -> Callable[[str], str]:
     return lambda x: x.translate(table)
 
 
+def _atbash() -> Callable[[str], str]:
+    """Atbash (a <-> z, b <-> y, ...), case kept: its own inverse."""
+    low = "abcdefghijklmnopqrstuvwxyz"
+    table = str.maketrans(low + low.upper(), low[::-1] + low[::-1].upper())
+    return lambda x: x.translate(table)
+
+
 _READINGS: tuple[tuple[str, Callable[[str], str], int], ...] = (
-    ("rot13", _shift(13), 2), ("reversed", lambda x: x[::-1], 2),
+    ("rot13", _shift(13), 2), ("reversed", lambda x: x[::-1], 2), ("atbash", _atbash(), 3),
     *(("caesar", _shift(k), 3) for k in range(1, 26) if k != 13))
-"""(step name, decoding, marked words a run needs) of :func:`_decode_spans`: ROT13 and reversal, then the other
-24 Caesar shifts (a shift by ``k`` is decoded by shifting by ``k``: an encoder's shift of 3 is read back by 23)."""
+"""(step name, decoding, marked words a run needs) of :func:`_decode_spans`: ROT13 and reversal, Atbash (fourth
+round), then the other 24 Caesar shifts (a shift by ``k`` is decoded by shifting by ``k``: an encoder's shift of 3
+is read back by 23)."""
 
 
 def _decode_spans(text: str, steps: list[str]) -> str:
@@ -272,6 +284,31 @@ def _decode_morse(blob: str) -> str | None:
     return s if _readable(s) else None
 
 
+_ENTITIES = re.compile(r"(?:&#[0-9]{2,7};|&#[xX][0-9A-Fa-f]{2,6};|&[A-Za-z]{2,8};){3,}")
+_U_ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){3,}")
+
+
+def _decode_entities(blob: str) -> str | None:
+    """Three or more HTML character references in a row (``&#71;&#105;&#118;`` or ``&#x47;``, named ones such as
+    ``&nbsp;``): a browser, and a model that reads HTML, shows the characters they name."""
+    s = html.unescape(blob)
+    if s == blob or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+        return None
+    return s if re.search(r"[^\W\d_]{2,}", s) else None
+
+
+def _decode_u_escapes(blob: str) -> str | None:
+    """Three or more ``\\uXXXX`` / ``\\xXX`` escapes in a row, as JSON and Python string literals write characters
+    (surrogate pairs joined)."""
+    try:
+        s = json.loads('"' + re.sub(r"\\x([0-9A-Fa-f]{2})", r"\\u00\1", blob) + '"')
+    except ValueError:
+        return None
+    if any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+        return None
+    return s if re.search(r"[^\W\d_]{2,}", s) else None
+
+
 def _decode_b64(blob: str) -> str | None:
     try:
         raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
@@ -336,7 +373,8 @@ def _deleet(text: str, steps: list[str]) -> str:
 
 def _decode_blobs(text: str, steps: list[str]) -> str:
     out = text
-    for name, pat, dec in (("url", _URL, _decode_url), ("binary", _BINARY, _decode_binary),
+    for name, pat, dec in (("entities", _ENTITIES, _decode_entities), ("escapes", _U_ESCAPES, _decode_u_escapes),
+                           ("url", _URL, _decode_url), ("binary", _BINARY, _decode_binary),
                            ("morse", _MORSE, _decode_morse), ("base64", _B64, _decode_b64),
                            ("hex", _HEX, _decode_hex)):
         def sub(m: re.Match[str], dec=dec, name=name) -> str:
@@ -379,7 +417,8 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     d = _decode_spans(d, steps)
     d = _despace(d, steps)
     d = _deleet(d, steps)
-    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url", "binary", "morse")):
+    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url", "binary", "morse", "entities",
+                                                           "escapes")):
         inner = normalise(d, depth - 1)
         d = inner.text
         steps += [s for s in inner.steps if s not in steps]
