@@ -147,3 +147,34 @@ def test_the_battery_section_states_the_goal_per_configuration(script) -> None:
     assert "| UniversalPhrase (length=2) | 68.8 / 37.5 | 12.5 / 6.2 | **not met** | 6.2 / 0.0 | **not met** |" in text
     assert "**not met** on this sample for 1 of 2 configurations (UniversalPhrase (length=2): 6.2 % / 0.0 %)" in text
     assert "it flagged 10 of the 40 answers" in text and "known_answer 1, erase 0.5" in text
+
+
+def test_the_battery_section_says_when_the_detector_changed_after_its_pre_filter(
+        script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The battery's pre-filter is fitted from the checkout it runs in; rendered in a later checkout whose detector
+    files changed, the section says which commits came after it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    det = tmp_path / "src" / "callbluff" / "defenses" / "injection.py"
+    det.parent.mkdir(parents=True)
+    det.write_text("RULES = 1\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "round 3")
+    fitted = git("rev-parse", "--short", "HEAD")
+    (tmp_path / "README.md").write_text("docs only\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "docs")
+    monkeypatch.setattr(script, "REPO", tmp_path)
+    assert script.detector_changed_since(fitted) == ""  # other files changed: no disclosure
+    det.write_text("RULES = 2\n")
+    git("commit", "-qam", "round 4")
+    later = git("rev-parse", "--short", "HEAD")
+    said = script.detector_changed_since(fitted)
+    assert f"pre-filter is the detector at {fitted}" in said and f"(commit {later})" in said
+    assert script.detector_changed_since(f"{fitted} with uncommitted changes") == ""
+    assert script.detector_changed_since("") == ""

@@ -48,6 +48,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -287,7 +288,6 @@ def fit_battery_filter(cache: Path, exclude: list[str]) -> dict[str, Any]:
     questions stay in, with their other answers) with ASAP-SAS, ASAP-AES and SQuAD as negatives. The directory is
     named by a hash of the detector's source and the data, so a changed detector is fitted again (never copied)."""
     import hashlib
-    import subprocess
 
     from callbluff.datasets import load
 
@@ -800,7 +800,8 @@ def render_battery(b: dict[str, Any]) -> list[str]:
                   f"{fmt(fl.get('fit_s'), 0)} s). **Disclosure:** the pre-filter's rules and its grammar of injections "
                   "were written knowing the LLM-grader family's payloads (the same wordings these attacks plant), so "
                   "its catch of them here is an upper bound; what it catches of phrasings it was not written for is "
-                  "the held-out figure of the injection-detector section below.", ""]
+                  "the held-out figure of the injection-detector section below."
+                  + detector_changed_since(str(fl.get("detector") or "")), ""]
     if sel:
         pd_ = sel["per_d"]
         for e in sel.get("earlier", []):
@@ -992,7 +993,6 @@ def splice_battery(doc: str, section: list[str]) -> str:
 def battery_only(a: Any, cache: Path) -> None:
     """``--battery-only``: the defence battery alone (its own server and run directory), its section written into
     the existing document (the other sections stay those of the last full run, and the section says so)."""
-    import subprocess
 
     from callbluff.resources.local_llm import LocalLLMServer
 
@@ -1055,6 +1055,28 @@ def write_doc(path: Path, text: str) -> None:
         i = i if i >= 0 else text.find("## The literature beside ours")
         text = text[:i] + block + text[i:] if i >= 0 else text + "\n" + block
     path.write_text(text, encoding="utf-8")
+
+
+DETECTOR_FILES = ("src/callbluff/defenses/injection.py", "src/callbluff/defenses/injection_grammar.py",
+                  "src/callbluff/defenses/injection_language.py", "src/callbluff/defenses/injection_lexicon.py",
+                  "src/callbluff/defenses/injection_model.py", "src/callbluff/defenses/injection_normalise.py")
+
+
+def detector_changed_since(commit: str) -> str:
+    """A disclosure when the pre-filter's detector files changed after ``commit`` (the battery's fit) and before
+    the checkout that renders the section: the battery then measured an older detector than the injection-detector
+    section does. Empty when nothing changed, or when ``commit`` is not a plain commit of this history."""
+    rev = commit.split()[0] if commit else ""
+    if not rev or "uncommitted" in commit:
+        return ""
+    r = subprocess.run(["git", "log", "--format=%h", f"{rev}..HEAD", "--", *DETECTOR_FILES], cwd=REPO,
+                       capture_output=True, text=True)
+    later = r.stdout.split()
+    if r.returncode != 0 or not later:
+        return ""
+    return (f" **The battery's pre-filter is the detector at {rev}; the detector changed after it (commit"
+            f"{'s' if len(later) > 1 else ''} {', '.join(reversed(later))}), and the battery was not run again: the "
+            "injection-detector section below measures the newer detector.**")
 
 
 def main() -> None:
