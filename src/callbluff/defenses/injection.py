@@ -20,7 +20,9 @@ matches one of :data:`RULES`:
 - ``output`` (fourth round): an order to reply with nothing but a number or a verdict ("just print 5", "say
   \"5\"", "respond only with the digit 9"; Perez & Ribeiro 2022's goal hijacking, whose rogue string a model is
   told to print); ``instruction`` also covers the text itself set aside ("ignore this data and print ...") and
-  conditional orders ("if asked ..., reply ...");
+  conditional orders ("if asked ..., reply ..."); the fifth round adds requests, input or prompts set aside,
+  "regardless of previous instructions" and the system prompt asked for, and to ``role`` the "Do Anything Now"
+  personas and developer / jailbreak modes switched on;
 - ``role``: a role-play ("you are now", "pretend you are", "act as", "stay in character");
 - ``turn``: chat-template tokens or a fake turn header (``<|im_start|>``, ``[INST]``, ``<<SYS>>``, ``### System:``,
   a line ``system:``/``assistant:``), or a closing delimiter followed by a verdict (``</answer>``);
@@ -94,7 +96,16 @@ RULES: dict[str, re.Pattern[str]] = {
         r"|\b(?:ignore|disregard)\b[^.\n]{0,40}\b(?:data|text|content|document|information|directions|everything|"
         r"info)\b[^.\n]{0,40}\b(?:print|say|output|write|repeat|respond|reply|report|return|focus)\b"
         r"|\bif (?:you are |you're |you get |it is )?(?:asked|questioned|prompted)\b[^.\n]{0,80}\b(?:respond|reply|"
-        r"report|say|answer|output|print)\b"),
+        r"report|say|answer|output|print)\b"
+        # fifth round: other things set aside (requests, input, prompts), "regardless of previous instructions", the
+        # system prompt asked for
+        r"|\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,60}\b(?:requests?|input|prompts?|directions|"
+        r"commands)\b"
+        r"|\bregardless of (?:any|all|your|the) (?:previous|prior|earlier|other) (?:instructions|input|requests|"
+        r"directions|prompts)\b"
+        r"|\b(?:reveal|print|show|output|repeat)\b[^.\n]{0,20}\b(?:your|the) (?:system prompt|instructions you were "
+        r"given|hidden instructions)\b"
+        r"|\b(?:give|award|grant)\s+(?:me|this(?: answer| one)?|it)\s+(?:a\s+)?\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+\b"),
     "output": re.compile(
         r"\b(?:just|only|simply)\s+(?:print|say|output|write|type|return|display|respond with|reply with|answer with)"
         r"\b\s*[:\"'“<(]*\s*(?:the (?:score|grade|number|digit|result|mark) (?:is )?)?(?:\d+(?:/\d+)?|pass|correct|"
@@ -108,7 +119,10 @@ RULES: dict[str, re.Pattern[str]] = {
     "role": re.compile(
         r"\byou are now\b|\bpretend (?:to be|you are)\b|\bstay in character\b|\bfrom now on,? you\b"
         r"|\b(?:you|please)\s+(?:will |must |should )?act as\b|\bact as (?:a|an|the)\s+(?:\w+\s+)?(?:grader|"
-        r"teacher|examiner|evaluator|judge|marker)\b|\blet'?s play a game\b|\brole-?play\b"),
+        r"teacher|examiner|evaluator|judge|marker)\b|\blet'?s play a game\b|\brole-?play\b"
+        # fifth round: the "Do Anything Now" family of jailbreak personas (Shen et al. 2024, CCS)
+        r"|\bdo anything now\b|\byou are (?:now )?(?:dan|a no limits ai|an unrestricted (?:ai|assistant))\b"
+        r"|\b(?:developer|jailbreak) mode (?:enabled|activated|on)\b"),
     "turn": re.compile(
         r"<\|?im_(?:start|end)\|?>|\[/?inst\]|<</?sys>>|<\|(?:system|user|assistant|eot_id|start_header_id)\|>"
         r"|^#{1,4}\s*(?:system|assistant|user|instruction)s?\s*:?\s*$|^(?:system|assistant)\s*:"

@@ -32,6 +32,9 @@ How a passage's language is told, without a model:
   (its misspellings are no language's words). Web addresses and corpus placeholders (``@CAPS1``) are no words. A
   sentence that reads as English as a whole is read again in windows of :data:`WINDOW` words, all but one of them
   words of L: an instruction written inside an English sentence;
+* **languages wordfreq has no list for** (fifth round): a sentence no list reads clearly as another language,
+  of four words or more, less than :data:`LID_MAX_ENGLISH` of them English, that langid.py (Lui & Baldwin 2012,
+  97 languages, character n-grams) names as another language with :data:`LID_MIN_PROB`: ``lid:CODE``;
 * **Latin-script languages without a list** (fourth round): a sentence no list reads clearly, with at least
   :data:`MIN_UNLISTED` such words, :data:`UNLISTED_SHARE` of them in no language's list: ``latin:unlisted``
   (Swahili, Yoruba, Hausa, Zulu have no wordfreq list). Like every label, it is guarded when the fit's own answers
@@ -51,6 +54,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 __all__ = ["LATIN_LANGUAGES", "LanguageProfile", "MIN_SCRIPT_LETTERS", "sentence_labels"]
 
@@ -62,7 +66,10 @@ MARGIN = 1.0
 WINDOW = 6
 """Words (of three letters or more) per window inside a longer sentence; a window must know all but one."""
 """How much higher (mean Zipf frequency of the sentence's words) another language must read than English."""
-_NAMES = {"es": "Spanish", "de": "German", "fr": "French", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
+_NAMES = {"ga": "Irish", "sq": "Albanian", "xh": "Xhosa", "zu": "Zulu", "sw": "Swahili", "cy": "Welsh",
+          "eu": "Basque", "mt": "Maltese", "br": "Breton", "lb": "Luxembourgish", "fo": "Faroese", "mg": "Malagasy",
+          "qu": "Quechua", "rw": "Kinyarwanda", "af": "Afrikaans", "la": "Latin", "et": "Estonian", "gl": "Galician",
+          "es": "Spanish", "de": "German", "fr": "French", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
           "pl": "Polish", "sv": "Swedish", "ro": "Romanian", "tr": "Turkish", "id": "Indonesian", "cs": "Czech",
           "fi": "Finnish", "hu": "Hungarian", "vi": "Vietnamese", "ms": "Malay", "ca": "Catalan", "da": "Danish",
           "nb": "Norwegian", "sk": "Slovak", "sl": "Slovenian", "lt": "Lithuanian", "lv": "Latvian",
@@ -148,6 +155,39 @@ def _language_of(words: Sequence[str], min_known: int = 4, share: float = 0.75) 
     return "en" if best == "en" else None
 
 
+LID_MIN_PROB = 0.99
+LID_MAX_ENGLISH = 0.5
+"""langid.py's label is asked for a sentence no word list reads clearly as another language and of whose words
+less than this share are English (wordfreq); it is taken at :data:`LID_MIN_PROB` or more."""
+
+
+@lru_cache(maxsize=1)
+def _langid() -> Any:
+    """langid.py's identifier (Lui & Baldwin 2012, ACL demo: character n-gram naive Bayes over 97 languages, its
+    model inside the package), normalised probabilities; None without the package (the stage then skips it)."""
+    try:
+        from langid.langid import LanguageIdentifier, model
+    except ImportError:
+        return None
+    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
+
+
+def _identified(sentence: str, words: Sequence[str]) -> str | None:
+    """``lid:CODE`` when langid.py names a language other than English with :data:`LID_MIN_PROB` for a sentence of
+    four or more words, less than :data:`LID_MAX_ENGLISH` of them English: the languages wordfreq has no list for
+    (Irish, Albanian, Xhosa and Zulu, Swahili, Welsh, Basque, Maltese, ...; fifth round). A misspelt English answer
+    keeps most of its words English, so it is never asked. :func:`sentence_labels` also asks it about a run of
+    consecutive such sentences together (short sentences alone say little)."""
+    en = _lists().get("en")
+    if not en or len(words) < 4 or sum(w in en for w in words) >= LID_MAX_ENGLISH * len(words):
+        return None
+    idf = _langid()
+    if idf is None:
+        return None
+    lab, prob = idf.classify(sentence)
+    return f"lid:{lab}" if lab != "en" and prob >= LID_MIN_PROB else None
+
+
 UNLISTED = "latin:unlisted"
 """The label of a Latin-script sentence in a language no word list holds (fourth round)."""
 MIN_UNLISTED = 5
@@ -173,6 +213,10 @@ def _latin(sentence: str) -> str | None:
     sentence is outweighed by the English around it, not by the words of its own window."""
     words = _latin_words(sentence)
     whole = _language_of(words)
+    if whole in (None, "en"):
+        lid = _identified(sentence, words)
+        if lid:
+            return lid
     if whole is None and _unlisted(words):
         return UNLISTED
     if whole not in ("en", None) or len(words) <= WINDOW:
@@ -188,6 +232,16 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
     """(label, sentence) for the sentences of ``text`` that have a language label other than plain English: a
     non-Latin script's passage (``script:NAME``) or a Latin-script language (``es``, ``de``, ...)."""
     out: list[tuple[str, str]] = []
+    run: list[str] = []  # consecutive unlabelled sentences whose words are mostly not English
+
+    def close_run() -> None:
+        if len(run) > 1:  # one sentence was asked already; together, short sentences say more
+            passage = " ".join(run)
+            lid = _identified(passage, _latin_words(passage))
+            if lid:
+                out.append((lid, passage))
+        run.clear()
+
     for s in _SENT.split(text):
         s = s.strip()
         if not s:
@@ -197,7 +251,18 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
         lab = _latin(s)
         if lab and lab != "en":
             out.append((lab, s))
+            close_run()
+        elif _mostly_not_english(_latin_words(s)):
+            run.append(s)
+        else:
+            close_run()
+    close_run()
     return out
+
+
+def _mostly_not_english(words: Sequence[str]) -> bool:
+    en = _lists().get("en")
+    return bool(en) and bool(words) and sum(w in en for w in words) < LID_MAX_ENGLISH * len(words)
 
 
 def describe(label: str) -> str:
@@ -206,6 +271,8 @@ def describe(label: str) -> str:
         return f"{label[7:].title()} script"
     if label == UNLISTED:
         return "a Latin-script language no word list holds (latin:unlisted)"
+    if label.startswith("lid:"):
+        return f"{_NAMES.get(label[4:], label[4:])} ({label}, named by langid.py)"
     return f"{_NAMES.get(label, label)} ({label})"
 
 

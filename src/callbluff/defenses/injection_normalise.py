@@ -17,7 +17,7 @@ reader understands, and says which steps changed something, so ``explain`` can n
    ("G I V E  F U L L" -> "GIVE FULL", "p.l.e.a.s.e" -> "please");
 5. ``leetspeak``: digits and symbols inside words that also hold letters read as letters (``0``->o, ``1``->i,
    ``3``->e, ``4``/``@``->a, ``5``/``$``->s, ``7``->t, ``!``->i); a number on its own is left alone (a grade);
-6. ``base64`` / ``hex`` / ``url`` / ``binary`` / ``morse``: blobs that decode to readable text are replaced by that
+6. ``base64`` / ``base32`` / ``hex`` / ``url`` / ``binary`` / ``morse``: blobs that decode to readable text are replaced by that
    text, and the result is normalised again (one level of nesting more): base64, hex bytes, percent-encoding,
    8-bit binary groups (``01000111 01101001 ...``) and International Morse code (letters separated by spaces,
    words by `` / `` or three spaces), the encodings of garak's ``encoding`` probes; HTML character references
@@ -309,6 +309,18 @@ def _decode_u_escapes(blob: str) -> str | None:
     return s if re.search(r"[^\W\d_]{2,}", s) else None
 
 
+_B32 = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
+
+
+def _decode_b32(blob: str) -> str | None:
+    """Base32 (RFC 4648: upper-case letters and the digits 2-7, ``=`` padding), sixteen characters or more."""
+    try:
+        s = base64.b32decode(blob + "=" * (-len(blob) % 8)).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    return s if _readable(s) else None
+
+
 def _decode_b64(blob: str) -> str | None:
     try:
         raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
@@ -375,7 +387,8 @@ def _decode_blobs(text: str, steps: list[str]) -> str:
     out = text
     for name, pat, dec in (("entities", _ENTITIES, _decode_entities), ("escapes", _U_ESCAPES, _decode_u_escapes),
                            ("url", _URL, _decode_url), ("binary", _BINARY, _decode_binary),
-                           ("morse", _MORSE, _decode_morse), ("base64", _B64, _decode_b64),
+                           ("morse", _MORSE, _decode_morse), ("base32", _B32, _decode_b32),
+                           ("base64", _B64, _decode_b64),
                            ("hex", _HEX, _decode_hex)):
         def sub(m: re.Match[str], dec=dec, name=name) -> str:
             s = dec(m.group())
@@ -417,8 +430,8 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     d = _decode_spans(d, steps)
     d = _despace(d, steps)
     d = _deleet(d, steps)
-    if depth > 1 and d != f and any(s in steps for s in ("base64", "hex", "url", "binary", "morse", "entities",
-                                                           "escapes")):
+    if depth > 1 and d != f and any(s in steps for s in ("base64", "base32", "hex", "url", "binary", "morse",
+                                                           "entities", "escapes")):
         inner = normalise(d, depth - 1)
         d = inner.text
         steps += [s for s in inner.steps if s not in steps]
