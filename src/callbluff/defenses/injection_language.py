@@ -178,8 +178,7 @@ def _identified(sentence: str, words: Sequence[str]) -> str | None:
     (Irish, Albanian, Xhosa and Zulu, Swahili, Welsh, Basque, Maltese, ...; fifth round). A misspelt English answer
     keeps most of its words English, so it is never asked. :func:`sentence_labels` also asks it about a run of
     consecutive such sentences together (short sentences alone say little)."""
-    en = _lists().get("en")
-    if not en or len(words) < 4 or sum(w in en for w in words) >= LID_MAX_ENGLISH * len(words):
+    if len(words) < 4 or not _mostly_not_english(words):
         return None
     idf = _langid()
     if idf is None:
@@ -206,12 +205,12 @@ def _unlisted(words: Sequence[str]) -> bool:
     return unknown >= UNLISTED_SHARE * len(words)
 
 
-def _latin(sentence: str) -> str | None:
+def _latin(sentence: str, words: Sequence[str] | None = None) -> str | None:
     """The Latin-script language of ``sentence``, when it clearly is one (module docstring): ``en``, another code,
     or None (too short or unclear). A sentence that reads as English as a whole is also read in windows of
     :data:`WINDOW` words (stride half that): an instruction in another language written *inside* an English
     sentence is outweighed by the English around it, not by the words of its own window."""
-    words = _latin_words(sentence)
+    words = _latin_words(sentence) if words is None else words
     whole = _language_of(words)
     if whole in (None, "en"):
         lid = _identified(sentence, words)
@@ -248,11 +247,12 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
             continue
         for lab in sorted(_scripts(s)):
             out.append((lab, s))
-        lab = _latin(s)
+        words = _latin_words(s)
+        lab = _latin(s, words)
         if lab and lab != "en":
             out.append((lab, s))
             close_run()
-        elif _mostly_not_english(_latin_words(s)):
+        elif _mostly_not_english(words):
             run.append(s)
         else:
             close_run()
@@ -261,6 +261,7 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
 
 
 def _mostly_not_english(words: Sequence[str]) -> bool:
+    """Less than :data:`LID_MAX_ENGLISH` of ``words`` are English (False without wordfreq or without words)."""
     en = _lists().get("en")
     return bool(en) and bool(words) and sum(w in en for w in words) < LID_MAX_ENGLISH * len(words)
 

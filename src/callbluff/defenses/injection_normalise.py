@@ -237,9 +237,20 @@ _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
 _URL = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
 
 
+def _printable(s: str) -> bool:
+    """No control or format character but line breaks and tabs."""
+    return not any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s)
+
+
+def _worded(s: str | None) -> str | None:
+    """``s`` when it is printable with a word of two letters in it: what an unambiguous encoding (binary,
+    percent-encoding, character references, escapes) must decode to."""
+    return s if s is not None and _printable(s) and re.search(r"[^\W\d_]{2,}", s) else None
+
+
 def _readable(s: str) -> bool:
     """Decoded bytes that read as text: printable, mostly letters and spaces, with at least two words."""
-    if not s or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
+    if not s or not _printable(s):
         return False
     letters = sum(c.isalpha() or c.isspace() for c in s)
     return letters / len(s) >= 0.7 and len(re.findall(r"[^\W\d_]{2,}", s)) >= 2
@@ -264,9 +275,7 @@ def _decode_binary(blob: str) -> str | None:
         s = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits) - 7, 8)).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return None
-    if any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
-        return None
-    return s if re.search(r"[^\W\d_]{2,}", s) else None
+    return _worded(s)
 
 
 def _decode_morse(blob: str) -> str | None:
@@ -292,9 +301,7 @@ def _decode_entities(blob: str) -> str | None:
     """Three or more HTML character references in a row (``&#71;&#105;&#118;`` or ``&#x47;``, named ones such as
     ``&nbsp;``): a browser, and a model that reads HTML, shows the characters they name."""
     s = html.unescape(blob)
-    if s == blob or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
-        return None
-    return s if re.search(r"[^\W\d_]{2,}", s) else None
+    return None if s == blob else _worded(s)
 
 
 def _decode_u_escapes(blob: str) -> str | None:
@@ -304,9 +311,7 @@ def _decode_u_escapes(blob: str) -> str | None:
         s = json.loads('"' + re.sub(r"\\x([0-9A-Fa-f]{2})", r"\\u00\1", blob) + '"')
     except ValueError:
         return None
-    if any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
-        return None
-    return s if re.search(r"[^\W\d_]{2,}", s) else None
+    return _worded(s)
 
 
 _B32 = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
@@ -342,9 +347,7 @@ def _decode_url(blob: str) -> str | None:
     """Percent-encoding is unambiguous (three or more ``%XX`` escapes), so the decoded text need only be printable
     with a letter in it: "SCORE: 100%" is two-thirds digits and punctuation, and a reader still reads it."""
     s = urllib.parse.unquote_plus(blob)
-    if s == blob or any(unicodedata.category(c).startswith("C") and c not in "\n\t" for c in s):
-        return None
-    return s if re.search(r"[^\W\d_]{2,}", s) else None
+    return None if s == blob else _worded(s)
 
 
 def _despace(text: str, steps: list[str]) -> str:
