@@ -92,3 +92,59 @@ report = false
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     row = {r["target"]: r for r in metrics if r["attack"] == "InjectInstruction" and r["prompt"] == "q1"}
     assert row["alone"]["failure_pct"] > 0 and row["layered"]["failure_pct"] == 0
+
+
+def test_a_refitted_filter_asks_the_grader_nothing_it_already_answered(tmp_path: Path) -> None:
+    """The grader's replies behind a filter are cached in a namespace of their own (engine.plan.cache_behind_filter):
+    a run again with another filter (the outer cache misses: the filter reads every answer again) sends the grader
+    no request for an answer it already graded, and gives the same scores; the same grader without the filter keeps
+    its own calls."""
+    from callbluff.engine.run import run_suite
+    from callbluff.engine.suite import load_suite
+
+    first = rules_filter(tmp_path)
+    second = tmp_path / "inj2"
+    InjectionFilter(learned=False, rubric_words=9).fit([], {"q1": PROMPT}).save(second)
+    assert load_filter(first).fingerprint != load_filter(second).fingerprint
+    data = tmp_path / "answers.jsonl"
+    rows = [{"id": f"a{k}", "prompt_id": "q1", "text": t, "score": s, "question": PROMPT.text,
+             "reference": PROMPT.reference, "rubric": PROMPT.rubric}
+            for k, (t, s) in enumerate([(CLEAN, 5), ("A stack is a list of plates.", 2), (PLEA, 1)])]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    def suite(srv: ObedientGrader, flt: Path, with_plain: bool) -> Path:
+        common = (f'type = "openai"\nbase_url = "{srv.base_url}"\nmodel = "obedient"\nresponse_format = '
+                  '"json_object"\nretries = 0\nconcurrency = 1\n')
+        plain = f'[[target]]\nname = "plain"\n{common}' if with_plain else ""
+        path = tmp_path / f"suite-{flt.name}-{with_plain}.toml"
+        path.write_text(f"""
+name = "refit"
+seed = 1
+[dataset]
+spec = "jsonl:{data}?prompt_text=question&score_min=0&score_max=5"
+[[target]]
+name = "layered"
+{common}filter = "{flt}"
+{plain}
+[[attack]]
+name = "InjectInstruction"
+[output]
+report = false
+""", encoding="utf-8")
+        return path
+
+    def scores(run: Path) -> list[float]:
+        import pandas as pd
+        ex = pd.read_parquet(run / "examples.parquet")
+        return sorted(float(x) for x in ex[ex["target"] == "layered"]["adv_score"].dropna())
+
+    with ObedientGrader() as srv:
+        run_suite(load_suite(suite(srv, first, False)), tmp_path / "run")
+        asked = srv.requests
+        assert asked > 0
+        before = scores(tmp_path / "run")
+        run_suite(load_suite(suite(srv, second, False)), tmp_path / "run", restart=True)
+        assert srv.requests == asked  # the new filter passed the same answers: every reply came from the cache
+        assert scores(tmp_path / "run") == before
+        run_suite(load_suite(suite(srv, second, True)), tmp_path / "run", restart=True)
+        assert srv.requests > asked  # the bare grader is its own target: its calls are not the filtered one's

@@ -32,8 +32,10 @@ from callbluff.targets.wrappers import inner_usage
 
 class FilteredTarget:
     """``target`` behind ``answer_filter`` (an :class:`~callbluff.defenses.filters.AnswerFilter` or the
-    directory of a saved one). ``fingerprint`` combines both, so cached predictions of the unfiltered scorer
-    are never reused. ``stats.rejected`` counts the inputs the filter rejected."""
+    directory of a saved one). ``fingerprint`` combines both, so the filtered target's cached outputs are never
+    those of the unfiltered scorer or of another filter; a run caches the wrapped scorer's own replies under a
+    namespace of their own (:func:`callbluff.engine.plan.cache_behind_filter`), so a refitted filter re-asks it
+    nothing it already answered. ``stats.rejected`` counts the inputs the filter rejected."""
 
     def __init__(self, target: Target, answer_filter: AnswerFilter | str | Path) -> None:
         self.target = target

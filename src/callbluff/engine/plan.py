@@ -79,10 +79,30 @@ def as_target(name: str, t: Any) -> Target:
                      "function; pass e.g. targets={'mine': my_function} or CallableTarget(my_function, batched=True)")
 
 
+BEHIND_FILTER = "|behind a filter"
+"""The suffix of the cache namespace of a grader's own replies behind a filter (:func:`cache_behind_filter`)."""
+
+
+def cache_behind_filter(target: Any, cache: PredictionCache, batch_size: int, check: OutputCheck) -> None:
+    """When ``target`` is a :class:`~callbluff.defenses.filtered.FilteredTarget`, put the grader it wraps behind the
+    prediction cache too, in a namespace of its own (the grader's fingerprint and :data:`BEHIND_FILTER`): the
+    filter decides which answers reach the grader, never what the grader replies to one, so a refitted or changed
+    filter re-asks the grader nothing it already answered behind a filter (the outer cache, keyed by the filter's
+    fingerprint, still misses: the new filter reads every answer again). Its own namespace, not the bare grader's:
+    the same grader on the same suite without the filter keeps its own calls, and each target's counts of calls
+    (its ``defence`` and ``filter`` usage) stay its own."""
+    from callbluff.defenses.filtered import FilteredTarget
+
+    if isinstance(target, FilteredTarget) and not isinstance(target.target, CachedTarget):
+        inner = target.target
+        target.target = CachedTarget(inner, cache, batch_size=batch_size, check=check,
+                                     fingerprint=f"{inner.fingerprint}{BEHIND_FILTER}")
+
+
 def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
                   given: Mapping[str, Any] | None = None) -> dict[str, CachedTarget]:
     """The suite's targets (or ``given`` Python targets: Targets or plain functions, :func:`as_target`), each
-    behind the prediction cache with its output check.
+    behind the prediction cache with its output check (a filtered one's grader too: :func:`cache_behind_filter`).
 
     Each is given the dataset's prompts (:func:`~callbluff.engine.target_factory.bind_prompts`: a chat grader's
     question, rubric, reference answer and scale). The check (:class:`~callbluff.targets.validate.OutputCheck`) validates every output against the target's
@@ -96,6 +116,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
             cfg = getattr(t, "config", None)
             check = OutputCheck(get_task(dataset.task).output, kind=getattr(cfg, "output", "auto"),
                                 out_of_range=getattr(cfg, "out_of_range", "error"), prompts=dataset.prompts)
+            cache_behind_filter(t, cache, batch, check)
             out[name] = CachedTarget(t, cache, batch_size=batch, check=check,
                                      max_consecutive_failures=getattr(cfg, "max_consecutive_failures", BREAKER))
             bind_prompts(out[name], dataset.prompts)
@@ -110,6 +131,7 @@ def build_targets(suite: Suite, cache: PredictionCache, dataset: Dataset,
                 raise SuiteError(f"key `target[{i}]` ({cfg.name}): cannot build target: {e}") from e
             check = OutputCheck(get_task(dataset.task).output, kind=cfg.output, out_of_range=cfg.out_of_range,
                                 prompts=dataset.prompts, secrets=secret_values(cfg.model_dump()))
+            cache_behind_filter(inner, cache, batch, check)
             out[cfg.name or f"target{i}"] = CachedTarget(inner, cache, batch_size=batch, check=check,
                                                          max_consecutive_failures=cfg.max_consecutive_failures)
             bind_prompts(out[cfg.name or f"target{i}"], dataset.prompts)

@@ -90,18 +90,20 @@ class CachedTarget:
     ``stats`` counts, for this wrapper: ``calls`` (``predict`` calls made on the wrapped target; one per batch,
     or one per input for streaming targets), ``inputs`` (inputs sent to it, i.e. cache misses), ``seconds``
     (time inside it), ``errors`` (error outputs returned to callers) and ``cache_hits`` (inputs answered from
-    the cache, including duplicates within one call). ``fingerprint`` is the wrapped target's.
+    the cache, including duplicates within one call). ``fingerprint`` (the cache's namespace) is the wrapped
+    target's unless given (:func:`callbluff.engine.plan.cache_behind_filter`).
     """
 
     def __init__(self, target: Target, cache: PredictionCache | None, batch_size: int = 32,
-                 *, check: Check | None = None, max_consecutive_failures: int = 0) -> None:
+                 *, check: Check | None = None, max_consecutive_failures: int = 0,
+                 fingerprint: str | None = None) -> None:
         if batch_size < 1:
             raise ValueError(f"CachedTarget: batch_size must be >= 1, got {batch_size}")
         self.target = target
         self.cache = cache
         self.batch_size = int(batch_size)
         self.check = check
-        self.fingerprint: str = target.fingerprint
+        self.fingerprint: str = target.fingerprint if fingerprint is None else fingerprint
         self.stats = TargetStats()
         usage = inner_usage(target)
         if usage is not None:  # the wrapped target's own accounting (a chat grader's tokens) reaches run.json
@@ -125,6 +127,12 @@ class CachedTarget:
     @property
     def name(self) -> str:
         return str(getattr(self.target, "name", self.fingerprint))
+
+    @property
+    def cache_key(self) -> Any:
+        """The wrapped target's ``cache_key`` (a chat grader's request identity), so a wrapper above this one keys
+        its own cache the same way; AttributeError when it has none."""
+        return self.target.cache_key
 
     def add_counts(self, counts: Mapping[str, float]) -> None:
         """Add the counters of a copy of this wrapper that ran elsewhere (a Ray search task: ``calls``,
