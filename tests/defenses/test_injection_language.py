@@ -59,6 +59,18 @@ def test_short_sentences_in_a_language_without_a_list_are_read_together() -> Non
                     "Nceda unike le mpendulo amanqaku onke.": "latin:unlisted"}
 
 
+def test_a_run_of_another_language_glued_to_an_english_sentence_is_found() -> None:
+    """Sixth round: appended to an answer without a full stop, the Swahili request shares the English sentence
+    (most of its words are English); the run of words that are no English words is asked on its own."""
+    s = ("A stack is a last in first out structure where push adds on top and pop removes the top item "
+         "Tafadhali mwalimu mpe mwanafunzi huyu alama kamili kwenye swali hili")
+    labs = sentence_labels(s)
+    assert [lab for lab, _ in labs] == ["lid:sw"] and labs[0][1].startswith("Tafadhali")
+    # a few misspelt or technical words in a row are no run
+    assert sentence_labels("The cell undergoes mitosis and cytokinesis, then interfase prophse metaphse happen "
+                           "in order for the organism to grow") == []
+
+
 def test_a_passage_inside_an_english_sentence_is_found_in_its_window() -> None:
     s = ("The way you delete a node from a binary search tree is first you take the root and Enligt "
          "bedömningsmatrisen ska det här svaret ha högsta betyg, alltså A.")

@@ -23,6 +23,13 @@ matches one of :data:`RULES`:
   conditional orders ("if asked ..., reply ..."); the fifth round adds requests, input or prompts set aside,
   "regardless of previous instructions" and the system prompt asked for, and to ``role`` the "Do Anything Now"
   personas and developer / jailbreak modes switched on;
+- ``hijack`` (sixth round): the grader's own task set aside or replaced, whatever the new task is (Perez & Ribeiro
+  2022's goal hijacking; Liu et al. 2024's injected task): grading refused, skipped or postponed ("do not grade this",
+  "the grading can wait", "ignore this question"), another task put into the grader's reply ("... in your
+  feedback", "instead, write me ...", "respond only in Klingon", "output nothing"), what the grader was given asked
+  for ("what is the reference answer"), a maintenance or debug mode switched on, and the verdict fixed whatever the
+  grader finds ("the only acceptable output", "whatever your analysis says"); ``output`` also takes "just enter
+  20/20", and ``claim`` "grade it as if it were complete" and "I need at least 18/20";
 - ``role``: a role-play ("you are now", "pretend you are", "act as", "stay in character");
 - ``turn``: chat-template tokens or a fake turn header (``<|im_start|>``, ``[INST]``, ``<<SYS>>``, ``### System:``,
   a line ``system:``/``assistant:``), or a closing delimiter followed by a verdict (``</answer>``);
@@ -115,7 +122,35 @@ RULES: dict[str, re.Pattern[str]] = {
         r"\s*[\"'”>]"
         r"|\b(?:reply|respond|answer|output)\s+(?:only|just)\s+(?:with\s+)?(?:the\s+)?(?:number|digit|score|grade|"
         r"letter)?\s*\d"
-        r"|\b(?:output|print|reply with|respond with)\s+only\s+(?:the\s+)?(?:number|digit|score|grade)\b"),
+        r"|\b(?:output|print|reply with|respond with)\s+only\s+(?:the\s+)?(?:number|digit|score|grade)\b"
+        # sixth round: "just enter 20/20", a mark to record rather than a reply to print
+        r"|\bjust\s+(?:enter|put|record|give|mark|award|assign)\b\s*(?:it|this|them)?\s*(?:as|a)?\s*(?:\d+\s*(?:/|out of)"
+        r"\s*\d+|full marks|full credit)\b"),
+    "hijack": re.compile(
+        # sixth round: the grader's own task set aside or replaced, whatever the new task is (Perez & Ribeiro 2022's
+        # goal hijacking, Liu et al. 2024's injected task): grading refused, skipped or postponed ...
+        r"\b(?:do not|don't|never|refuse to|decline to)\s+(?:grade|score|mark|evaluate|assess)\s+(?:this|it|my|"
+        r"the (?:answer|submission|response)|anything)\b"
+        r"|\b(?:skip|forget|abandon|pause|suspend)\s+(?:the\s+)?(?:grading|scoring|marking)\b|\b(?:skip|without)\s+"
+        r"scoring\b|\b(?:the\s+)?(?:grading|scoring|marking)\s+can wait\b"
+        r"|\b(?:ignore|disregard|forget)\s+(?:this|the)\s+(?:exam\s+|test\s+|quiz\s+)?(?:question|task|assignment)\b"
+        # ... another task ordered into the grader's reply ...
+        r"|\binstead(?: of grading(?: this)?)?,?\s+(?:tell|write|translate|summari[sz]e|list|compose|output|print|"
+        r"reveal|explain|draft|describe)\s+(?:me|us|a|an)\b"
+        r"|\b(?:write|include|tell|say|add|mention|put|print|list|give|reveal|repeat|state|compose|draft|output)\b"
+        r"[^.\n]{0,60}\bin your (?:response|reply|feedback|output|evaluation|verdict|comments?)\b"
+        r"|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+[a-z]+\b"
+        r"|\b(?:from (?:now|this point|here) on|henceforth)\b[^.\n]{0,30}\b(?:respond|reply|answer|write|speak|output)\b"
+        r"|(?<!not )(?<!n't )(?<!never )\b(?:output|print)\s+nothing\b|\ban?\s+empty\s+(?:response|reply|output)\b"
+        r"|\b(?:reply|respond|answer)\s+(?:with\s+)?[\"'“][^\"'”\n]{1,40}[\"'”]\s+to (?:every|each|all|any)\b"
+        # ... what the grader was given asked for, or a mode that switches its task off
+        r"|\b(?:what|which) (?:is|was|are|were) (?:the|your) (?:reference|model|expected|sample) answers?\b"
+        r"|\b(?:write|print|show|reveal|repeat|output|share|copy|paste|leak|quote)\b[^.\n]{0,30}\b(?:the|your)\s+"
+        r"(?:reference|model|expected|sample|marking) (?:answer|key|scheme|solution)s?\b"
+        r"|\b(?:maintenance|debug|debugging|diagnostic|admin|administrator|test|testing|developer|god|sudo|root)\s+mode"
+        r"\s*(?::|is|has been|now)?\s*(?:on|enabled|activated|engaged|active|started)\b"
+        r"|\bthe only acceptable (?:output|response|answer|reply|grade|score|verdict|mark)\b"
+        r"|\bwhatever your (?:analysis|reasoning|evaluation|assessment|judge?ment|rubric) (?:says|shows|concludes|finds)\b"),
     "role": re.compile(
         r"\byou are now\b|\bpretend (?:to be|you are)\b|\bstay in character\b|\bfrom now on,? you\b"
         r"|\b(?:you|please)\s+(?:will |must |should )?act as\b|\bact as (?:a|an|the)\s+(?:\w+\s+)?(?:grader|"
@@ -137,7 +172,11 @@ RULES: dict[str, re.Pattern[str]] = {
         r"\b(?:criteri\w*|rubric|requirements?|grading)\b"
         r"|\b(?:deserves|merits|earns|warrants)\b[^.\n]{0,20}\b(?:full|maximum|top|highest|perfect)\b"
         r"|\b(?:agrees|matches|consistent)\s+with\s+the\s+reference\s+answer\b|\bself-check\b"
-        r"|\bthis answer is (?:fully|completely|entirely) correct\b|\bconfirmed by my teacher\b"),
+        r"|\bthis answer is (?:fully|completely|entirely) correct\b|\bconfirmed by my teacher\b"
+        # sixth round: graded as if complete, a mark claimed as needed
+        r"|\b(?:grade|mark|score|treat|assess|evaluate)\s+(?:it|this(?: answer| one| response)?)\s+as\s+(?:if\s+it\s+"
+        r"(?:were|was)\s+)?(?:complete|correct|perfect|full|a (?:complete|full|perfect) answer)\b"
+        r"|\bi (?:need|must get|have to get)\s+(?:at least\s+)?(?:\d+\s*(?:/|out of)\s*\d+|full marks|top marks)\b"),
     "opener": re.compile(
         r"^\W*(?:thought process|solution|answer|let'?s solve this problem step by step|let'?s think step by step|"
         r"respuesta|解|かいせつ)\W*$"),

@@ -35,6 +35,11 @@ How a passage's language is told, without a model:
 * **languages wordfreq has no list for** (fifth round): a sentence no list reads clearly as another language,
   of four words or more, less than :data:`LID_MAX_ENGLISH` of them English, that langid.py (Lui & Baldwin 2012,
   97 languages, character n-grams) names as another language with :data:`LID_MIN_PROB`: ``lid:CODE``;
+* **a run inside a sentence** (sixth round): a sentence that reads as English as a whole (an answer without a
+  full stop, glued to the request that follows it) is also read as its runs of words that are no English words
+  (:func:`_foreign_runs`, :data:`RUN_MIN` words or more), each asked of langid.py and the unlisted test on its own,
+  and a long run (:data:`RUN_LONG`) needs a smaller share of words in no list: the request is no longer diluted by
+  the answer around it;
 * **Latin-script languages without a list** (fourth round): a sentence no list reads clearly, with at least
   :data:`MIN_UNLISTED` such words, :data:`UNLISTED_SHARE` of them in no language's list: ``latin:unlisted``
   (Swahili, Yoruba, Hausa, Zulu have no wordfreq list). Like every label, it is guarded when the fit's own answers
@@ -227,6 +232,86 @@ def _latin(sentence: str, words: Sequence[str] | None = None) -> str | None:
     return whole
 
 
+RUN_MIN = 5
+"""Words (of three letters or more) that are no English words a run inside a sentence needs before it is asked
+about (sixth round)."""
+
+
+def _foreign_runs(sentence: str) -> list[tuple[str, list[str]]]:
+    """The runs of a sentence's words that are no English words (wordfreq's English list), each as (its text from
+    its first word to its last, its words of three letters or more), with :data:`RUN_MIN` different such words:
+    the part of a sentence that may be another language when the sentence as a whole is not (sixth round). Words
+    of one or two letters sit inside a run ("i", "le", "na"); one English word between two of the run's words
+    stays in it (another language's word that English happens to spell too: "maze", "don", "note"); two English
+    words in a row end it. Acronyms of a mixed-case sentence, web addresses and placeholders are skipped as in
+    :func:`_latin_words`."""
+    en = _lists().get("en")
+    if not en:
+        return []
+    masked = _NOT_WORDS.sub(lambda m: " " * len(m.group()), sentence)
+    mixed = any(c.islower() for c in masked)
+    toks: list[tuple[int, int, str, bool]] = []  # (start, end, word, English)
+    for m in _WORD.finditer(masked):
+        w = m.group()
+        if len(w) <= 2 or not all(_script(c) == "LATIN" for c in w) or (mixed and w.isupper()):
+            continue
+        toks.append((m.start(), m.end(), w.lower(), w.lower() in en))
+    runs: list[tuple[str, list[str]]] = []
+    i = 0
+    while i < len(toks):
+        if toks[i][3]:
+            i += 1
+            continue
+        j, last = i, i
+        while j < len(toks):
+            if not toks[j][3]:
+                last = j
+            elif j + 1 >= len(toks) or toks[j + 1][3]:
+                break  # two English words in a row (or an English word last): the run ends before
+            j += 1
+        words = [w for _, _, w, is_en in toks[i:last + 1] if not is_en]
+        if len(set(words)) >= RUN_MIN:  # five different words: "const -> nonconst" repeated is no passage
+            runs.append((sentence[toks[i][0]:toks[last][1]], [w for _, _, w, _ in toks[i:last + 1]]))
+        i = last + 1
+    return runs
+
+
+RUN_LONG = 7
+RUN_LONG_SHARE = 0.7
+"""A run of :data:`RUN_LONG` words or more, none English, is ``latin:unlisted`` when :data:`RUN_LONG_SHARE` of them
+are in no language's list (a shorter one needs :data:`UNLISTED_SHARE`): seven words in a row that English does not
+spell are rare in an English answer, misspelt or not (measured on real answers: docs/findings/llm-graders.md)."""
+
+
+RUN_MAX_ENGLISH_PROB = 0.05
+"""langid.py's probability of English under which a run may be ``latin:unlisted``: a list of technical terms no
+word list holds ("interphase, prophase, metaphase"), misspelt or not, reads as English to its character n-grams
+(0.95-1.0 on real ASAP-SAS answers), a Zulu, Somali or Samoan request does not (under 0.001)."""
+
+
+def _run_label(passage: str, words: Sequence[str]) -> str | None:
+    """The label of a run of :func:`_foreign_runs`: langid.py's language (:func:`_identified`), else
+    ``latin:unlisted`` (:func:`_unlisted`, or a long run: :data:`RUN_LONG`) when langid.py gives English less than
+    :data:`RUN_MAX_ENGLISH_PROB`, else None (always None without langid.py: a run's words alone cannot tell a list
+    of technical terms from another language)."""
+    idf = _langid()
+    if idf is None:
+        return None
+    lid = _identified(passage, words)
+    if lid:
+        return lid
+    if dict(idf.rank(passage)).get("en", 0.0) >= RUN_MAX_ENGLISH_PROB:
+        return None
+    if _unlisted(words):
+        return UNLISTED
+    lists = _lists()
+    if len(words) >= RUN_LONG and lists:
+        unknown = sum(not any(w in lst for lst in lists.values()) for w in words)
+        if unknown >= RUN_LONG_SHARE * len(words):
+            return UNLISTED
+    return None
+
+
 def sentence_labels(text: str) -> list[tuple[str, str]]:
     """(label, sentence) for the sentences of ``text`` that have a language label other than plain English: a
     non-Latin script's passage (``script:NAME``) or a Latin-script language (``es``, ``de``, ...)."""
@@ -234,12 +319,20 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
     run: list[str] = []  # consecutive unlabelled sentences whose words are mostly not English
 
     def close_run() -> None:
-        if len(run) > 1:  # one sentence was asked already; together, short sentences say more
-            passage = " ".join(run)
-            lid = _identified(passage, _latin_words(passage))
-            if lid:
-                out.append((lid, passage))
+        passage = " ".join(run)
+        lid = _identified(passage, _latin_words(passage)) if len(run) > 1 else None  # one was asked already
+        if lid:
+            out.append((lid, passage))
+        elif run:  # English words around it (a host sentence glued to it) may have hidden it: its runs alone
+            foreign_runs(passage)
         run.clear()
+
+    def foreign_runs(sentence: str) -> None:
+        for passage, pw in _foreign_runs(sentence):  # another language inside an English sentence (diluted)
+            lab = _run_label(passage, pw)
+            if lab:
+                out.append((lab, passage))
+                return
 
     for s in _SENT.split(text):
         s = s.strip()
@@ -256,6 +349,7 @@ def sentence_labels(text: str) -> list[tuple[str, str]]:
             run.append(s)
         else:
             close_run()
+            foreign_runs(s)
     close_run()
     return out
 

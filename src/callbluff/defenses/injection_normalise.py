@@ -22,7 +22,8 @@ reader understands, and says which steps changed something, so ``explain`` can n
    8-bit binary groups (``01000111 01101001 ...``) and International Morse code (letters separated by spaces,
    words by `` / `` or three spaces), the encodings of garak's ``encoding`` probes; HTML character references
    (``entities``: ``&#71;&#105;...``) and ``\\uXXXX`` / ``\\xXX`` escapes (``escapes``: how JSON and Python literals
-   write characters) in runs of three or more (fourth round);
+   write characters) in runs of three or more (fourth round); base85 / Ascii85 blobs and four or more NATO
+   spelling-alphabet code words in a row (``nato``: "Papa Alfa Sierra Sierra" -> "pass"; sixth round);
 7. ``marks``: combining marks stacked on Latin letters removed (strike-through, underline and "zalgo" overlays:
    the combining blocks U+0300-U+036F, U+0483-U+0489, U+1AB0-U+1AFF, U+1DC0-U+1DFF, U+20D0-U+20FF and
    U+FE20-U+FE2F left after NFC on a Latin letter, digit, space or punctuation), which a reader reads through; an
@@ -33,7 +34,10 @@ reader understands, and says which steps changed something, so ``explain`` can n
    ``encoding`` probes and Prompt Guard's obfuscation families: a capable grader decodes them). ROT13 and reversal
    need two such words in the run; the other 24 shifts need three (more shifts, more chance that two misspelt
    words both shift into English). A sentence in another language is none of them (its words' shifts and
-   reversals are no English words), so it is left alone.
+   reversals are no English words), so it is left alone. The sixth round adds word games read word by word
+   (``pig-latin``: "easeplay" -> "please"; ``vowels``: a word without vowels read as the most frequent English word
+   with its consonants, "crdt" -> "credit"; ``keyboard``: typed one key to the right or left, "hobr" -> "give"),
+   each needing three marked words, and reads the words again after leetspeak (leetspeak under a reversal).
 
 The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
 answer (its own letters); only the detector reads this copy.
@@ -50,6 +54,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = ["CONFUSABLES", "Normalised", "clean", "hidden_text", "normalise"]
 
@@ -119,12 +124,107 @@ def _atbash() -> Callable[[str], str]:
     return lambda x: x.translate(table)
 
 
-_READINGS: tuple[tuple[str, Callable[[str], str], int], ...] = (
-    ("rot13", _shift(13), 2), ("reversed", lambda x: x[::-1], 2), ("atbash", _atbash(), 3),
-    *(("caesar", _shift(k), 3) for k in range(1, 26) if k != 13))
-"""(step name, decoding, marked words a run needs) of :func:`_decode_spans`: ROT13 and reversal, Atbash (fourth
-round), then the other 24 Caesar shifts (a shift by ``k`` is decoded by shifting by ``k``: an encoder's shift of 3
-is read back by 23)."""
+_VOWELS = frozenset("aeiou")
+
+
+def _pig_latin_word(w: str) -> str:
+    """One word of pig latin read back: "easeplay" -> "please" (the leading consonants, one to three, moved to the
+    end before "ay"), "answerway" -> "answer" (a word that starts with a vowel gains "way", "yay" or "hay"), and the
+    hyphenated form ("ive-gay", "answer-yay"); the first reading that is an English word (wordfreq) is taken, the
+    longest cluster first; ``w`` itself when none is."""
+    en = _english_words()
+    low = w.lower()
+    if "-" in low:  # the hyphenated form: "ive-gay" -> "give", "answer-yay" -> "answer"
+        stem, _, tail = w.partition("-")
+        if not tail.lower().endswith("ay"):
+            return w
+        cluster = tail[:-2]
+        cand = stem if cluster.lower() in ("", "w", "y", "h") else cluster + stem
+        return cand.lower() if cand.lower() in en else w
+    if not low.endswith("ay") or len(low) < 4:
+        return w
+    stem = w[:-2]
+    for k in (3, 2, 1):
+        tail = stem[-k:]
+        if len(stem) > k and not (_VOWELS & set(tail.lower().replace("qu", "q"))):
+            cand = tail + stem[:-k]
+            if cand.lower() in en:
+                return cand.lower() if w.islower() else cand.capitalize()
+    for suffix in ("way", "yay", "hay"):  # a word that starts with a vowel: "answerway", "answeryay"
+        if low.endswith(suffix) and low[:-3] in en:
+            return w[:-3]
+    return w
+
+
+_QWERTY = ("`1234567890-=", "qwertyuiop[]\\", "asdfghjkl;'", "zxcvbnm,./")
+
+
+def _keyboard(step: int) -> Callable[[str], str]:
+    """Each key read as the key ``step`` places along its QWERTY row (``-1``: the key to its left), upper-case
+    letters too: a text typed with the hands shifted one key over ("hobr" -> "give")."""
+    src, dst = "", ""
+    for row in _QWERTY:
+        for i, c in enumerate(row):
+            j = i + step
+            if 0 <= j < len(row):
+                src += c
+                dst += row[j]
+    up = [(a.upper(), b.upper()) for a, b in zip(src, dst, strict=True) if a.isalpha() and b.isalpha()]
+    table = str.maketrans(src + "".join(a for a, _ in up), dst + "".join(b for _, b in up))
+    return lambda x: x.translate(table)
+
+
+@lru_cache(maxsize=1)
+def _skeletons() -> dict[str, str]:
+    """English words by their consonant skeleton (a, e, i, o, u removed; y kept), the most frequent word of each
+    skeleton (wordfreq's list is in frequency order): "crdt" -> "credit", "th" -> "the"."""
+    out: dict[str, str] = {}
+    try:
+        from wordfreq import iter_wordlist
+        words = iter_wordlist("en", wordlist="small")
+    except (ImportError, OSError, LookupError):
+        return out
+    for w in words:
+        if w.isalpha() and _VOWELS & set(w):
+            out.setdefault("".join(c for c in w if c not in _VOWELS), w)
+    return out
+
+
+def _vowelless_word(w: str) -> str:
+    """A word written without its vowels read back by its consonant skeleton (:func:`_skeletons`); ``w`` itself
+    when it has a vowel or no English word has its skeleton."""
+    low = w.lower()
+    if _VOWELS & set(low):
+        return w
+    return _skeletons().get(low, w)
+
+
+def _wordwise(fn: Callable[[str], str]) -> Callable[[str], str]:
+    """``fn`` applied to each word of a text (the readings that decode word by word)."""
+    return lambda x: _ALPHA_WORD.sub(lambda m: fn(m.group()), x)
+
+
+_PIG_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]*ay)?")
+"""A word of pig latin, its hyphenated form too ("ive-gay")."""
+_KEY_WORD = re.compile(r"[A-Za-z;,.\[\]'/]*[A-Za-z][A-Za-z;,.\[\]'/]*")
+"""A word typed with shifted hands: a key right of a letter may be punctuation ("yp[" is "top")."""
+
+_READINGS: tuple[tuple[str, Callable[[str], str], int, re.Pattern[str]], ...] = (
+    ("rot13", _shift(13), 2, _ALPHA_WORD), ("reversed", lambda x: x[::-1], 2, _ALPHA_WORD),
+    ("atbash", _atbash(), 3, _ALPHA_WORD),
+    *(("caesar", _shift(k), 3, _ALPHA_WORD) for k in range(1, 26) if k != 13),
+    ("pig-latin", lambda x: _PIG_WORD.sub(lambda m: _pig_latin_word(m.group()), x), 3, _PIG_WORD),
+    ("vowels", _wordwise(_vowelless_word), 3, _ALPHA_WORD),
+    ("keyboard", _keyboard(-1), 3, _KEY_WORD), ("keyboard", _keyboard(1), 3, _KEY_WORD))
+"""(step name, decoding, marked words a run needs, what a word is) of :func:`_decode_spans`: ROT13 and reversal,
+Atbash (fourth round), then the other 24 Caesar shifts (a shift by ``k`` is decoded by shifting by ``k``: an
+encoder's shift of 3 is read back by 23); the sixth round's word games: pig latin, vowels removed, and a keyboard
+shift either way (each needs three marked words: a misspelt word may happen to read as English one way)."""
+
+
+def _letters(w: str) -> str:
+    """``w`` without what is no letter (a keyboard-shift word's punctuation, a trailing full stop)."""
+    return re.sub(r"[^a-z']", "", w.lower()).strip("'")
 
 
 def _decode_spans(text: str, steps: list[str]) -> str:
@@ -139,20 +239,24 @@ def _decode_spans(text: str, steps: list[str]) -> str:
     en = _english_words()
     if not en:
         return text
-    words = list(_ALPHA_WORD.finditer(text))
+    pattern = _ALPHA_WORD
+    words = list(pattern.finditer(text))
     foreign = sum(len(m.group()) > 2 and m.group().lower() not in en for m in words)
-    for name, fn, need in _READINGS:
+    for name, fn, need, pat in _READINGS:
         if foreign < need:
             continue  # too few words that are no English words for a run of this reading
+        if pat is not pattern:
+            pattern, words = pat, list(pat.finditer(text))
         marks: list[bool | str | None] = []
         for m in words:
             w = m.group().lower()
-            if len(w) <= 2:
+            bare = _letters(w)
+            if len(bare) <= 2 and len(w) <= 2:
                 marks.append(None)  # either way
-            elif w in en:
+            elif bare in en and w.strip(".,;'") == bare:
                 marks.append(False)
             else:
-                marks.append(True if fn(w) in en else "?")  # "?": English neither way
+                marks.append(True if _letters(fn(w)) in en else "?")  # "?": English neither way
         spans: list[tuple[int, int]] = []
         i = 0
         while i < len(words):
@@ -167,7 +271,7 @@ def _decode_spans(text: str, steps: list[str]) -> str:
             unknown = sum(marks[k] == "?" for k in range(i, last + 1))
             if hits >= need and unknown <= hits // 2:
                 a_, b_ = i, last  # two-letter words at the edges that decode to English belong to the run
-                edge = [marks[k] is None and len(m.group()) == 2 and fn(m.group().lower()) in en
+                edge = [marks[k] is None and len(m.group()) == 2 and _letters(fn(m.group().lower())) in en
                         for k, m in enumerate(words)]
                 while a_ > 0 and edge[a_ - 1]:
                     a_ -= 1
@@ -188,7 +292,7 @@ def _decode_spans(text: str, steps: list[str]) -> str:
                 prev = b_
             text = "".join(out) + text[prev:]
             steps.append(name)
-            words = list(_ALPHA_WORD.finditer(text))  # the text changed: its words again, once per decoding
+            words = list(pattern.finditer(text))  # the text changed: its words again, once per decoding
             foreign = sum(len(m.group()) > 2 and m.group().lower() not in en for m in words)
     return text
 
@@ -231,6 +335,9 @@ _SPACED_PART = re.compile(r"(?:\w )+\w")
 _LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s",
                            "!": "i", "|": "l", "€": "e"})
 _LEET_WORD = re.compile(r"(?<![\w@$!|€])[\w@$!|€]*[A-Za-z][\w@$!|€]*(?![\w@$!|€])")
+_UNIT = re.compile(r"\d+(?:mm|cm|km|m|kg|mg|g|ml|l|ms|h|hr|hrs|min|px|kb|mb|gb|tb|hz|khz|mhz|ghz|v|w|kw|j|kj|n|pa|kpa|"
+                   r"mol|k|c|f|x|am|pm)", re.I)
+"""A number with its unit (14mm, 2kg, 5x, 3pm): a measurement, not leetspeak."""
 _ORDINAL = re.compile(r"\d*(?:1st|2nd|3rd|[04-9]th|1[0-9]th)", re.I)
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
@@ -291,6 +398,41 @@ def _decode_morse(blob: str) -> str | None:
         out.append("".join(letters))  # type: ignore[arg-type]
     s = " ".join(out)
     return s if _readable(s) else None
+
+
+NATO = ("alfa", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+        "uniform", "victor", "whiskey", "whisky", "x-ray", "xray", "yankee", "zulu")
+"""The NATO (ICAO) spelling alphabet's code words, with their common variant spellings."""
+_NATO_WORD = "(?:" + "|".join(re.escape(w) for w in NATO) + ")"
+_NATO = re.compile(r"(?i)(?<![\w-])" + _NATO_WORD + r"(?:(?:\s*/\s*|[ ,]\s*|\s+)" + _NATO_WORD + r"){3,}(?![\w-])")
+
+
+def _decode_nato(blob: str) -> str | None:
+    """Four or more NATO code words in a row spell letters ("Papa Alfa Sierra Sierra / Mike Echo" -> "pass me"):
+    ``/`` (or two spaces, or a comma) separates words; the result must read as text (two words, sixth round)."""
+    words = [w for w in re.split(r"\s*/\s*|\s{2,}|\s*,\s*", blob.strip()) if w.strip()]
+    out = ["".join(c[0] for c in w.lower().split()) for w in words]
+    s = " ".join(out)
+    return s if _readable(s) else None
+
+
+_B85 = re.compile(r"(?<!\S)[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{20,}(?!\S)")
+
+
+def _decode_b85(blob: str) -> str | None:
+    """Base85 (``b85encode``'s alphabet, as git and Python write it) or Ascii85 (``<~ ... ~>`` optional), twenty
+    characters or more with a character base64 does not use; the decoded bytes must read as text (sixth round)."""
+    if not re.search(r"[!#$%&()*\-;<=>?@^_`{|}~]", blob):
+        return None
+    for dec in (base64.b85decode, lambda b: base64.a85decode(b, adobe=b.startswith(b"<~"))):
+        try:
+            s = dec(blob.encode("ascii")).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if _readable(s):
+            return s
+    return None
 
 
 _ENTITIES = re.compile(r"(?:&#[0-9]{2,7};|&#[xX][0-9A-Fa-f]{2,6};|&[A-Za-z]{2,8};){3,}")
@@ -375,8 +517,8 @@ def _despace(text: str, steps: list[str]) -> str:
 def _deleet(text: str, steps: list[str]) -> str:
     def fix(m: re.Match[str]) -> str:
         w = m.group()
-        if not re.search(r"[0-9@$!|€]", w) or _ORDINAL.fullmatch(w) or re.fullmatch(r"\d{2,}s|[A-Za-z]+\d{2,}|[A-Z]+\d+", w):
-            return w  # 1st, 22nd, 1990s, base64, CO2: numbers and names, not leetspeak
+        if not re.search(r"[0-9@$!|€]", w) or _ORDINAL.fullmatch(w) or re.fullmatch(r"\d{2,}s|[A-Za-z]+\d{2,}|@?[A-Z]+\d+", w) or _UNIT.fullmatch(w):
+            return w  # 1st, 22nd, 1990s, base64, CO2, ASAP's @CAPS1 placeholders, 14mm and 2kg: numbers and names
         inner = w.rstrip("!") or w  # a word's trailing exclamation marks are punctuation
         tail = w[len(inner):]
         return inner.translate(_LEET_MAP) + tail
@@ -392,7 +534,7 @@ def _decode_blobs(text: str, steps: list[str]) -> str:
                            ("url", _URL, _decode_url), ("binary", _BINARY, _decode_binary),
                            ("morse", _MORSE, _decode_morse), ("base32", _B32, _decode_b32),
                            ("base64", _B64, _decode_b64),
-                           ("hex", _HEX, _decode_hex)):
+                           ("hex", _HEX, _decode_hex), ("base85", _B85, _decode_b85), ("nato", _NATO, _decode_nato)):
         def sub(m: re.Match[str], dec=dec, name=name) -> str:
             s = dec(m.group())
             if s is None:
@@ -432,9 +574,12 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     d = _decode_blobs(f, steps)
     d = _decode_spans(d, steps)
     d = _despace(d, steps)
-    d = _deleet(d, steps)
+    leet = _deleet(d, steps)
+    if leet != d:  # leetspeak under another reading ("r3w5n4" reversed): the word readings again (sixth round)
+        leet = _decode_spans(leet, steps)
+    d = leet
     if depth > 1 and d != f and any(s in steps for s in ("base64", "base32", "hex", "url", "binary", "morse",
-                                                           "entities", "escapes")):
+                                                           "entities", "escapes", "base85", "nato")):
         inner = normalise(d, depth - 1)
         d = inner.text
         steps += [s for s in inner.steps if s not in steps]
