@@ -41,9 +41,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from callbluff.targets.base import OutputKind
 from callbluff.targets.validate import OutOfRange
@@ -55,6 +55,29 @@ _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_RETRIES = 20  # an HTTP target's ``retries`` (beyond this a failing server is hammered, not waited for)
 MIN_BACKOFF = 0.01  # seconds: the least ``backoff`` when ``retries > 0``
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 2**20  # an HTTP reply's cap, counted after decoding (gzip, deflate, br)
+
+
+class RetryBounds(BaseModel):
+    """The bounds on ``retries`` and ``backoff`` that every target speaking HTTP shares (``type = "http"`` and
+    ``"openai"``, which declare the fields): at most :data:`MAX_RETRIES` retries, and at least :data:`MIN_BACKOFF`
+    seconds between them when there are any. A mixin of validators only (no fields, so a config's field order and
+    identity do not change)."""
+
+    @field_validator("retries", check_fields=False)
+    @classmethod
+    def _retries(cls, v: int) -> int:
+        if v > MAX_RETRIES:
+            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
+                             "(a failing server would be asked this many times over)")
+        return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> Self:
+        retries, backoff = getattr(self, "retries", 0), getattr(self, "backoff", MIN_BACKOFF)
+        if retries > 0 and backoff < MIN_BACKOFF:
+            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
+                             f"{backoff!r}): retries without a pause hammer a failing server")
+        return self
 
 
 def placeholders(obj: Any) -> set[str]:

@@ -81,8 +81,7 @@ from callbluff.targets._common import (  # noqa: F401  (PathNotFound, resolve_pa
 from callbluff.targets.base import Input, Output, TargetStats, TargetUnavailable, input_slots
 from callbluff.targets.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_RETRIES,
-    MIN_BACKOFF,
+    RetryBounds,
     TargetConfigError,
     TargetSettings,
     placeholders,
@@ -263,7 +262,7 @@ BATCH_PLACEHOLDERS = ("inputs", "texts")
 """The placeholders a ``body_template`` may use in single mode (besides the task's extra input slots) and in batch mode."""
 
 
-class HttpConfig(TargetSettings):
+class HttpConfig(RetryBounds, TargetSettings):
     """An HTTP JSON endpoint (see :mod:`callbluff.targets.http_target` for templates, paths and faults)."""
 
     ENV_KEYS: ClassVar[tuple[str, ...]] = ("url", "headers", "version_url")
@@ -281,28 +280,13 @@ class HttpConfig(TargetSettings):
     batch_size: int = Field(16, ge=1)
     concurrency: int = Field(4, ge=1)
     timeout: float = Field(10.0, gt=0)
-    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (_retries below, with a message naming the bound)
+    retries: int = Field(3, ge=0)  # at most MAX_RETRIES (RetryBounds, with a message naming the bound)
     backoff: float = Field(0.5, ge=0)
     backoff_max: float = Field(8.0, ge=0)
     rate_limit: float | None = Field(None, gt=0)
     max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1)
     retry_after_max: float = Field(60.0, ge=0)  # the longest server-requested wait (Retry-After) honoured
     seed: int | None = None
-
-    @field_validator("retries")
-    @classmethod
-    def _retries(cls, v: int) -> int:
-        if v > MAX_RETRIES:
-            raise ValueError(f"must be at most {MAX_RETRIES}: every retry is one more request for each failed input "
-                             "(a failing server would be asked this many times over)")
-        return v
-
-    @model_validator(mode="after")
-    def _backoff(self) -> HttpConfig:
-        if self.retries > 0 and self.backoff < MIN_BACKOFF:
-            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
-                             f"{self.backoff!r}): retries without a pause hammer a failing server")
-        return self
 
     @field_validator("method", mode="before")
     @classmethod

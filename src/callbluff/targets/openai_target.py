@@ -49,13 +49,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 from callbluff.records import Prompt
 from callbluff.resources.local_llm import death_of, identity_of
 from callbluff.targets._common import config_hash
 from callbluff.targets.base import Input, Output, TargetStats
 from callbluff.targets.chat import ChatSpec, ReplyError, aggregate, request_key, snippet
-from callbluff.targets.config import DEFAULT_MAX_RESPONSE_BYTES, MAX_RETRIES, MIN_BACKOFF, TargetSettings
+from callbluff.targets.config import DEFAULT_MAX_RESPONSE_BYTES, RetryBounds, TargetSettings
 from callbluff.targets.chat import ChatReading
 from callbluff.targets.defence_settings import GraderDefence
 from callbluff.targets.config import settings as target_settings
@@ -64,7 +64,7 @@ from callbluff.targets.http_target import HttpTarget, _Failure
 DEFAULT_MAX_TOKENS = 256  # a grader's JSON verdict is a few tokens; a bound keeps a rambling model from the context's end
 
 
-class OpenAIConfig(ChatReading, TargetSettings):
+class OpenAIConfig(ChatReading, RetryBounds, TargetSettings):
     """An OpenAI-compatible chat endpoint as a grader or answerer (see :mod:`callbluff.targets.openai_target`).
     ``api_key_env`` names the environment variable holding the key (callbluff never writes its value; an echo of it
     is scrubbed: :mod:`callbluff.targets.validate`)."""
@@ -109,19 +109,6 @@ class OpenAIConfig(ChatReading, TargetSettings):
                              f"got a value that is not a variable name ({len(v)} characters, not shown)")
         return v
 
-    @field_validator("retries")
-    @classmethod
-    def _retries(cls, v: int) -> int:
-        if v > MAX_RETRIES:
-            raise ValueError(f"must be at most {MAX_RETRIES}")
-        return v
-
-    @model_validator(mode="after")
-    def _backoff(self) -> OpenAIConfig:
-        if self.retries > 0 and self.backoff < MIN_BACKOFF:
-            raise ValueError(f"key 'backoff': must be at least {MIN_BACKOFF:g} seconds when retries > 0 (got "
-                             f"{self.backoff!r})")
-        return self
 
 
 class OpenAITarget(HttpTarget):
