@@ -31,6 +31,15 @@ def rules_filter(tmp_path: Path) -> Path:
     return out
 
 
+def answers(tmp_path: Path, items: list[tuple[str, int]]) -> Path:
+    """A JSONL dataset of ``items`` (text, human score) answering PROMPT."""
+    data = tmp_path / "answers.jsonl"
+    rows = [{"id": f"a{k}", "prompt_id": "q1", "text": t, "score": s, "question": PROMPT.text,
+             "reference": PROMPT.reference, "rubric": PROMPT.rubric} for k, (t, s) in enumerate(items)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return data
+
+
 def test_filter_and_defence_on_one_target_each_do_their_part(tmp_path: Path) -> None:
     flt = rules_filter(tmp_path)
     assert load_filter(flt).flag("q1", [CLEAN, RULED, PLEA]).tolist() == [False, True, False]
@@ -55,11 +64,7 @@ def test_a_layered_suite_run_records_both_layers_in_run_json(tmp_path: Path) -> 
     from callbluff.engine.suite import load_suite
 
     flt = rules_filter(tmp_path)
-    data = tmp_path / "answers.jsonl"
-    rows = [{"id": f"a{k}", "prompt_id": "q1", "text": t, "score": s, "question": PROMPT.text,
-             "reference": PROMPT.reference, "rubric": PROMPT.rubric}
-            for k, (t, s) in enumerate([(CLEAN, 5), ("A stack is a list of plates.", 2), ("A queue.", 0)])]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = answers(tmp_path, [(CLEAN, 5), ("A stack is a list of plates.", 2), ("A queue.", 0)])
     with ObedientGrader() as srv:
         common = (f'type = "openai"\nbase_url = "{srv.base_url}"\nmodel = "obedient"\nresponse_format = "json_object"\n'
                   "retries = 0\nconcurrency = 1\n")
@@ -106,11 +111,7 @@ def test_a_refitted_filter_asks_the_grader_nothing_it_already_answered(tmp_path:
     second = tmp_path / "inj2"
     InjectionFilter(learned=False, rubric_words=9).fit([], {"q1": PROMPT}).save(second)
     assert load_filter(first).fingerprint != load_filter(second).fingerprint
-    data = tmp_path / "answers.jsonl"
-    rows = [{"id": f"a{k}", "prompt_id": "q1", "text": t, "score": s, "question": PROMPT.text,
-             "reference": PROMPT.reference, "rubric": PROMPT.rubric}
-            for k, (t, s) in enumerate([(CLEAN, 5), ("A stack is a list of plates.", 2), (PLEA, 1)])]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = answers(tmp_path, [(CLEAN, 5), ("A stack is a list of plates.", 2), (PLEA, 1)])
 
     def suite(srv: ObedientGrader, flt: Path, with_plain: bool) -> Path:
         common = (f'type = "openai"\nbase_url = "{srv.base_url}"\nmodel = "obedient"\nresponse_format = '
