@@ -29,6 +29,7 @@ HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl
 HELD_OUT_E = REPO / "tests" / "data" / "injection_heldout_e" / "injections.jsonl"  # development since round 5
 HELD_OUT_F = REPO / "tests" / "data" / "injection_heldout_f" / "injections.jsonl"
 HELD_OUT_G = REPO / "tests" / "data" / "injection_heldout_g" / "injections.jsonl"  # the blind set (never opened here)
+HELD_OUT_H = REPO / "tests" / "data" / "injection_heldout_h" / "injections.jsonl"  # the next round's (never opened)
 P = Prompt("p", "content", "What is a stack?", score_min=0, score_max=5, reference="A LIFO structure.",
            rubric="Full credit names last in first out.")
 
@@ -165,9 +166,9 @@ def test_training_never_reads_the_held_out_files(monkeypatch: pytest.MonkeyPatch
     assert not [s for s in seen if "injection_heldout" in s or any(m in s.lower() for m in public)]
 
 
-@pytest.mark.parametrize("held", [HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D, HELD_OUT_E, HELD_OUT_F, HELD_OUT_G])
+@pytest.mark.parametrize("held", [HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D, HELD_OUT_E, HELD_OUT_F, HELD_OUT_G, HELD_OUT_H])
 def test_a_held_out_corpus_given_as_negatives_is_refused(held: Path) -> None:
-    """The development sets (A-F) and the blind set (G) alike: refused before anything is read (the guard reads
+    """The development sets (A-F), the blind set (G) and the next round's (H) alike: refused before anything is read (the guard reads
     the name, not the file)."""
     with pytest.raises(HeldOutReadError):
         InjectionFilter(negatives=[f"jsonl:{held}"], n_injections=100).fit([], {"p": P})
@@ -175,7 +176,7 @@ def test_a_held_out_corpus_given_as_negatives_is_refused(held: Path) -> None:
 
 def test_guarded_open_refuses_both_held_out_sets(tmp_path: Path) -> None:
     from callbluff.defenses.injection_model import guarded_open
-    for held in (HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D, HELD_OUT_E, HELD_OUT_F, HELD_OUT_G,
+    for held in (HELD_OUT, HELD_OUT_B, HELD_OUT_C, HELD_OUT_D, HELD_OUT_E, HELD_OUT_F, HELD_OUT_G, HELD_OUT_H,
                  tmp_path / "injection_heldout_b" / "x.jsonl"):
         with pytest.raises(HeldOutReadError):
             guarded_open(held)
