@@ -130,11 +130,15 @@ _NOT_WORDS = re.compile(r"\S*\w\.(?:com|org|net|edu|gov|io)\b\S*|https?://\S+|@\
 """Web addresses and corpus placeholders (ASAP's ``@CAPS1``): words of no language."""
 
 
+def _counted(w: str, mixed: bool) -> bool:
+    """A word the Latin stage reads: three letters or more, all Latin, not an acronym of a mixed-case sentence."""
+    return len(w) > 2 and all(_script(c) == "LATIN" for c in w) and not (mixed and w.isupper())
+
+
 def _latin_words(sentence: str) -> list[str]:
     sentence = _NOT_WORDS.sub(" ", sentence)
     mixed = any(c.islower() for c in sentence)
-    return [w.lower() for w in _WORD.findall(sentence)
-            if len(w) > 2 and all(_script(c) == "LATIN" for c in w) and not (mixed and w.isupper())]
+    return [w.lower() for w in _WORD.findall(sentence) if _counted(w, mixed)]
 
 
 def _language_of(words: Sequence[str], min_known: int = 4, share: float = 0.75) -> str | None:
@@ -198,16 +202,16 @@ MIN_UNLISTED = 5
 UNLISTED_SHARE = 0.8
 
 
-def _unlisted(words: Sequence[str]) -> bool:
+def _unlisted(words: Sequence[str], min_words: int = MIN_UNLISTED, share: float = UNLISTED_SHARE) -> bool:
     """At least :data:`MIN_UNLISTED` words, :data:`UNLISTED_SHARE` of them in no language's list (English's
     included): a sentence in a Latin-script language wordfreq has no list for (Swahili, Yoruba, Hausa, Zulu, ...). A
     misspelt English sentence keeps most of its words ("teh protien is maked by ribosomes": three of five are
     English), so it is not one."""
     lists = _lists()
-    if "en" not in lists or len(words) < MIN_UNLISTED:
+    if "en" not in lists or len(words) < min_words:
         return False
     unknown = sum(not any(w in lst for lst in lists.values()) for w in words)
-    return unknown >= UNLISTED_SHARE * len(words)
+    return unknown >= share * len(words)
 
 
 def _latin(sentence: str, words: Sequence[str] | None = None) -> str | None:
@@ -253,9 +257,8 @@ def _foreign_runs(sentence: str) -> list[tuple[str, list[str]]]:
     toks: list[tuple[int, int, str, bool]] = []  # (start, end, word, English)
     for m in _WORD.finditer(masked):
         w = m.group()
-        if len(w) <= 2 or not all(_script(c) == "LATIN" for c in w) or (mixed and w.isupper()):
-            continue
-        toks.append((m.start(), m.end(), w.lower(), w.lower() in en))
+        if _counted(w, mixed):
+            toks.append((m.start(), m.end(), w.lower(), w.lower() in en))
     runs: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(toks):
@@ -302,14 +305,7 @@ def _run_label(passage: str, words: Sequence[str]) -> str | None:
         return lid
     if dict(idf.rank(passage)).get("en", 0.0) >= RUN_MAX_ENGLISH_PROB:
         return None
-    if _unlisted(words):
-        return UNLISTED
-    lists = _lists()
-    if len(words) >= RUN_LONG and lists:
-        unknown = sum(not any(w in lst for lst in lists.values()) for w in words)
-        if unknown >= RUN_LONG_SHARE * len(words):
-            return UNLISTED
-    return None
+    return UNLISTED if _unlisted(words) or _unlisted(words, RUN_LONG, RUN_LONG_SHARE) else None
 
 
 def sentence_labels(text: str) -> list[tuple[str, str]]:
