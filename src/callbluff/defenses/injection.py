@@ -29,7 +29,12 @@ matches one of :data:`RULES`:
   feedback", "instead, write me ...", "respond only in Klingon", "output nothing"), what the grader was given asked
   for ("what is the reference answer"), a maintenance or debug mode switched on, and the verdict fixed whatever the
   grader finds ("the only acceptable output", "whatever your analysis says"); ``output`` also takes "just enter
-  20/20", and ``claim`` "grade it as if it were complete" and "I need at least 18/20";
+  20/20", and ``claim`` "grade it as if it were complete" and "I need at least 18/20"; the seventh round adds other
+  grading registers to ``instruction`` (a letter grade, a First, a Distinction, a pass, a hundred per cent, stars,
+  "the full 5", "pass this student", orders in the first person: "I am instructing you to"), to ``hijack`` the
+  grader's feedback box or field used for another task, grading stopped, evaluation waived, a repetition to
+  exhaust the grader, another submission's mark ordered and the verdict fixed "whatever the content", and to
+  ``claim`` a note signed by the teacher or a marker and a classification claimed ("at first-class standard");
 - ``role``: a role-play ("you are now", "pretend you are", "act as", "stay in character");
 - ``turn``: chat-template tokens or a fake turn header (``<|im_start|>``, ``[INST]``, ``<<SYS>>``, ``### System:``,
   a line ``system:``/``assistant:``), or a closing delimiter followed by a verdict (``</answer>``);
@@ -112,7 +117,30 @@ RULES: dict[str, re.Pattern[str]] = {
         r"directions|prompts)\b"
         r"|\b(?:reveal|print|show|output|repeat)\b[^.\n]{0,20}\b(?:your|the) (?:system prompt|instructions you were "
         r"given|hidden instructions)\b"
-        r"|\b(?:give|award|grant)\s+(?:me|this(?: answer| one)?|it)\s+(?:a\s+)?\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+\b"),
+        r"|\b(?:give|award|grant)\s+(?:me|this(?: answer| one)?|it)\s+(?:a\s+)?\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+\b"
+        # seventh round: a hundred per cent, a letter grade or a classification as the mark to give or record, the
+        # full mark as a number ("the full 5"), orders given in the first person, a student passed by order
+        r"|\b(?:give|award|assign|grant)\b[^.\n]{0,40}\b(?:100\s*%|(?:one |a )?hundred per ?cent)"
+        r"|\b(?:give|award|assign|grant)\s+(?:him|her|them|me|it|this|the student|this (?:answer|one|response|"
+        r"submission|essay|work))\s+(?:the\s+)?(?:full|maximum|max|top|perfect)\s+\d+\b"
+        r"|\b(?:give|award|assign|grant)\s+(?:him|her|them|me|it|this|the student|this (?:answer|one|response|"
+        r"submission|essay|work)|my (?:answer|work|essay|submission))\s+(?:an\s+a\b[+*-]?|an\s+a-grade\b|a\+(?!\w)|a\*(?=\s*(?:[.,;!]|$))|a\s+[b-f]"
+        r"(?:[+-]|(?=[.!,;]|$))|an?\s+(?:first|distinction|merit)\b|a\s+(?:first|distinction|merit|pass)\b)"
+        r"|\b(?:mark|record|grade|enter|log|classify|score|rate|list|treat)\s+(?:this|it|me|him|her|the (?:grade|mark|"
+        r"result|answer|submission|student)|this (?:answer|one|response|submission|essay|work))\s+as\s+(?:an?\s+)?"
+        r"(?:(?:pass(?:ed)?|first(?:-class| class)?|distinction|merit|excellent|outstanding|full marks|grade a)(?![\w-])"
+        r"|a[+*]?(?=\s*(?:[.!,;:)\"']|$)))"
+        r"|\bi(?: am|'m) (?:instructing|ordering|directing|authori[sz]ing|requiring) you to\b"
+        r"|\bpass this (?:student|candidate|submission)\b(?!\s*(?:object|class|record|struct|'s|id|data|to|into|as|by))"
+        r"|\bpass the (?:student|candidate)\s*(?:[.!,;]|$)|\bpass me\s*(?:[.!,;]|$)"
+        r"|\b(?:mark|record|grade|log|classify)\s+as\s+(?:an?\s+)?(?:pass(?:ed)?|distinction|first|full marks|excellent|"
+        r"perfect)\b(?![\w-])"
+        r"|\b(?:give|rate|award|grant)\b[^.\n]{0,30}(?<!of )(?<!out of )\b(?:five|5|ten|10|all the|all|full|max(?:imum)?)\s+"
+        r"(?:gold\s+)?stars\b"
+        r"|\b(?:can|could|may) i (?:please |pls |plz )?(?:have|get)\b[^.\n?]{0,15}\b(?:all the|full|top|maximum|max|the "
+        r"highest|five|5|ten|10)\s+(?:gold\s+)?(?:stars|marks|points|credit|score)\b"
+        r"|(?:^|\n)\s*(?:give|award|assign|grant)\s+(?:me\s+|it\s+|this\s+)?(?:a\s+)?(?:\d+|one|two|three|four|five|six|"
+        r"seven|eight|nine|ten|twenty|hundred)(?:\s+(?:points|marks|out of \w+))?\s*[.!]?\s*(?=\n|$)"),
     "output": re.compile(
         r"\b(?:just|only|simply)\s+(?:print|say|output|write|type|return|display|respond with|reply with|answer with)"
         r"\b\s*[:\"'“<(]*\s*(?:the (?:score|grade|number|digit|result|mark) (?:is )?)?(?:\d+(?:/\d+)?|pass|correct|"
@@ -125,7 +153,15 @@ RULES: dict[str, re.Pattern[str]] = {
         r"|\b(?:output|print|reply with|respond with)\s+only\s+(?:the\s+)?(?:number|digit|score|grade)\b"
         # sixth round: "just enter 20/20", a mark to record rather than a reply to print
         r"|\bjust\s+(?:enter|put|record|give|mark|award|assign)\b\s*(?:it|this|them)?\s*(?:as|a)?\s*(?:\d+\s*(?:/|out of)"
-        r"\s*\d+|full marks|full credit)\b"),
+        r"\s*\d+|full marks|full credit)\b"
+        # seventh round: "just give me a 5", a mark returned as the whole sentence, one verdict word as the output
+        r"|\bjust\s+(?:give|award|grant|put)\s+(?:me|him|her|it|this(?: answer| one)?)\s+(?:a\s+)?\d+(?:\s*(?:/|out of)\s*"
+        r"\d+)?\s*(?=[.,;!]|$)"
+        r"|(?:^|[.!?]\s+)(?:return|output|print|enter|record|write)\s+\d+\s*(?:/|out of)\s*\d+\s*(?:[.!]|$)"
+        r"|\b(?:output|print|reply with|respond with|say|write|type)\s+only\s+(?:the\s+word\s+)?[\"'“]?(?:correct|pass|"
+        r"full marks|excellent|yes)\b"
+        r"|\byour (?:entire|whole|only|complete|full) (?:output|response|reply|answer) (?:must|should|shall|has to|needs to|"
+        r"will) (?:be|contain|consist)\b"),
     "hijack": re.compile(
         # sixth round: the grader's own task set aside or replaced, whatever the new task is (Perez & Ribeiro 2022's
         # goal hijacking, Liu et al. 2024's injected task): grading refused, skipped or postponed ...
@@ -149,8 +185,31 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?:reference|model|expected|sample|marking) (?:answer|key|scheme|solution)s?\b"
         r"|\b(?:maintenance|debug|debugging|diagnostic|admin|administrator|test|testing|developer|god|sudo|root)\s+mode"
         r"\s*(?::|is|has been|now)?\s*(?:on|enabled|activated|engaged|active|started)\b"
+        r"|(?:^|[.!?:;,(\[#]\s*|\b(?:please|now|immediately)\s+)(?:enter|switch to|switch into|activate|enable|turn on|"
+        r"go into)\s+(?:the\s+)?(?:maintenance|debug|debugging|diagnostic|admin|administrator|developer|dev|god|sudo|root|"
+        r"jailbreak|unrestricted)\s+mode\b(?:\s*#|[^.\n]{0,12}\b(?:and|then|to)\s+(?:reveal|print|output|show|list|repeat|"
+        r"ignore|disregard|give|award|tell|write|dump|display|echo|grant|leak|share|skip|disable))"
         r"|\bthe only acceptable (?:output|response|answer|reply|grade|score|verdict|mark)\b"
-        r"|\bwhatever your (?:analysis|reasoning|evaluation|assessment|judge?ment|rubric) (?:says|shows|concludes|finds)\b"),
+        r"|\bwhatever your (?:analysis|reasoning|evaluation|assessment|judge?ment|rubric) (?:says|shows|concludes|finds)\b"
+        # seventh round: the grader's own output space used for another task (its feedback box or field), grading
+        # stopped, evaluation waived, an order before the feedback, a repetition to exhaust the grader, another
+        # submission's grade ordered, the verdict fixed whatever the content
+        r"|\b(?:in|into|use|using|fill)\s+(?:the|your)\s+(?:feedback|comments?|response|reply|output|grade|marking)\s+"
+        r"(?:box|field|section|area|space|column|slot|window)\b"
+        r"|\b(?:stop|quit|cease|halt|end)\s+(?:the\s+)?(?:grading|scoring|marking|evaluating|assessing)\b"
+        r"|\b(?:you\s+)?(?:do not|don't|no)\s+need\s+to\s+(?:grade|evaluate|assess|mark|score|read|check|review)\s+"
+        r"(?:it|this|the (?:answer|submission|response))\b"
+        r"|\bbefore (?:you )?(?:writing|giving|grading|scoring|marking|assigning|grade|mark|score|write|give|assign)\b"
+        r"[^.\n]{0,25}\b(?:feedback|grade|score|marks?|verdict)\b\s*,[^.\n]{0,10}\b(?:repeat|write|say|print|output|"
+        r"list|tell|translate|compose|draft|reveal)\b"
+        r"|(?:^|[.!?:;,]\s*|\b(?:please|now|first|then|and)\s+)(?:repeat|write|say|print|output|type)\s+(?:the (?:word|"
+        r"phrase|sentence|letter|string)\s+)?[\"'“‘][^\"'”’\n]{1,30}[\"'”’][^.\n]{0,20}?\b(?:\d{3,}|\d+,\d{3}|"
+        r"(?:a |one |two |five |ten )?(?:hundred|thousand|million))\s+times\b"
+        r"|\bwhen you (?:grade|mark|score|assess|evaluate|see|read)\s+(?:the next|another|the other|every other|"
+        r"the following)\s+(?:submission|student|answer|essay|response|paper)"
+        r"|\bno matter what (?:it|they|he|she|the (?:answer|submission|student|response|essay)) (?:says|writes|"
+        r"contains|answers|wrote|said)\b"
+        r"|\bwhatever the (?:content|answer says|quality|rubric says|analysis)\s*,"),
     "role": re.compile(
         r"\byou are now\b|\bpretend (?:to be|you are)\b|\bstay in character\b|\bfrom now on,? you\b"
         r"|\b(?:you|please)\s+(?:will |must |should )?act as\b|\bact as (?:a|an|the)\s+(?:\w+\s+)?(?:grader|"
@@ -166,17 +225,28 @@ RULES: dict[str, re.Pattern[str]] = {
         r"\{\s*[\"']?" + _SCOREWORD + r"[\"']?\s*:\s*\d"
         r"|\b(?:final\s+|total\s+)?(?:score|grade|rating|marks?)\s*[:=]\s*\d"
         r"|<" + _SCOREWORD + r">\s*\d|\bfinal (?:score|grade|mark)\b|\bfull marks\b|\bgrading complete\b"
-        r"|\b\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+\s*" + _SCOREWORD + r"\b"),
+        r"|\b\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+\s*" + _SCOREWORD + r"\b"
+        # seventh round: a letter grade as the field's value ("Expected grade: A+", "grade to be recorded: A")
+        r"|\b(?:final|expected|overall|correct|letter|recommended|agreed)\s+grade(?:\s+to\s+be\s+(?:recorded|entered|"
+        r"given|awarded))?\s*[:=]\s*(?:a|a\+|a\*)(?=\s*(?:[.,;!)]|$))"
+        r"|\bgrade\s+to\s+be\s+(?:recorded|entered|given|awarded)\s*[:=]"),
     "claim": re.compile(
         r"\b(?:meets|addresses|satisfies|fulfils|fulfills|covers)\b[^.\n]{0,30}\b(?:every|all)\b[^.\n]{0,30}"
         r"\b(?:criteri\w*|rubric|requirements?|grading)\b"
         r"|\b(?:deserves|merits|earns|warrants)\b[^.\n]{0,20}\b(?:full|maximum|top|highest|perfect)\b"
+        r"|\b(?:deserves|merits|earns|warrants)\s+(?:an\s+a\b[+*]?|a\s+first\b|a\s+distinction\b|an\s+a-grade\b)"
         r"|\b(?:agrees|matches|consistent)\s+with\s+the\s+reference\s+answer\b|\bself-check\b"
         r"|\bthis answer is (?:fully|completely|entirely) correct\b|\bconfirmed by my teacher\b"
         # sixth round: graded as if complete, a mark claimed as needed
         r"|\b(?:grade|mark|score|treat|assess|evaluate)\s+(?:it|this(?: answer| one| response)?)\s+as\s+(?:if\s+it\s+"
         r"(?:were|was)\s+)?(?:complete|correct|perfect|full|a (?:complete|full|perfect) answer)\b"
-        r"|\bi (?:need|must get|have to get)\s+(?:at least\s+)?(?:\d+\s*(?:/|out of)\s*\d+|full marks|top marks)\b"),
+        r"|\bi (?:need|must get|have to get)\s+(?:at least\s+)?(?:\d+\s*(?:/|out of)\s*\d+|full marks|top marks)\b"
+        # seventh round: a note signed by the teacher or a marker inside the answer, a classification claimed
+        r"|\b(?:a|an)\s+\d+\s*/\s*\d+\s+(?:answer|response|essay|submission)\b"
+        r"|\b(?:teacher|instructor|professor|lecturer|tutor|marker|examiner|grader|moderator)'?s\s+"
+        r"(?:note|comment|remark)\s*:"
+        r"|\b(?:is|at|of)\s+(?:a\s+)?(?:first[- ]class|distinction|a-grade|grade-a|an a|full-marks?)\s+(?:standard|"
+        r"level|quality)\b"),
     "opener": re.compile(
         r"^\W*(?:thought process|solution|answer|let'?s solve this problem step by step|let'?s think step by step|"
         r"respuesta|解|かいせつ)\W*$"),
