@@ -37,7 +37,11 @@ reader understands, and says which steps changed something, so ``explain`` can n
    reversals are no English words), so it is left alone. The sixth round adds word games read word by word
    (``pig-latin``: "easeplay" -> "please"; ``vowels``: a word without vowels read as the most frequent English word
    with its consonants, "crdt" -> "credit"; ``keyboard``: typed one key to the right or left, "hobr" -> "give"),
-   each needing three marked words, and reads the words again after leetspeak (leetspeak under a reversal).
+   each needing three marked words, and reads the words again after leetspeak (leetspeak under a reversal);
+9. seventh round: ``rail-fence`` (a run of tokens that are no English words read back through a rail fence of two
+   to five rails, when every word of the reading is English), ``zero-width`` (binary spelt in two kinds of
+   zero-width characters, decoded and appended, as the Tags text is) and ``acrostic`` (the first letters of five or
+   more lines, cut into common English words, appended: "full marks").
 
 The result is an analysis copy: the grader still receives :func:`~callbluff.defenses.injection.clean` of the
 answer (its own letters); only the detector reads this copy.
@@ -49,6 +53,7 @@ import base64
 import binascii
 import html
 import json
+import math
 import re
 import unicodedata
 import urllib.parse
@@ -295,6 +300,215 @@ def _decode_spans(text: str, steps: list[str]) -> str:
             words = list(pattern.finditer(text))  # the text changed: its words again, once per decoding
             foreign = sum(len(m.group()) > 2 and m.group().lower() not in en for m in words)
     return text
+
+
+@lru_cache(maxsize=1)
+def _english_zipf() -> dict[str, float]:
+    """wordfreq's small English list as word -> Zipf frequency (log10 per billion words); empty without wordfreq."""
+    try:
+        from wordfreq import get_frequency_dict
+        return {w: math.log10(f) + 9 for w, f in get_frequency_dict("en", wordlist="small").items()}
+    except (ImportError, OSError, LookupError):
+        return {}
+
+
+SEGMENT_MIN_ZIPF = 3.5
+"""The Zipf frequency a word of a segmented string (an acrostic) needs: a common word (3.5 is about three in a
+million words), so a string of initials does not read as English through rare words ("rassme" -> "ras sme")."""
+
+
+_SHORT_WORDS = frozenset({"a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
+                          "me", "my", "no", "of", "on", "or", "so", "to", "up", "us", "we"})
+"""The words of one or two letters :func:`segment` cuts (wordfreq's list also holds texting and abbreviations:
+"tu", "ll", "ur")."""
+
+
+def _cuts(letters: str, min_zipf: float) -> list[tuple[int, float, int] | None]:
+    """For every prefix of ``letters``, its best cut into common words: ``(words, -sum of Zipf, start of the last
+    word)`` or None (dynamic programming over wordfreq's English list; words of one or two letters only from
+    :data:`_SHORT_WORDS`)."""
+    zipf = _english_zipf()
+    n = len(letters)
+    best: list[tuple[int, float, int] | None] = [None] * (n + 1)
+    best[0] = (0, 0.0, 0)
+    for j in range(1, n + 1):
+        for i in range(max(0, j - 15), j):
+            prev = best[i]
+            if prev is None:
+                continue
+            w = letters[i:j]
+            z = zipf.get(w, 0.0)
+            if z < min_zipf or (len(w) <= 2 and w not in _SHORT_WORDS):
+                continue
+            cand = (prev[0] + 1, prev[1] - z, i)
+            if best[j] is None or cand[:2] < best[j][:2]:  # type: ignore[index]
+                best[j] = cand
+    return best
+
+
+def _words_of(letters: str, cuts: list[tuple[int, float, int] | None], j: int) -> list[str]:
+    out = []
+    while j > 0:
+        i = cuts[j][2]  # type: ignore[index]
+        out.append(letters[i:j])
+        j = i
+    return out[::-1]
+
+
+def segment(letters: str, min_zipf: float = SEGMENT_MIN_ZIPF) -> list[str] | None:
+    """``letters`` (lower case, no spaces) cut into common English words, the fewest words first, then the most
+    frequent (dynamic programming over wordfreq's English list); None when no cut exists. Words of one or two
+    letters are those of :data:`_SHORT_WORDS` only."""
+    if not letters or not _english_zipf():
+        return None
+    cuts = _cuts(letters, min_zipf)
+    return _words_of(letters, cuts, len(letters)) if cuts[-1] is not None else None
+
+
+ACROSTIC_LINES = 5
+ACROSTIC_LETTERS = 6
+ACROSTIC_MAX_LINES = 80
+"""An acrostic is read from a text's first 80 lines (a long essay's paragraphs, at most)."""
+
+
+def _acrostic(text: str) -> str | None:
+    """The words the first letters of a text's lines spell, when they do (seventh round): an instruction hidden as
+    an acrostic ("Food is made ...", "Using light ...", "Light-dependent ...": "full marks"), which a grader told
+    to read the first letters reads and a detector reading sentences does not. At least :data:`ACROSTIC_LINES` lines;
+    the longest stretch of :data:`ACROSTIC_LETTERS` initials or more that :func:`segment` cuts into common words,
+    each word of three letters on average or more. The first line's initial is also taken from each of its
+    capitalised words (an acrostic appended to an answer starts inside the answer's line). None otherwise."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:ACROSTIC_MAX_LINES]
+    if len(lines) < ACROSTIC_LINES:
+        return None
+    initials = []
+    for ln in lines:
+        m = re.search(r"[A-Za-z]", ln)
+        initials.append(m.group().lower() if m and m.start() <= 3 else "?")
+    firsts = [initials[0]] + [m.group(1).lower() for m in re.finditer(r"(?<![\w'-])([A-Z])[a-z]", lines[0])][-4:]
+    zipf = _english_zipf()
+
+    def rank(words: list[str]) -> tuple[int, int, float]:  # the longest reading, then the fewest, commonest words
+        return sum(map(len, words)), -len(words), sum(zipf.get(w, 0.0) for w in words)
+
+    best: list[str] | None = None
+    for first in dict.fromkeys(firsts):
+        s = first + "".join(initials[1:])
+        for part in s.split("?"):  # a line without a leading letter breaks the acrostic
+            for i in range(len(part) - ACROSTIC_LETTERS + 1):
+                if best is not None and len(part) - i < rank(best)[0]:
+                    break  # what is left is shorter than the best reading so far
+                cuts = _cuts(part[i:], SEGMENT_MIN_ZIPF)  # every prefix of the rest, in one pass
+                for j in range(len(part) - i, ACROSTIC_LETTERS - 1, -1):
+                    if cuts[j] is None:
+                        continue
+                    words = _words_of(part[i:], cuts, j)
+                    if j / len(words) >= 3 and (best is None or rank(words) > rank(best)):
+                        best = words
+                    break  # the longest cut from this start is the one to compare
+    return " ".join(best) if best else None
+
+
+_ZW_BITS = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u2062\u2063\u2064]{16,}")
+
+
+def _zero_width_text(text: str) -> str:
+    """Text spelt in zero-width characters as binary (seventh round): a run of sixteen or more invisible characters
+    of two kinds (U+200B / U+200C, ...) read as 8-bit ASCII, each kind as 0 and as 1 in turn; a third kind, when
+    present, is a separator and dropped. The reading that is printable with a word in it is kept ("" when none):
+    the zero-width steganography of Boucher et al. 2022 (Sec. 4) carrying a message, not just breaking words."""
+    out = []
+    for m in _ZW_BITS.finditer(text):
+        run = m.group()
+        kinds = sorted(set(run), key=run.count, reverse=True)
+        if len(kinds) not in (2, 3):
+            continue
+        seps = [None] if len(kinds) == 2 else kinds
+        for sep in seps:
+            bits_of = [k for k in kinds if k != sep][:2]
+            body = run.replace(sep, "") if sep else run
+            if len(body) < 16 or len(bits_of) < 2:
+                continue
+            found = None
+            for zero, one in ((bits_of[0], bits_of[1]), (bits_of[1], bits_of[0])):
+                bits = body.replace(zero, "0").replace(one, "1")
+                if len(bits) % 8:
+                    continue
+                s = _decode_binary(bits)
+                if s is not None and _readable(s):
+                    found = s
+                    break
+            if found:
+                out.append(found)
+                break
+    return " ".join(out)
+
+
+def _rail_fence(cipher: str, rails: int) -> str:
+    """The rail fence (zigzag) transposition over ``rails`` rails read back: the cipher is the rails' letters one
+    rail after another; each position of the zigzag takes the next letter of its rail."""
+    n = len(cipher)
+    pattern = [min(i % (2 * rails - 2), 2 * rails - 2 - i % (2 * rails - 2)) for i in range(n)]
+    order = sorted(range(n), key=lambda i: (pattern[i], i))
+    out = [""] * n
+    for c, i in zip(cipher, order, strict=True):
+        out[i] = c
+    return "".join(out)
+
+
+_TOKEN_RUN = re.compile(r"\S+")
+
+
+def _decode_rail_fence(text: str, steps: list[str]) -> str:
+    """Runs of three tokens or more that are no English words, sixteen characters or more, replaced by their rail
+    fence reading (two to five rails) when that reading is English: four words or more, every word of three letters
+    or more an English word, and more moved than the spaces (seventh round; the transposition cipher of classical cryptography that
+    red-teaming sets add to their obfuscations). Tokens of one or two letters may sit at a run's edges."""
+    en = _english_words()
+    if not en:
+        return text
+    toks = list(_TOKEN_RUN.finditer(text))
+    english = [bool(re.fullmatch(r"[a-z']+", (w := _letters(m.group()))) and w in en and len(w) > 2)
+               for m in toks]
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(toks):
+        if english[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(toks) and not english[j]:
+            j += 1
+        for a_ in range(i, min(i + 2, j)):
+            done = False
+            for b_ in range(j, max(a_ + 1, j - 2), -1):
+                start, end = toks[a_].start(), toks[b_ - 1].end()
+                seg = text[start:end]
+                if end - start < 16 or sum(c.isalpha() for c in seg) < 12 or b_ - a_ < 3:
+                    continue
+                for rails in range(2, 6):
+                    dec = _rail_fence(seg, rails)
+                    if dec.split() == seg.split() or "".join(dec.split()) == "".join(seg.split()):
+                        continue  # only the spaces moved: a word split by a typo ("ho use"), no transposition
+                    words = [_letters(w) for w in dec.split()]
+                    long_ = [w for w in words if len(w) > 2]
+                    if len(words) >= 4 and len(long_) >= 3 and all(w in en for w in long_):
+                        spans.append((start, end, dec))
+                        done = True
+                        break
+                if done:
+                    break
+            if done:
+                break
+        i = j
+    if not spans:
+        return text
+    out, prev = [], 0
+    for a_, b_, dec in spans:
+        out += [text[prev:a_], dec]
+        prev = b_
+    steps.append("rail-fence")
+    return "".join(out) + text[prev:]
 
 
 _RLO = re.compile("\u202e([^\u202c]*)\u202c?")
@@ -555,6 +769,7 @@ def normalise(text: str, depth: int = 2) -> Normalised:
             steps.append("bidi")
             t = t2
     hidden = hidden_text(t)
+    zw = _zero_width_text(t)
     n = unicodedata.normalize("NFKC", t)
     if n != t:
         steps.append("nfkc")
@@ -564,6 +779,9 @@ def normalise(text: str, depth: int = 2) -> Normalised:
     if hidden:
         steps.append("tags")
         c = c + " " + hidden
+    if zw:
+        steps.append("zero-width")
+        c = c + "\n" + zw
     f = _fold_mixed(c)
     if f != c:
         steps.append("confusables")
@@ -573,6 +791,7 @@ def normalise(text: str, depth: int = 2) -> Normalised:
         f = re.sub(r"\S+", _unmark, nfc)
     d = _decode_blobs(f, steps)
     d = _decode_spans(d, steps)
+    d = _decode_rail_fence(d, steps)
     d = _despace(d, steps)
     leet = _deleet(d, steps)
     if leet != d:  # leetspeak under another reading ("r3w5n4" reversed): the word readings again (sixth round)
@@ -583,5 +802,9 @@ def normalise(text: str, depth: int = 2) -> Normalised:
         inner = normalise(d, depth - 1)
         d = inner.text
         steps += [s for s in inner.steps if s not in steps]
+    acrostic = _acrostic(d) if depth > 1 else None
+    if acrostic:
+        steps.append("acrostic")
+        d = d + "\n" + acrostic
     d = "\n".join(" ".join(line.split()) for line in d.splitlines())
     return Normalised(d, tuple(dict.fromkeys(steps)))
