@@ -165,9 +165,9 @@ SETS: tuple[HeldOutSet, ...] = (
     HeldOutSet("H", HELD_OUT_H, "blind",
                "written by an eighth engineer (an agent session) who never saw the detector, its data or sets A-G (its "
                "README says what it read), committed before the seventh round began; no row was read before this "
-               "measurement, but two searches of the seventh round over all the sets' files listed its file among "
-               "those holding the words \"acrostic\" or \"rail\" and \"pig\" (a file name, no line; sets C-G hold "
-               "them too)"),
+               "measurement, but two searches of the seventh round over all the sets' files listed its file (a file "
+               "name, no line) among those holding \"acrostic\" or \"rail\" (one search) and \"pig_latin\" or "
+               "\"pig-latin\" (the other), as they listed earlier sets'"),
     HeldOutSet("G", HELD_OUT_G, "development",
                "written by a seventh engineer (an agent session) who never saw the detector; the blind set of the "
                "sixth round (132 of 150 caught); its misses were read for the seventh round"),
