@@ -462,8 +462,10 @@ _TOKEN_RUN = re.compile(r"\S+")
 def _decode_rail_fence(text: str, steps: list[str]) -> str:
     """Runs of three tokens or more that are no English words, sixteen characters or more, replaced by their rail
     fence reading (two to five rails) when that reading is English: four words or more, every word of three letters
-    or more an English word, and more moved than the spaces (seventh round; the transposition cipher of classical cryptography that
-    red-teaming sets add to their obfuscations). Tokens of one or two letters may sit at a run's edges."""
+    or more an English word, and more moved than the spaces (seventh round; the transposition cipher of classical
+    cryptography that red-teaming sets add to their obfuscations). A token is English when it is a word of three
+    letters or more in wordfreq's list; the run's first token, or its last one or two, may be left out (a word of
+    the answer glued to the cipher)."""
     en = _english_words()
     if not en:
         return text
