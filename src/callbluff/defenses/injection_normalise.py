@@ -100,19 +100,21 @@ def hidden_text(text: str) -> str:
 _COMBINING = re.compile("(?<=[A-Za-z0-9 .,!?'\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff"
                         "\u20d0-\u20ff\ufe20-\ufe2f]+")
 _ALPHA_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
-_EN_WORDS: frozenset[str] | None = None
+@lru_cache(maxsize=1)
+def _english_zipf() -> dict[str, float]:
+    """wordfreq's small English list (the 30,000 most frequent words) as word -> Zipf frequency (log10 per billion
+    words), loaded once; empty without wordfreq (the readings that need it are then skipped)."""
+    try:
+        from wordfreq import get_frequency_dict
+        return {w: math.log10(f) + 9 for w, f in get_frequency_dict("en", wordlist="small").items()}
+    except (ImportError, OSError, LookupError):
+        return {}
 
 
+@lru_cache(maxsize=1)
 def _english_words() -> frozenset[str]:
-    """wordfreq's small English list (the 30,000 most frequent words), loaded once; empty without wordfreq."""
-    global _EN_WORDS
-    if _EN_WORDS is None:
-        try:
-            from wordfreq import get_frequency_dict
-            _EN_WORDS = frozenset(get_frequency_dict("en", wordlist="small"))
-        except (ImportError, OSError, LookupError):  # the package works without it: rot13/reversal are skipped
-            _EN_WORDS = frozenset()
-    return _EN_WORDS
+    """The words of :func:`_english_zipf` (one load of the list)."""
+    return frozenset(_english_zipf())
 
 
 def _shift(k: int) -> Callable[[str], str]:
@@ -302,16 +304,6 @@ def _decode_spans(text: str, steps: list[str]) -> str:
     return text
 
 
-@lru_cache(maxsize=1)
-def _english_zipf() -> dict[str, float]:
-    """wordfreq's small English list as word -> Zipf frequency (log10 per billion words); empty without wordfreq."""
-    try:
-        from wordfreq import get_frequency_dict
-        return {w: math.log10(f) + 9 for w, f in get_frequency_dict("en", wordlist="small").items()}
-    except (ImportError, OSError, LookupError):
-        return {}
-
-
 SEGMENT_MIN_ZIPF = 3.5
 """The Zipf frequency a word of a segmented string (an acrostic) needs: a common word (3.5 is about three in a
 million words), so a string of initials does not read as English through rare words ("rassme" -> "ras sme")."""
@@ -481,27 +473,12 @@ def _decode_rail_fence(text: str, steps: list[str]) -> str:
         j = i
         while j < len(toks) and not english[j]:
             j += 1
-        for a_ in range(i, min(i + 2, j)):
-            done = False
-            for b_ in range(j, max(a_ + 1, j - 2), -1):
-                start, end = toks[a_].start(), toks[b_ - 1].end()
-                seg = text[start:end]
-                if end - start < 16 or sum(c.isalpha() for c in seg) < 12 or b_ - a_ < 3:
-                    continue
-                for rails in range(2, 6):
-                    dec = _rail_fence(seg, rails)
-                    if dec.split() == seg.split() or "".join(dec.split()) == "".join(seg.split()):
-                        continue  # only the spaces moved: a word split by a typo ("ho use"), no transposition
-                    words = [_letters(w) for w in dec.split()]
-                    long_ = [w for w in words if len(w) > 2]
-                    if len(words) >= 4 and len(long_) >= 3 and all(w in en for w in long_):
-                        spans.append((start, end, dec))
-                        done = True
-                        break
-                if done:
-                    break
-            if done:
-                break
+        edges = [(a_, b_) for a_ in range(i, min(i + 2, j)) for b_ in range(j, max(a_ + 1, j - 2), -1)
+                 if b_ - a_ >= 3]  # the whole run first, then without its first token or its last one or two
+        found = next(((toks[a_].start(), toks[b_ - 1].end(), dec) for a_, b_ in edges
+                      if (dec := _rail_fence_reading(text[toks[a_].start():toks[b_ - 1].end()], en))), None)
+        if found:
+            spans.append(found)
         i = j
     if not spans:
         return text
@@ -511,6 +488,22 @@ def _decode_rail_fence(text: str, steps: list[str]) -> str:
         prev = b_
     steps.append("rail-fence")
     return "".join(out) + text[prev:]
+
+
+def _rail_fence_reading(seg: str, en: frozenset[str]) -> str | None:
+    """The first rail fence reading (two to five rails) of ``seg`` that is English (:func:`_decode_rail_fence`), or
+    None; a segment under sixteen characters or twelve letters is none."""
+    if len(seg) < 16 or sum(c.isalpha() for c in seg) < 12:
+        return None
+    for rails in range(2, 6):
+        dec = _rail_fence(seg, rails)
+        if dec.split() == seg.split() or "".join(dec.split()) == "".join(seg.split()):
+            continue  # only the spaces moved: a word split by a typo ("ho use"), no transposition
+        words = [_letters(w) for w in dec.split()]
+        long_ = [w for w in words if len(w) > 2]
+        if len(words) >= 4 and len(long_) >= 3 and all(w in en for w in long_):
+            return dec
+    return None
 
 
 _RLO = re.compile("\u202e([^\u202c]*)\u202c?")
